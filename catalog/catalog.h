@@ -1,0 +1,129 @@
+// Catalog: the flat, append-only record log that says which backups exist, which pieces
+// hold them and which files each holds. Lives in its own directory, apart from the media.
+//
+// On disk (docs/catalog-format.md): `<dir>/catalog.log`, a sequence of records, each
+//   magic u32 | length u32 | crc32c u32 | sequence u64 | type u16 | flags u16 | payload
+// and `<dir>/lock`, the flock(2) that lets several processes share one catalog: exclusive
+// for an append (held for the append only), shared while loading.
+//
+// Visibility: a backup counts as complete only once its BackupEnd record with
+// status=complete is durable, and the engine appends that only after every piece it names
+// is durable. A torn or corrupt record is never misread and never fatal: loading skips it,
+// resynchronises on the next valid record, and reports it in warnings(); before the next
+// append a torn tail is cut off (its bytes saved beside the log for inspection).
+//
+// Thread safety: every method may be called from any thread (an internal mutex).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "stripeback/result.h"
+
+namespace stripeback::catalog {
+
+using Digest = std::array<uint8_t, 16>;
+
+enum class BackupStatus : uint8_t {
+  running = 0,   // no end record (still running, or the job died: see Backup::status())
+  complete = 1,
+  failed = 2,
+  partial = 3,
+};
+
+struct BackupBegin {
+  std::string tag;
+  int64_t start_time_ns = 0;  // wall clock, ns since the epoch
+  std::string destination;    // where the pieces go (directory or URL)
+  std::vector<std::string> sources;
+  uint32_t channels = 0;
+  std::string host;
+  int32_t pid = 0;
+};
+
+struct PieceRecord {
+  std::string name;       // file name of the piece, unique
+  std::string location;   // directory or URL that holds it
+  uint32_t channel = 0;
+  uint32_t number = 0;    // piece number within the channel
+  uint64_t size = 0;      // bytes on the medium
+  uint32_t checksum = 0;  // the piece's whole-piece CRC32C (from its trailer)
+};
+
+struct FileRecord {
+  std::string path;    // absolute source path as backed up
+  uint64_t size = 0;
+  uint32_t mode = 0;   // st_mode
+  int64_t mtime_ns = 0;
+  uint32_t uid = 0, gid = 0;
+  Digest digest{};     // whole-file digest (see util/digest.h)
+  std::vector<std::string> pieces;  // names of the pieces holding its extents
+};
+
+struct BackupEnd {
+  BackupStatus status = BackupStatus::complete;
+  int64_t end_time_ns = 0;
+  uint64_t files = 0;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint32_t pieces = 0;  // pieces the backup consists of; all must be recorded
+  std::string message;  // error text for failed/partial
+};
+
+// What a load makes of the records for one backup.
+struct Backup {
+  uint64_t id = 0;
+  BackupBegin begin;
+  bool ended = false;
+  BackupEnd end;
+  std::vector<PieceRecord> pieces;
+  std::vector<FileRecord> files;
+
+  // complete only if ended with status complete and every announced piece is recorded;
+  // "damaged" when complete was claimed but piece records are missing.
+  std::string status_name() const;
+  bool usable() const;  // complete and not damaged
+};
+
+struct LoadWarning {
+  uint64_t offset = 0;  // byte offset in catalog.log
+  uint64_t length = 0;  // bytes skipped
+  std::string what;     // e.g. "torn record at end of log (crc mismatch); ignored"
+};
+
+enum class Create : bool { no, yes };
+
+class Catalog {
+ public:
+  // Opens (and with Create::yes creates) the catalog in `dir` and loads it. Errors:
+  // invalid_argument when the directory cannot be used (not a directory, no permission),
+  // naming the directory and the cause.
+  static Result<std::unique_ptr<Catalog>> open(const std::string& dir, Create create);
+  ~Catalog();
+
+  const std::string& dir() const { return dir_; }
+  // Re-reads records appended since the last load (by this or another process).
+  Result<void> refresh();
+  std::vector<Backup> backups() const;               // snapshot, in id order
+  std::vector<LoadWarning> warnings() const;
+
+  // Each append is durable (written and fdatasync'ed) when it returns.
+  Result<uint64_t> begin_backup(const BackupBegin& begin);  // returns the new backup id
+  Result<void> add_piece(uint64_t backup_id, const PieceRecord& piece,
+                         const std::vector<FileRecord>& files);
+  Result<void> add_files(uint64_t backup_id, const std::vector<FileRecord>& files);
+  Result<void> end_backup(uint64_t backup_id, const BackupEnd& end);
+
+ private:
+  Catalog() = default;
+  struct State;
+  std::string dir_;
+  std::unique_ptr<State> state_;
+  mutable std::mutex mu_;
+};
+
+}  // namespace stripeback::catalog

@@ -1,0 +1,72 @@
+// IoEngine: one per channel, owned and driven by that channel's thread only.
+//
+// Requests are plain data. submit() queues them and never blocks; reap() returns
+// completions, waiting at most until a deadline. Two implementations:
+//   - UringEngine: one io_uring ring (liburing); reads and writes are IORING_OP_READ/WRITE,
+//     durability is IORING_OP_FSYNC (with IORING_FSYNC_DATASYNC for fdatasync).
+//   - SyncEngine: the pread/pwrite fallback used where io_uring is unavailable (seccomp,
+//     old kernel) or forced with STRIPEBACK_IO=sync; it performs each op inside submit()
+//     and queues the completion.
+// Both resubmit the remainder of a short transfer and retry -EAGAIN/-EINTR, the way
+// liburing's examples do; a read that returns 0 bytes (end of file) completes with what it
+// has. A completion's `result` is the total bytes transferred, or the error (with the
+// errno translated once, here).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "stripeback/result.h"
+
+namespace stripeback::io {
+
+enum class OpKind : uint8_t { read, write, fsync, fdatasync };
+
+struct IoOp {
+  OpKind kind = OpKind::read;
+  int fd = -1;
+  uint64_t offset = 0;
+  std::byte* buf = nullptr;  // caller-owned; must stay valid until the completion is reaped
+  uint32_t len = 0;          // bytes to transfer (0 for fsync/fdatasync)
+  uint64_t tag = 0;          // returned unchanged in the completion
+};
+
+struct IoCompletion {
+  uint64_t tag = 0;
+  OpKind kind = OpKind::read;
+  Result<uint32_t> result = uint32_t{0};  // total bytes transferred, or the error
+};
+
+using Clock = std::chrono::steady_clock;
+
+class IoEngine {
+ public:
+  virtual ~IoEngine() = default;
+  virtual const char* name() const = 0;  // "io_uring" or "sync"
+  // Queues ops. Fails only if the engine itself is broken; per-op failures arrive as
+  // completions. Ops beyond the free queue depth are held and submitted as slots free up.
+  virtual Result<void> submit(std::span<const IoOp> ops) = 0;
+  // Fills `out` with up to out.size() completions. Waits until at least `min_complete`
+  // are available or `until` passes. Returns how many were written.
+  virtual size_t reap(std::span<IoCompletion> out, size_t min_complete,
+                      Clock::time_point until) = 0;
+  // Ops submitted whose completions were not reaped yet.
+  virtual size_t in_flight() const = 0;
+};
+
+struct EngineOptions {
+  unsigned queue_depth = 64;
+};
+
+// Creates an io_uring engine, or the sync fallback when io_uring cannot be set up or
+// STRIPEBACK_IO=sync is set. The first fallback in a process logs one warning saying why.
+std::unique_ptr<IoEngine> make_engine(const EngineOptions& opts);
+std::unique_ptr<IoEngine> make_sync_engine();
+// Returns the io_uring engine or the error that prevented it.
+Result<std::unique_ptr<IoEngine>> make_uring_engine(const EngineOptions& opts);
+
+}  // namespace stripeback::io

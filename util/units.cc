@@ -1,0 +1,55 @@
+#include "util/units.h"
+
+#include <cctype>
+#include <cstdio>
+#include <limits>
+
+namespace stripeback::util {
+
+Result<uint64_t> parse_size(std::string_view text) {
+  auto bad = [&] {
+    return fail(Errc::invalid_argument,
+                "invalid size '" + std::string(text) + "': expected a number with an optional "
+                "unit K, M, G or T (powers of 1024), e.g. 1M");
+  };
+  size_t i = 0;
+  uint64_t v = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    uint64_t d = static_cast<uint64_t>(text[i] - '0');
+    if (v > (std::numeric_limits<uint64_t>::max() - d) / 10) return bad();
+    v = v * 10 + d;
+    ++i;
+  }
+  if (i == 0) return bad();
+  std::string unit;
+  for (; i < text.size(); ++i) unit.push_back(static_cast<char>(std::toupper(text[i])));
+  int shift = 0;
+  if (unit.empty() || unit == "B") shift = 0;
+  else if (unit == "K" || unit == "KB" || unit == "KIB") shift = 10;
+  else if (unit == "M" || unit == "MB" || unit == "MIB") shift = 20;
+  else if (unit == "G" || unit == "GB" || unit == "GIB") shift = 30;
+  else if (unit == "T" || unit == "TB" || unit == "TIB") shift = 40;
+  else return bad();
+  if (shift && v > (std::numeric_limits<uint64_t>::max() >> shift)) return bad();
+  return v << shift;
+}
+
+std::string format_bytes(uint64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else std::snprintf(buf, sizeof buf, "%.2f %s", v, kUnits[u]);
+  return buf;
+}
+
+double mb_per_s(uint64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / 1e6 / seconds : 0.0;
+}
+
+}  // namespace stripeback::util
