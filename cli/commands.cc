@@ -1,0 +1,187 @@
+#include "cli/commands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <spdlog/spdlog.h>
+
+#include "catalog/catalog.h"
+#include "engine/backup_job.h"
+#include "engine/demo_data.h"
+#include "engine/restore_job.h"
+#include "util/json.h"
+#include "util/units.h"
+
+namespace stripeback::cli {
+namespace {
+
+int exit_code_for(const Error& e) {
+  switch (e.code) {
+    case Errc::invalid_argument:
+    case Errc::not_found:
+    case Errc::exists:
+      return kExitUsage;
+    default:
+      return kExitFailed;
+  }
+}
+
+int report(const Error& e) {
+  std::fprintf(stderr, "stripeback: %s\n", e.what.c_str());
+  return exit_code_for(e);
+}
+
+Result<std::unique_ptr<catalog::Catalog>> open_catalog(const CommonFlags& c, catalog::Create create) {
+  std::string dir = c.catalog.empty() ? default_catalog_dir() : c.catalog;
+  if (dir.empty())
+    return fail(Errc::invalid_argument,
+                "no catalog directory: give --catalog or set STRIPEBACK_CATALOG or HOME");
+  auto cat = catalog::Catalog::open(dir, create);
+  if (!cat) {
+    Error e = cat.error();
+    if (e.code != Errc::not_found) e.code = Errc::invalid_argument;
+    return e.wrap("catalog is not usable");
+  }
+  for (const auto& w : (*cat)->warnings())
+    spdlog::warn("catalog '{}': {} (offset {}, {} bytes)", dir, w.what, w.offset, w.length);
+  return cat;
+}
+
+Result<engine::ChannelConfig> channel_config(const CommonFlags& c) {
+  engine::ChannelConfig cfg;
+  cfg.buffers = c.buffers;
+  SB_ASSIGN(cfg.buffer_size, util::parse_size(c.buffer_size));
+  if (cfg.buffer_size < 4096 || cfg.buffer_size % 4096 != 0 || cfg.buffer_size > (64u << 20))
+    return fail(Errc::invalid_argument,
+                "--buffer-size must be a multiple of 4 KiB between 4 KiB and 64 MiB");
+  cfg.direct = c.no_direct ? io::Direct::no : io::Direct::yes;
+  return cfg;
+}
+
+std::string format_time(int64_t ns) {
+  time_t t = static_cast<time_t>(ns / 1000000000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::string default_catalog_dir() {
+  if (const char* e = std::getenv("STRIPEBACK_CATALOG"); e && *e) return e;
+  if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return std::string(x) + "/stripeback";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.local/state/stripeback";
+  return "";
+}
+
+int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic<bool>& cancel) {
+  auto cfg = channel_config(c);
+  if (!cfg) return report(cfg.error());
+  auto cat = open_catalog(c, catalog::Create::yes);
+  if (!cat) return report(cat.error());
+  engine::BackupOptions o;
+  o.sources = f.sources;
+  o.destination = f.to;
+  o.tag = f.tag;
+  o.channels = f.channels;
+  o.channel = *cfg;
+  o.cancel = &cancel;
+  auto sum = engine::run_backup(o, **cat);
+  if (!sum) return report(sum.error());
+  for (const auto& s : sum->skipped) spdlog::warn("skipped '{}': {}", s.path, s.why);
+  for (const auto& w : sum->warnings) spdlog::warn("{}", w);
+  if (c.json) std::printf("%s\n", sum->to_json().c_str());
+  else std::fputs(sum->to_text().c_str(), stdout);
+  if (sum->status != "complete") {
+    std::fprintf(stderr, "stripeback: backup %llu failed: %s\n",
+                 static_cast<unsigned long long>(sum->backup_id), sum->error.c_str());
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atomic<bool>& cancel) {
+  auto cfg = channel_config(c);
+  if (!cfg) return report(cfg.error());
+  auto cat = open_catalog(c, catalog::Create::no);
+  if (!cat) return report(cat.error());
+  engine::RestoreOptions o;
+  o.target = f.to;
+  if (!f.tag.empty()) o.tag = f.tag;
+  o.backup_id = f.backup;
+  o.paths = f.paths;
+  o.channels = f.channels;
+  o.force = f.force;
+  o.channel = *cfg;
+  o.cancel = &cancel;
+  auto sum = engine::run_restore(o, **cat);
+  if (!sum) return report(sum.error());
+  if (c.json) std::printf("%s\n", sum->to_json().c_str());
+  else std::fputs(sum->to_text().c_str(), stdout);
+  if (sum->status != "complete") {
+    for (const auto& e : sum->errors) std::fprintf(stderr, "stripeback: %s\n", e.c_str());
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+int run_list_cmd(const CommonFlags& c) {
+  auto cat = open_catalog(c, catalog::Create::no);
+  if (!cat) return report(cat.error());
+  auto backups = (*cat)->backups();
+  if (c.json) {
+    util::JsonWriter w;
+    w.begin_object();
+    w.kv("catalog", (*cat)->dir());
+    w.begin_array("backups");
+    for (const auto& b : backups) {
+      uint64_t bytes = 0;
+      for (const auto& f : b.files) bytes += f.size;
+      w.begin_object();
+      w.kv("id", b.id);
+      w.kv("tag", b.begin.tag);
+      w.kv("start_time", format_time(b.begin.start_time_ns));
+      w.kv("start_time_ns", b.begin.start_time_ns);
+      w.kv("status", b.status_name());
+      w.kv("files", static_cast<uint64_t>(b.files.size()));
+      w.kv("bytes", bytes);
+      w.kv("pieces", static_cast<uint64_t>(b.pieces.size()));
+      w.kv("destination", b.begin.destination);
+      if (b.ended && !b.end.message.empty()) w.kv("message", b.end.message);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    std::printf("%s\n", w.str().c_str());
+    return kExitOk;
+  }
+  std::printf("%6s  %-16s %-19s  %-10s %7s %12s %6s\n", "ID", "TAG", "STARTED", "STATUS",
+              "FILES", "BYTES", "PIECES");
+  for (const auto& b : backups) {
+    uint64_t bytes = 0;
+    for (const auto& f : b.files) bytes += f.size;
+    std::printf("%6llu  %-16s %-19s  %-10s %7zu %12s %6zu\n",
+                static_cast<unsigned long long>(b.id), b.begin.tag.empty() ? "-" : b.begin.tag.c_str(),
+                format_time(b.begin.start_time_ns).c_str(), b.status_name().c_str(),
+                b.files.size(), util::format_bytes(bytes).c_str(), b.pieces.size());
+  }
+  if (backups.empty()) std::printf("(no backups in %s)\n", (*cat)->dir().c_str());
+  return kExitOk;
+}
+
+int run_demo_data_cmd(const DemoDataFlags& f) {
+  auto size = util::parse_size(f.size);
+  if (!size) return report(size.error());
+  auto sum = engine::make_demo_data(f.dir, *size, f.seed);
+  if (!sum) return report(sum.error());
+  std::printf("generated %llu files, %s in %s (%.2f s)\n",
+              static_cast<unsigned long long>(sum->files), util::format_bytes(sum->bytes).c_str(),
+              f.dir.c_str(), sum->elapsed_s);
+  return kExitOk;
+}
+
+}  // namespace stripeback::cli

@@ -1,0 +1,55 @@
+// The `stripeback` subcommands: each turns parsed flags into engine options, runs the job
+// and prints its result. Exit codes: 0 success, 1 the job failed, 2 bad usage or input.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stripeback::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+
+struct CommonFlags {
+  std::string catalog;  // empty: the default location
+  bool json = false;
+  unsigned buffers = 16;
+  std::string buffer_size = "1M";
+  bool no_direct = false;
+};
+
+struct BackupFlags {
+  std::vector<std::string> sources;
+  std::string to;
+  std::string tag;
+  unsigned channels = 2;
+};
+
+struct RestoreFlags {
+  std::string to;
+  std::string tag;
+  std::optional<uint64_t> backup;
+  std::vector<std::string> paths;
+  unsigned channels = 2;
+  bool force = false;
+};
+
+struct DemoDataFlags {
+  std::string dir;
+  std::string size = "300M";
+  uint32_t seed = 1;
+};
+
+int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic<bool>& cancel);
+int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atomic<bool>& cancel);
+int run_list_cmd(const CommonFlags& c);
+int run_demo_data_cmd(const DemoDataFlags& f);
+
+// $STRIPEBACK_CATALOG, else $XDG_STATE_HOME/stripeback, else ~/.local/state/stripeback.
+std::string default_catalog_dir();
+
+}  // namespace stripeback::cli

@@ -1,0 +1,130 @@
+// stripeback: command-line front end of the backup engine.
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <cstdio>
+#include <spdlog/cfg/env.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "engine/backup_job.h"
+
+namespace {
+
+std::atomic<bool> g_cancel{false};
+
+void on_signal(int) { g_cancel.store(true); }
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+void add_common(CLI::App* app, stripeback::cli::CommonFlags& c) {
+  app->add_option("--catalog", c.catalog,
+                  "catalog directory (default: $STRIPEBACK_CATALOG, else "
+                  "$XDG_STATE_HOME/stripeback or ~/.local/state/stripeback)");
+  app->add_flag("--json", c.json, "print the result as one JSON document on stdout");
+}
+
+void add_io(CLI::App* app, stripeback::cli::CommonFlags& c) {
+  app->add_option("--buffers", c.buffers, "I/O buffers per channel")
+      ->default_val(16)
+      ->check(CLI::Range(2, 4096));
+  app->add_option("--buffer-size", c.buffer_size,
+                  "size of each I/O buffer, a multiple of 4K (e.g. 1M)")
+      ->default_val("1M");
+  app->add_flag("--no-direct", c.no_direct,
+                "use buffered I/O instead of O_DIRECT for files and pieces");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace stripeback::cli;
+  CLI::App app{
+      "stripeback: multi-channel backup and restore of large datafiles.\n"
+      "Backs files up into self-describing pieces, records them in a flat catalog, and "
+      "restores them byte-exact.\nExit codes: 0 success, 1 the job failed, 2 bad usage or "
+      "input.",
+      "stripeback"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "stripeback 0.1.0");
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "log level: trace, debug, info, warn, error, off")
+      ->default_val("warn")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->group("Global");
+  app.fallthrough();
+
+  CommonFlags common;
+  BackupFlags bf;
+  auto* backup = app.add_subcommand(
+      "backup", "back up files and directories into pieces in --to DIR");
+  backup->add_option("SOURCE", bf.sources,
+                     "files or directories to back up (directories recursively; symbolic "
+                     "links and special files are reported and skipped)")
+      ->required();
+  backup->add_option("--to", bf.to, "directory that receives the backup pieces")->required();
+  backup->add_option("--channels", bf.channels,
+                     "parallel channels, each with its own I/O ring and pieces")
+      ->default_val(stripeback::engine::kDefaultChannels)
+      ->check(CLI::Range(1, 256));
+  backup->add_option("--tag", bf.tag, "a tag to find this backup by");
+  add_common(backup, common);
+  add_io(backup, common);
+
+  RestoreFlags rf;
+  auto* restore = app.add_subcommand(
+      "restore",
+      "restore backed-up files under --to DIR at their original absolute paths "
+      "(/data/a.dbf --to /r becomes /r/data/a.dbf)");
+  restore->add_option("PATH", rf.paths,
+                      "original files or directories to restore (default: everything)");
+  restore->add_option("--to", rf.to, "directory to restore into")->required();
+  auto* tag_opt = restore->add_option("--tag", rf.tag,
+                                      "restore the newest complete backup with this tag");
+  auto* id_opt = restore->add_option("--backup", rf.backup, "restore this backup id");
+  tag_opt->excludes(id_opt);
+  restore->add_option("--channels", rf.channels, "parallel restore channels")
+      ->default_val(stripeback::engine::kDefaultChannels)
+      ->check(CLI::Range(1, 256));
+  restore->add_flag("--force", rf.force, "replace files that already exist");
+  add_common(restore, common);
+  add_io(restore, common);
+
+  auto* list = app.add_subcommand("list", "list the backups in the catalog");
+  add_common(list, common);
+
+  DemoDataFlags df;
+  auto* demo = app.add_subcommand(
+      "demo-data", "generate a data set of datafile-like files for demos and benchmarks");
+  demo->add_option("DIR", df.dir, "directory to create (must not exist or be empty)")
+      ->required();
+  demo->add_option("--size", df.size, "approximate total size")->default_val("300M");
+  demo->add_option("--seed", df.seed, "random seed (same seed, same data)")->default_val(1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return e.get_exit_code() == 0 ? rc : kExitUsage;
+  }
+
+  auto logger = spdlog::stderr_color_mt("stripeback");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%^%l%$: %v");
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  install_signal_handlers();
+
+  if (backup->parsed()) return run_backup_cmd(common, bf, g_cancel);
+  if (restore->parsed()) return run_restore_cmd(common, rf, g_cancel);
+  if (list->parsed()) return run_list_cmd(common);
+  if (demo->parsed()) return run_demo_data_cmd(df);
+  return kExitUsage;
+}

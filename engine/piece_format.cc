@@ -1,0 +1,267 @@
+#include "engine/piece_format.h"
+
+#include <cstring>
+
+#include "util/bytes.h"
+#include "util/crc32c.h"
+
+namespace stripeback::engine {
+namespace {
+
+constexpr char kPieceMagic[8] = {'S', 'B', 'P', 'I', 'E', 'C', 'E', '1'};
+constexpr char kFooterMagic[8] = {'S', 'B', 'F', 'O', 'O', 'T', 'R', '1'};
+constexpr uint32_t kFrameMagic = 0x52464253;  // "SBFR"
+constexpr size_t kMaxPath = 64 * 1024;
+
+uint8_t* raw(std::span<std::byte, kBlock> out) {
+  std::memset(out.data(), 0, out.size());
+  return reinterpret_cast<uint8_t*>(out.data());
+}
+const uint8_t* raw(std::span<const std::byte> in) {
+  return reinterpret_cast<const uint8_t*>(in.data());
+}
+
+// Writes `body` into the block followed by its CRC32C; the block holds body + 4 bytes.
+void seal(uint8_t* block, const std::vector<uint8_t>& body) {
+  std::memcpy(block, body.data(), body.size());
+  util::put_le32(block + body.size(), util::crc32c(body.data(), body.size()));
+}
+
+Result<size_t> check_seal(const uint8_t* block, size_t body_len, const char* what) {
+  uint32_t want = util::get_le32(block + body_len);
+  if (util::crc32c(block, body_len) != want)
+    return fail(Errc::corrupt, std::string(what) + " checksum mismatch");
+  return body_len;
+}
+
+}  // namespace
+
+void encode_piece_header(const PieceHeader& h, std::span<std::byte, kBlock> out) {
+  uint8_t* p = raw(out);
+  util::ByteWriter w;
+  w.bytes(kPieceMagic, 8);
+  w.u16(h.version);
+  w.u16(0);  // header body length, patched below
+  w.u32(h.block);
+  w.u64(h.backup_id);
+  w.u32(h.channel);
+  w.u32(h.piece_number);
+  w.u32(h.set_number);
+  w.u8(static_cast<uint8_t>(h.codec));
+  w.u8(static_cast<uint8_t>(h.cipher));
+  w.u8(static_cast<uint8_t>(h.hash));
+  w.u8(0);
+  w.bytes(h.key_id.data(), h.key_id.size());
+  w.i64(h.created_ns);
+  w.str(h.name.substr(0, 1024));
+  auto body = w.take();
+  util::put_le16(body.data() + 10, static_cast<uint16_t>(body.size()));
+  seal(p, body);
+}
+
+Result<PieceHeader> decode_piece_header(std::span<const std::byte> block) {
+  if (block.size() < kBlock) return fail(Errc::corrupt, "piece header is truncated");
+  const uint8_t* p = raw(block);
+  if (std::memcmp(p, kPieceMagic, 8) != 0)
+    return fail(Errc::corrupt, "not a stripeback piece (bad magic)");
+  uint16_t version = util::get_le16(p + 8);
+  if (version != kPieceVersion)
+    return fail(Errc::unsupported, "piece format version " + std::to_string(version) +
+                                       " is not supported (this build reads version 1)");
+  size_t len = util::get_le16(p + 10);
+  if (len < 12 || len + 4 > kBlock) return fail(Errc::corrupt, "piece header length is invalid");
+  SB_TRY(check_seal(p, len, "piece header"));
+  util::ByteReader r({p + 12, len - 12});
+  PieceHeader h;
+  h.version = version;
+  h.block = r.u32();
+  h.backup_id = r.u64();
+  h.channel = r.u32();
+  h.piece_number = r.u32();
+  h.set_number = r.u32();
+  h.codec = static_cast<Codec>(r.u8());
+  h.cipher = static_cast<Cipher>(r.u8());
+  h.hash = static_cast<HashAlg>(r.u8());
+  r.u8();
+  r.bytes(h.key_id.data(), h.key_id.size());
+  h.created_ns = r.i64();
+  h.name = r.str(1024);
+  if (!r.ok()) return fail(Errc::corrupt, "piece header is malformed");
+  if (h.block != kBlock)
+    return fail(Errc::unsupported, "piece block size " + std::to_string(h.block) +
+                                       " is not supported");
+  if (h.codec != Codec::none || h.cipher != Cipher::none || h.hash != HashAlg::xxh3_128)
+    return fail(Errc::unsupported, "piece uses a codec, cipher or hash this build lacks");
+  return h;
+}
+
+void encode_frame_header(const FrameHeader& h, std::span<std::byte, kBlock> out) {
+  uint8_t* p = raw(out);
+  util::put_le32(p, kFrameMagic);
+  p[4] = static_cast<uint8_t>(h.type);
+  p[5] = 0;  // flags
+  util::put_le16(p + 6, static_cast<uint16_t>(kFrameHeaderSize));
+  util::put_le32(p + 8, h.file_id);
+  util::put_le32(p + 12, h.sequence);
+  util::put_le64(p + 16, h.offset);
+  util::put_le32(p + 24, h.raw_len);
+  util::put_le32(p + 28, h.stored_len);
+  util::put_le32(p + 32, h.stored_crc);
+  std::memcpy(p + 36, h.raw_digest.data(), 16);
+  // bytes 52..59 reserved (zero)
+  util::put_le32(p + 60, util::crc32c(p, 60));
+}
+
+Result<FrameHeader> decode_frame_header(std::span<const std::byte> block) {
+  if (block.size() < kFrameHeaderSize) return fail(Errc::corrupt, "frame header is truncated");
+  const uint8_t* p = raw(block);
+  if (util::get_le32(p) != kFrameMagic) return fail(Errc::corrupt, "bad frame magic");
+  if (util::crc32c(p, 60) != util::get_le32(p + 60))
+    return fail(Errc::corrupt, "frame header checksum mismatch");
+  FrameHeader h;
+  h.type = static_cast<FrameType>(p[4]);
+  if (h.type < FrameType::data || h.type > FrameType::trailer)
+    return fail(Errc::corrupt, "unknown frame type " + std::to_string(p[4]));
+  h.file_id = util::get_le32(p + 8);
+  h.sequence = util::get_le32(p + 12);
+  h.offset = util::get_le64(p + 16);
+  h.raw_len = util::get_le32(p + 24);
+  h.stored_len = util::get_le32(p + 28);
+  h.stored_crc = util::get_le32(p + 32);
+  std::memcpy(h.raw_digest.data(), p + 36, 16);
+  return h;
+}
+
+void encode_footer(const Footer& f, std::span<std::byte, kBlock> out) {
+  uint8_t* p = raw(out);
+  util::ByteWriter w;
+  w.bytes(kFooterMagic, 8);
+  w.u64(f.trailer_offset);
+  w.u32(f.frames);
+  w.u32(f.piece_crc);
+  seal(p, w.take());
+}
+
+Result<Footer> decode_footer(std::span<const std::byte> block) {
+  if (block.size() < kBlock) return fail(Errc::corrupt, "piece footer is truncated");
+  const uint8_t* p = raw(block);
+  if (std::memcmp(p, kFooterMagic, 8) != 0)
+    return fail(Errc::corrupt, "piece footer missing (piece incomplete or truncated)");
+  SB_TRY(check_seal(p, 24, "piece footer"));
+  Footer f;
+  f.trailer_offset = util::get_le64(p + 8);
+  f.frames = util::get_le32(p + 16);
+  f.piece_crc = util::get_le32(p + 20);
+  return f;
+}
+
+namespace {
+void put_meta(util::ByteWriter& w, const FileMeta& m) {
+  w.u32(m.file_id);
+  w.str(m.path);
+  w.u64(m.size);
+  w.u32(m.mode);
+  w.i64(m.mtime_ns);
+  w.u32(m.uid);
+  w.u32(m.gid);
+  w.bytes(m.digest.data(), m.digest.size());
+}
+FileMeta get_meta(util::ByteReader& r) {
+  FileMeta m;
+  m.file_id = r.u32();
+  m.path = r.str(kMaxPath);
+  m.size = r.u64();
+  m.mode = r.u32();
+  m.mtime_ns = r.i64();
+  m.uid = r.u32();
+  m.gid = r.u32();
+  r.bytes(m.digest.data(), m.digest.size());
+  return m;
+}
+}  // namespace
+
+std::vector<uint8_t> encode_file_meta(const FileMeta& m) {
+  util::ByteWriter w;
+  w.u8(1);  // record version
+  put_meta(w, m);
+  return w.take();
+}
+
+Result<FileMeta> decode_file_meta(std::span<const uint8_t> payload) {
+  util::ByteReader r(payload);
+  if (r.u8() != 1) return fail(Errc::corrupt, "file record has an unknown version");
+  FileMeta m = get_meta(r);
+  if (!r.ok()) return fail(Errc::corrupt, "file record is malformed");
+  return m;
+}
+
+std::vector<uint8_t> encode_trailer(const Trailer& t) {
+  util::ByteWriter w;
+  w.u8(1);  // trailer version
+  w.u32(static_cast<uint32_t>(t.files.size()));
+  for (size_t i = 0; i < t.files.size(); ++i) {
+    put_meta(w, t.files[i]);
+    const auto& ex = t.extents[i];
+    w.u32(static_cast<uint32_t>(ex.size()));
+    for (const Extent& e : ex) {
+      w.u64(e.file_offset);
+      w.u32(e.raw_len);
+      w.u64(e.frame_offset);
+      w.u32(e.stored_len);
+      w.u8(static_cast<uint8_t>(e.type));
+      w.bytes(e.raw_digest.data(), e.raw_digest.size());
+    }
+  }
+  return w.take();
+}
+
+Result<Trailer> decode_trailer(std::span<const uint8_t> payload) {
+  util::ByteReader r(payload);
+  if (r.u8() != 1) return fail(Errc::corrupt, "trailer has an unknown version");
+  Trailer t;
+  uint32_t n = r.u32();
+  // Each file takes at least 60 bytes: bound the count by the payload before reserving.
+  if (n > payload.size() / 60) return fail(Errc::corrupt, "trailer file count is invalid");
+  t.files.reserve(n);
+  t.extents.resize(n);
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    t.files.push_back(get_meta(r));
+    uint32_t ne = r.u32();
+    if (ne > r.remaining() / 41) return fail(Errc::corrupt, "trailer extent count is invalid");
+    auto& ex = t.extents[i];
+    ex.resize(ne);
+    for (Extent& e : ex) {
+      e.file_offset = r.u64();
+      e.raw_len = r.u32();
+      e.frame_offset = r.u64();
+      e.stored_len = r.u32();
+      e.type = static_cast<FrameType>(r.u8());
+      r.bytes(e.raw_digest.data(), e.raw_digest.size());
+    }
+  }
+  if (!r.ok()) return fail(Errc::corrupt, "trailer is malformed");
+  return t;
+}
+
+void PieceChecksum::add_piece_header(std::span<const std::byte> block) {
+  crc_ = util::crc32c_extend(crc_, block.data(), block.size());
+}
+
+void PieceChecksum::add_frame_header(std::span<const std::byte> block) {
+  crc_ = util::crc32c_extend(crc_, block.data(), kFrameHeaderSize);
+}
+
+bool all_zero(const std::byte* p, size_t n) {
+  // Datafile blocks almost always have a non-zero header: test the first word first.
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, p + i, 8);
+    if (v) return false;
+  }
+  for (; i < n; ++i)
+    if (p[i] != std::byte{0}) return false;
+  return true;
+}
+
+}  // namespace stripeback::engine

@@ -1,0 +1,123 @@
+// The backup piece format, version 1 (docs/piece-format.md is the normative description).
+//
+//   offset 0        piece header block (kBlock bytes)
+//   then            frames, each a kBlock-byte frame header block followed by its payload
+//                   padded with zeros to a multiple of kBlock
+//   last frame      the trailer frame: file table and extent index
+//   last kBlock     the footer block: where the trailer is, and the piece checksum
+//
+// Every frame starts on a kBlock boundary, so a frame is written with one O_DIRECT write
+// straight from the buffer the data was read into (header room + data, no copying).
+// Encoding and decoding are pure functions over bytes: no I/O here.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "stripeback/result.h"
+#include "util/digest.h"
+
+namespace stripeback::engine {
+
+inline constexpr uint32_t kBlock = 4096;        // alignment of every structure in a piece
+inline constexpr uint16_t kPieceVersion = 1;
+inline constexpr uint32_t kFrameHeaderSize = 64;  // bytes used in a frame header block
+
+inline uint64_t align_up(uint64_t v) { return (v + kBlock - 1) / kBlock * kBlock; }
+
+enum class FrameType : uint8_t { data = 1, zero = 2, file = 3, trailer = 4 };
+enum class Codec : uint8_t { none = 0 };
+enum class Cipher : uint8_t { none = 0 };
+enum class HashAlg : uint8_t { xxh3_128 = 1 };
+
+struct PieceHeader {
+  uint16_t version = kPieceVersion;
+  uint32_t block = kBlock;
+  uint64_t backup_id = 0;
+  uint32_t channel = 0;
+  uint32_t piece_number = 0;
+  uint32_t set_number = 0;
+  Codec codec = Codec::none;
+  Cipher cipher = Cipher::none;
+  HashAlg hash = HashAlg::xxh3_128;
+  std::array<uint8_t, 16> key_id{};
+  int64_t created_ns = 0;
+  std::string name;  // the piece's own file name
+};
+
+struct FrameHeader {
+  FrameType type = FrameType::data;
+  uint32_t file_id = 0;     // index into the piece's file table
+  uint32_t sequence = 0;    // frame number within the piece, from 0
+  uint64_t offset = 0;      // byte offset of the raw data within the file
+  uint32_t raw_len = 0;     // bytes of file data the frame stands for
+  uint32_t stored_len = 0;  // payload bytes on the medium (0 for zero frames)
+  uint32_t stored_crc = 0;  // CRC32C of the stored payload bytes
+  util::Digest raw_digest{};  // strong hash of the raw bytes
+};
+
+// File metadata as recorded in FILE frames and in the trailer's file table.
+struct FileMeta {
+  uint32_t file_id = 0;
+  std::string path;
+  uint64_t size = 0;
+  uint32_t mode = 0;
+  int64_t mtime_ns = 0;
+  uint32_t uid = 0, gid = 0;
+  util::Digest digest{};  // whole-file digest; only meaningful in the trailer
+};
+
+struct Extent {
+  uint64_t file_offset = 0;
+  uint32_t raw_len = 0;
+  uint64_t frame_offset = 0;  // piece offset of the frame header block
+  uint32_t stored_len = 0;
+  FrameType type = FrameType::data;
+  util::Digest raw_digest{};
+};
+
+struct Trailer {
+  std::vector<FileMeta> files;
+  std::vector<std::vector<Extent>> extents;  // per file id, in file offset order
+};
+
+struct Footer {
+  uint64_t trailer_offset = 0;  // piece offset of the trailer frame header block
+  uint32_t frames = 0;          // frames before the trailer
+  uint32_t piece_crc = 0;       // see PieceChecksum
+};
+
+// Encoders write into a caller-provided block of kBlock bytes (zero-filled by them).
+void encode_piece_header(const PieceHeader& h, std::span<std::byte, kBlock> out);
+Result<PieceHeader> decode_piece_header(std::span<const std::byte> block);
+void encode_frame_header(const FrameHeader& h, std::span<std::byte, kBlock> out);
+Result<FrameHeader> decode_frame_header(std::span<const std::byte> block);
+void encode_footer(const Footer& f, std::span<std::byte, kBlock> out);
+Result<Footer> decode_footer(std::span<const std::byte> block);
+
+std::vector<uint8_t> encode_file_meta(const FileMeta& m);
+Result<FileMeta> decode_file_meta(std::span<const uint8_t> payload);
+std::vector<uint8_t> encode_trailer(const Trailer& t);
+Result<Trailer> decode_trailer(std::span<const uint8_t> payload);
+
+// The whole-piece checksum: CRC32C over the piece header block, then the first
+// kFrameHeaderSize bytes of every frame header block in piece order, trailer included.
+// Each frame header carries its payload's CRC32C, so this covers every byte transitively
+// at the cost of a few bytes per frame instead of a second pass over the data.
+class PieceChecksum {
+ public:
+  void add_piece_header(std::span<const std::byte> block);
+  void add_frame_header(std::span<const std::byte> block);
+  uint32_t value() const { return crc_; }
+
+ private:
+  uint32_t crc_ = 0;
+};
+
+// True when every byte is zero (such blocks are stored as zero frames without data).
+bool all_zero(const std::byte* p, size_t n);
+
+}  // namespace stripeback::engine

@@ -1,0 +1,52 @@
+// PieceReader: opens a piece on a local file system and loads its header, footer and
+// trailer (file table and extent index), verifying each, so a restore can go straight to
+// the frames of the files it wants. Frame payloads are read by the caller through its
+// IoEngine and checked with verify_frame().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/piece_format.h"
+#include "io/file.h"
+#include "stripeback/result.h"
+
+namespace stripeback::engine {
+
+class PieceReader {
+ public:
+  // Errors name the piece and what is wrong with it (corrupt, truncated, unsupported).
+  static Result<std::unique_ptr<PieceReader>> open(const std::string& path, io::Direct direct);
+
+  const std::string& path() const { return path_; }
+  int fd() const { return file_.fd.get(); }
+  bool direct() const { return file_.direct; }
+  const PieceHeader& header() const { return header_; }
+  const Footer& footer() const { return footer_; }
+  const Trailer& trailer() const { return trailer_; }
+  uint64_t size() const { return size_; }
+  // Index of the file with this path in the trailer's file table, or -1.
+  int find_file(const std::string& path) const;
+  // Bytes of piece metadata read by open() (header, footer, trailer).
+  uint64_t metadata_bytes() const { return metadata_bytes_; }
+
+ private:
+  PieceReader() = default;
+  std::string path_;
+  io::OpenedFile file_;
+  PieceHeader header_;
+  Footer footer_;
+  Trailer trailer_;
+  uint64_t size_ = 0;
+  uint64_t metadata_bytes_ = 0;
+};
+
+// Checks a frame read from a piece (header block followed by its padded payload) against
+// the extent the index promised: header checksum, type, file id, offset and lengths, the
+// payload's CRC32C and the raw digest. The error names the piece, the byte offset and
+// `file_path`.
+Result<void> verify_frame(const std::byte* frame, const Extent& expect, uint32_t file_id,
+                          const std::string& piece_path, const std::string& file_path);
+
+}  // namespace stripeback::engine

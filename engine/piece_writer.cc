@@ -1,0 +1,134 @@
+#include "engine/piece_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "util/crc32c.h"
+
+namespace stripeback::engine {
+
+std::unique_ptr<AlignedBlock> AlignedBlock::make(size_t size) {
+  auto b = std::make_unique<AlignedBlock>();
+  void* p = nullptr;
+  if (posix_memalign(&p, kBlock, size) != 0) return nullptr;
+  std::memset(p, 0, size);
+  b->data = static_cast<std::byte*>(p);
+  b->size = size;
+  return b;
+}
+
+AlignedBlock::~AlignedBlock() { std::free(data); }
+
+namespace {
+Result<void> write_all(int fd, const std::byte* p, size_t n, uint64_t off, const std::string& path) {
+  while (n > 0) {
+    ssize_t r = ::pwrite(fd, p, n, static_cast<off_t>(off));
+    if (r < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return sys_error(errno, "unable to write piece '" + path + "' at offset " +
+                                  std::to_string(off));
+    }
+    p += r;
+    n -= static_cast<size_t>(r);
+    off += static_cast<uint64_t>(r);
+  }
+  return ok();
+}
+}  // namespace
+
+Result<std::unique_ptr<PieceWriter>> PieceWriter::create(const std::string& dir,
+                                                         const PieceHeader& header,
+                                                         io::Direct direct) {
+  std::unique_ptr<PieceWriter> w(new PieceWriter());
+  w->dir_ = dir;
+  w->path_ = dir + "/" + header.name;
+  w->header_ = header;
+  SB_ASSIGN(w->file_, io::create_exclusive(w->path_, 0640, direct));
+  auto block = AlignedBlock::make(kBlock);
+  if (!block) return fail(Errc::no_space, "unable to allocate a piece header block");
+  encode_piece_header(header, std::span<std::byte, kBlock>(block->data, kBlock));
+  w->checksum_.add_piece_header({block->data, kBlock});
+  auto r = write_all(w->fd(), block->data, kBlock, 0, w->path_);
+  if (!r) {
+    w->abandon();
+    return r.error();
+  }
+  w->next_offset_ = kBlock;
+  return w;
+}
+
+PieceWriter::~PieceWriter() = default;
+
+uint32_t PieceWriter::add_file(const FileMeta& meta) {
+  auto id = static_cast<uint32_t>(files_.size());
+  files_.push_back(meta);
+  files_.back().file_id = id;
+  extents_.emplace_back();
+  return id;
+}
+
+FramePlacement PieceWriter::place(FrameHeader h, std::byte* header_block) {
+  uint64_t padded = align_up(h.stored_len);
+  if (padded > h.stored_len)
+    std::memset(header_block + kBlock + h.stored_len, 0, padded - h.stored_len);
+  h.sequence = frames_++;
+  encode_frame_header(h, std::span<std::byte, kBlock>(header_block, kBlock));
+  checksum_.add_frame_header({header_block, kBlock});
+  FramePlacement p{next_offset_, static_cast<uint32_t>(kBlock + padded)};
+  if (h.type == FrameType::data || h.type == FrameType::zero) {
+    extents_[h.file_id].push_back(
+        Extent{h.offset, h.raw_len, p.offset, h.stored_len, h.type, h.raw_digest});
+  }
+  next_offset_ += p.length;
+  return p;
+}
+
+std::pair<std::unique_ptr<AlignedBlock>, FramePlacement> PieceWriter::file_frame(
+    uint32_t file_id) {
+  auto payload = encode_file_meta(files_[file_id]);
+  auto block = AlignedBlock::make(kBlock + align_up(payload.size()));
+  if (!block) return {nullptr, FramePlacement{}};
+  std::memcpy(block->data + kBlock, payload.data(), payload.size());
+  FrameHeader h;
+  h.type = FrameType::file;
+  h.file_id = file_id;
+  h.stored_len = static_cast<uint32_t>(payload.size());
+  h.stored_crc = util::crc32c(payload.data(), payload.size());
+  auto placement = place(h, block->data);
+  return {std::move(block), placement};
+}
+
+Result<uint32_t> PieceWriter::finish() {
+  Trailer t{files_, extents_};
+  auto payload = encode_trailer(t);
+  size_t padded = align_up(payload.size());
+  auto block = AlignedBlock::make(kBlock + padded + kBlock);
+  if (!block) return fail(Errc::no_space, "unable to allocate the trailer of '" + path_ + "'");
+  std::memcpy(block->data + kBlock, payload.data(), payload.size());
+  FrameHeader h;
+  h.type = FrameType::trailer;
+  h.stored_len = static_cast<uint32_t>(payload.size());
+  h.stored_crc = util::crc32c(payload.data(), payload.size());
+  uint64_t trailer_offset = next_offset_;
+  uint32_t frames_before = frames_;
+  place(h, block->data);
+  Footer f{trailer_offset, frames_before, checksum_.value()};
+  encode_footer(f, std::span<std::byte, kBlock>(block->data + kBlock + padded, kBlock));
+  SB_TRY(write_all(fd(), block->data, block->size, trailer_offset, path_));
+  next_offset_ = trailer_offset + block->size;
+  if (::fdatasync(fd()) != 0) return sys_error(errno, "unable to sync piece '" + path_ + "'");
+  file_.fd.reset();
+  SB_TRY(io::fsync_dir(dir_));
+  return f.piece_crc;
+}
+
+void PieceWriter::abandon() {
+  file_.fd.reset();
+  ::unlink(path_.c_str());
+}
+
+}  // namespace stripeback::engine

@@ -1,0 +1,79 @@
+// PieceWriter: lays out one backup piece on a local file system. It decides where each
+// frame goes, builds frame headers, keeps the piece's file table and extent index, and at
+// the end writes trailer and footer and makes the piece durable. Frame payload writes are
+// issued by the channel through its IoEngine; the writer never touches payload bytes except
+// to zero the padding after them.
+//
+// Owned and used by one channel thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/piece_format.h"
+#include "io/file.h"
+#include "stripeback/result.h"
+
+namespace stripeback::engine {
+
+// A kBlock-aligned heap block for metadata frames (file records, trailer).
+struct AlignedBlock {
+  static std::unique_ptr<AlignedBlock> make(size_t size);
+  ~AlignedBlock();
+  std::byte* data = nullptr;
+  size_t size = 0;
+};
+
+struct FramePlacement {
+  uint64_t offset = 0;  // piece offset of the frame header block
+  uint32_t length = 0;  // header block + padded payload
+};
+
+class PieceWriter {
+ public:
+  // Creates `dir/name` (never replacing anything) and writes the piece header block.
+  static Result<std::unique_ptr<PieceWriter>> create(const std::string& dir,
+                                                     const PieceHeader& header,
+                                                     io::Direct direct);
+  ~PieceWriter();
+
+  int fd() const { return file_.fd.get(); }
+  bool direct() const { return file_.direct; }
+  const std::string& path() const { return path_; }
+  const std::string& name() const { return header_.name; }
+  uint64_t size() const { return next_offset_; }
+
+  // Registers a file; returns its id in this piece.
+  uint32_t add_file(const FileMeta& meta);
+  void set_file_digest(uint32_t file_id, const util::Digest& d) { files_[file_id].digest = d; }
+  const FileMeta& file(uint32_t file_id) const { return files_[file_id]; }
+  std::vector<Extent>& extents(uint32_t file_id) { return extents_[file_id]; }
+
+  // Places a frame whose header block is `header_block` and whose payload (h.stored_len
+  // bytes) follows it contiguously; zeroes the payload padding, fills the header block,
+  // records the extent for data and zero frames.
+  FramePlacement place(FrameHeader h, std::byte* header_block);
+  // Builds a FILE frame for `file_id` in a new block that the caller keeps until written.
+  std::pair<std::unique_ptr<AlignedBlock>, FramePlacement> file_frame(uint32_t file_id);
+
+  // Writes trailer and footer, fdatasyncs the piece, closes it and fsyncs the directory.
+  // Call only when no write to this piece is in flight. Returns the piece checksum.
+  Result<uint32_t> finish();
+  // Removes the unfinished piece file (after a failure).
+  void abandon();
+
+ private:
+  PieceWriter() = default;
+  std::string dir_, path_;
+  io::OpenedFile file_;
+  PieceHeader header_;
+  PieceChecksum checksum_;
+  uint64_t next_offset_ = 0;
+  uint32_t frames_ = 0;
+  std::vector<FileMeta> files_;
+  std::vector<std::vector<Extent>> extents_;
+};
+
+}  // namespace stripeback::engine

@@ -1,0 +1,112 @@
+#include "engine/planner.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+namespace stripeback::engine {
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kind_of(mode_t m) {
+  if (S_ISLNK(m)) return "symbolic link";
+  if (S_ISSOCK(m)) return "socket";
+  if (S_ISFIFO(m)) return "fifo";
+  if (S_ISCHR(m)) return "character device";
+  if (S_ISBLK(m)) return "block device";
+  return "special file";
+}
+
+FileTask task_from(const std::string& path, const struct stat& st) {
+  FileTask t;
+  t.path = path;
+  t.size = static_cast<uint64_t>(st.st_size);
+  t.mode = st.st_mode;
+  t.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  t.uid = st.st_uid;
+  t.gid = st.st_gid;
+  return t;
+}
+
+class Walker {
+ public:
+  explicit Walker(Plan& plan) : plan_(plan) {}
+
+  void add_file(const std::string& path, const struct stat& st) {
+    if (!seen_.insert(path).second) return;
+    plan_.files.push_back(task_from(path, st));
+  }
+
+  void walk_dir(const std::string& dir) {
+    std::error_code ec;
+    fs::directory_iterator it(dir, fs::directory_options::none, ec);
+    if (ec) {
+      plan_.skipped.push_back({dir, "unreadable directory: " + ec.message()});
+      return;
+    }
+    std::vector<std::string> children;
+    for (; it != fs::directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      children.push_back(it->path().string());
+    }
+    if (ec) plan_.skipped.push_back({dir, "directory listing failed: " + ec.message()});
+    std::sort(children.begin(), children.end());
+    for (const auto& child : children) {
+      struct stat st;
+      if (::lstat(child.c_str(), &st) != 0) {
+        plan_.skipped.push_back({child, std::string("cannot stat: ") + std::strerror(errno)});
+        continue;
+      }
+      if (S_ISREG(st.st_mode)) add_file(child, st);
+      else if (S_ISDIR(st.st_mode)) walk_dir(child);
+      else plan_.skipped.push_back({child, kind_of(st.st_mode)});
+    }
+  }
+
+ private:
+  Plan& plan_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace
+
+std::string normal_path(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(fs::path(path), ec);
+  if (ec) p = fs::path(path);
+  std::string s = p.lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+Result<Plan> make_plan(const std::vector<std::string>& sources) {
+  if (sources.empty()) return fail(Errc::invalid_argument, "no backup source given");
+  Plan plan;
+  Walker walker(plan);
+  for (const auto& src : sources) {
+    std::string path = normal_path(src);
+    struct stat st;
+    // A named source may be a symbolic link to what the user means; below it links are not
+    // followed.
+    if (::stat(path.c_str(), &st) != 0)
+      return sys_error(errno, "backup source '" + src + "' is not usable");
+    if (S_ISREG(st.st_mode)) walker.add_file(path, st);
+    else if (S_ISDIR(st.st_mode)) walker.walk_dir(path);
+    else
+      return fail(Errc::invalid_argument, "backup source '" + src + "' is a " +
+                                              kind_of(st.st_mode) +
+                                              ", not a regular file or directory");
+  }
+  std::sort(plan.files.begin(), plan.files.end(), [](const FileTask& a, const FileTask& b) {
+    return a.size != b.size ? a.size > b.size : a.path < b.path;
+  });
+  for (const auto& f : plan.files) plan.total_bytes += f.size;
+  return plan;
+}
+
+}  // namespace stripeback::engine

@@ -1,0 +1,260 @@
+#include "engine/restore_channel.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "engine/restore_job.h"
+#include "io/buffer_pool.h"
+#include "io/io_engine.h"
+
+namespace stripeback::engine {
+namespace {
+
+// Opens (creating as needed) the directory that will hold `comps.back()`, walking from the
+// target directory without following symbolic links, so nothing lands outside it.
+Result<io::UniqueFd> open_parent(int root, const std::vector<std::string>& comps,
+                                 const std::string& shown) {
+  io::UniqueFd dir(::dup(root));
+  if (!dir.valid()) return sys_error(errno, "unable to open restore target");
+  for (size_t i = 0; i + 1 < comps.size(); ++i) {
+    int fd = ::openat(dir.get(), comps[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+      if (::mkdirat(dir.get(), comps[i].c_str(), 0755) != 0 && errno != EEXIST)
+        return sys_error(errno, "unable to create directory for '" + shown + "'");
+      fd = ::openat(dir.get(), comps[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd < 0) {
+      if (errno == ELOOP || errno == ENOTDIR)
+        return fail(Errc::invalid_argument, "refusing to restore '" + shown + "': '" +
+                                                comps[i] + "' in its path is not a directory "
+                                                "(a symbolic link or a file)");
+      return sys_error(errno, "unable to open directory for '" + shown + "'");
+    }
+    dir = io::UniqueFd(fd);
+  }
+  return dir;
+}
+
+struct Slot {
+  const Extent* extent = nullptr;
+  bool writing = false;
+};
+
+class FileRestore {
+ public:
+  FileRestore(const RestoreContext& ctx, io::IoEngine& engine, io::BufferPool& pool,
+              ChannelStats& stats, BusyClock& clock)
+      : ctx_(ctx), engine_(engine), pool_(pool), stats_(stats), clock_(clock),
+        slots_(pool.count()) {}
+
+  Result<void> run(const RestoreItem& item) {
+    item_ = &item;
+    shown_ = ctx_.target + item.file.path;
+    SB_ASSIGN(auto comps, safe_components(item.file.path));
+    SB_ASSIGN(dir_, open_parent(ctx_.target_fd, comps, shown_));
+    name_ = comps.back();
+    temp_ = "." + name_ + ".sbrestore-" + std::to_string(::getpid());
+    auto r = restore_into_temp();
+    if (!r) {
+      drain();
+      out_.reset();
+      ::unlinkat(dir_.get(), temp_.c_str(), 0);
+      return r;
+    }
+    return ok();
+  }
+
+ private:
+  Result<void> open_temp() {
+    int flags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC;
+    int fd = ::openat(dir_.get(), temp_.c_str(),
+                      flags | (ctx_.config.direct == io::Direct::yes ? O_DIRECT : 0), 0600);
+    direct_ = fd >= 0 && ctx_.config.direct == io::Direct::yes;
+    if (fd < 0 && errno == EINVAL) fd = ::openat(dir_.get(), temp_.c_str(), flags, 0600);
+    if (fd < 0) return sys_error(errno, "unable to create '" + shown_ + "'");
+    out_ = io::UniqueFd(fd);
+    return ok();
+  }
+
+  Result<void> restore_into_temp() {
+    const PieceReader& pr = *item_->piece;
+    const auto& meta = pr.trailer().files[static_cast<size_t>(item_->piece_file_id)];
+    const auto& extents = pr.trailer().extents[static_cast<size_t>(item_->piece_file_id)];
+    if (meta.size != item_->file.size || meta.digest != item_->file.digest)
+      return fail(Errc::corrupt, "piece '" + pr.path() + "' does not hold the copy of '" +
+                                     item_->file.path + "' the catalog describes");
+    uint64_t expect = 0;
+    for (const Extent& e : extents) {
+      if (e.file_offset != expect || e.raw_len > pool_.data_size())
+        return fail(Errc::corrupt, "piece '" + pr.path() + "' index for '" + item_->file.path +
+                                       "' has a gap or overlap at offset " +
+                                       std::to_string(expect));
+      expect += e.raw_len;
+    }
+    if (expect != meta.size)
+      return fail(Errc::corrupt, "piece '" + pr.path() + "' index for '" + item_->file.path +
+                                     "' covers " + std::to_string(expect) + " of " +
+                                     std::to_string(meta.size) + " bytes");
+    SB_TRY(open_temp());
+    SB_TRY(pump(extents));
+    util::DigestCombiner comb;
+    for (const Extent& e : extents) comb.add(e.file_offset, e.raw_len, e.raw_digest);
+    if (comb.finish() != meta.digest)
+      return fail(Errc::corrupt, "'" + item_->file.path + "' from piece '" + pr.path() +
+                                     "' fails its whole-file checksum");
+    return finish_file();
+  }
+
+  // Reads the file's frames and writes their data, keeping the pool busy.
+  Result<void> pump(const std::vector<Extent>& extents) {
+    size_t next = 0;
+    std::vector<io::IoCompletion> comps(64);
+    while (next < extents.size() || engine_.in_flight() > 0) {
+      if (ctx_.cancel && ctx_.cancel->load()) return fail(Errc::cancelled, "restore cancelled");
+      std::vector<io::IoOp> ops;
+      while (next < extents.size() && pool_.free_count() > 0) {
+        const Extent& e = extents[next++];
+        if (e.type == FrameType::zero) {
+          // Allocate the range (reads back as zeros) rather than leave a hole.
+          if (::fallocate(out_.get(), 0, static_cast<off_t>(e.file_offset), e.raw_len) != 0 &&
+              errno != EOPNOTSUPP)
+            return sys_error(errno, "unable to allocate space in '" + shown_ + "'");
+          continue;
+        }
+        uint32_t slot = *pool_.acquire();
+        slots_[slot] = Slot{&e, false};
+        ops.push_back({io::OpKind::read, item_->piece->fd(), e.frame_offset, pool_.header(slot),
+                       static_cast<uint32_t>(kBlock + align_up(e.stored_len)), slot});
+        ++reads_out_;
+      }
+      if (!ops.empty()) SB_TRY(engine_.submit(ops));
+      if (engine_.in_flight() == 0) continue;
+      clock_.mark(reads_out_ > 0, writes_out_ > 0, false, stats_);
+      size_t n = engine_.reap(comps, 1, io::Clock::now() + std::chrono::milliseconds(200));
+      clock_.mark(reads_out_ > 0, writes_out_ > 0, true, stats_);
+      for (size_t i = 0; i < n; ++i) SB_TRY(handle(comps[i]));
+    }
+    return ok();
+  }
+
+  Result<void> handle(const io::IoCompletion& c) {
+    auto slot = static_cast<uint32_t>(c.tag);
+    Slot& s = slots_[slot];
+    const Extent& e = *s.extent;
+    if (s.writing) {
+      --writes_out_;
+      if (!c.result) return c.result.error().wrap("unable to write '" + shown_ + "'");
+      ++stats_.writes;
+      stats_.bytes_written += e.raw_len;
+      pool_.release(slot);
+      return ok();
+    }
+    --reads_out_;
+    uint32_t len = static_cast<uint32_t>(kBlock + align_up(e.stored_len));
+    if (!c.result)
+      return c.result.error().wrap("unable to read piece '" + item_->piece->path() + "'");
+    if (*c.result < len)
+      return fail(Errc::corrupt, "piece '" + item_->piece->path() + "' is truncated at offset " +
+                                     std::to_string(e.frame_offset + *c.result));
+    ++stats_.reads;
+    stats_.bytes_read += len;
+    SB_TRY(verify_frame(pool_.header(slot), e, static_cast<uint32_t>(item_->piece_file_id),
+                        item_->piece->path(), item_->file.path));
+    ++stats_.frames;
+    s.writing = true;
+    ++writes_out_;
+    uint32_t wlen = direct_ ? static_cast<uint32_t>(align_up(e.raw_len)) : e.raw_len;
+    io::IoOp op{io::OpKind::write, out_.get(), e.file_offset, pool_.data(slot), wlen, slot};
+    return engine_.submit({&op, 1});
+  }
+
+  void drain() {
+    std::vector<io::IoCompletion> comps(64);
+    while (engine_.in_flight() > 0)
+      engine_.reap(comps, 1, io::Clock::now() + std::chrono::milliseconds(200));
+    for (uint32_t i = 0; i < slots_.size(); ++i)
+      if (slots_[i].extent) {
+        pool_.release(i);
+        slots_[i] = Slot{};
+      }
+  }
+
+  Result<void> finish_file() {
+    const auto& f = item_->file;
+    int fd = out_.get();
+    if (::ftruncate(fd, static_cast<off_t>(f.size)) != 0)
+      return sys_error(errno, "unable to set the size of '" + shown_ + "'");
+    if (::fdatasync(fd) != 0) return sys_error(errno, "unable to sync '" + shown_ + "'");
+    if (ctx_.set_owner && ::fchown(fd, f.uid, f.gid) != 0)
+      return sys_error(errno, "unable to set the owner of '" + shown_ + "'");
+    if (::fchmod(fd, static_cast<mode_t>(f.mode & 07777)) != 0)
+      return sys_error(errno, "unable to set the mode of '" + shown_ + "'");
+    timespec ts[2];
+    ts[0].tv_sec = 0;
+    ts[0].tv_nsec = UTIME_OMIT;
+    ts[1].tv_sec = f.mtime_ns / 1000000000;
+    ts[1].tv_nsec = f.mtime_ns % 1000000000;
+    if (::futimens(fd, ts) != 0)
+      return sys_error(errno, "unable to set the modification time of '" + shown_ + "'");
+    if (::fsync(fd) != 0) return sys_error(errno, "unable to sync '" + shown_ + "'");
+    out_.reset();
+    unsigned flags = ctx_.force ? 0 : RENAME_NOREPLACE;
+    if (::renameat2(dir_.get(), temp_.c_str(), dir_.get(), name_.c_str(), flags) != 0) {
+      if (errno == EEXIST)
+        return fail(Errc::exists, "refusing to overwrite existing file '" + shown_ +
+                                      "' (use --force to replace it)");
+      return sys_error(errno, "unable to move '" + shown_ + "' into place");
+    }
+    if (::fsync(dir_.get()) != 0)
+      return sys_error(errno, "unable to sync the directory of '" + shown_ + "'");
+    ++stats_.files;
+    return ok();
+  }
+
+  const RestoreContext& ctx_;
+  io::IoEngine& engine_;
+  io::BufferPool& pool_;
+  ChannelStats& stats_;
+  BusyClock& clock_;
+  std::vector<Slot> slots_;
+  const RestoreItem* item_ = nullptr;
+  std::string shown_, name_, temp_;
+  io::UniqueFd dir_, out_;
+  bool direct_ = false;
+  uint32_t reads_out_ = 0, writes_out_ = 0;
+};
+
+}  // namespace
+
+RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) {
+  RestoreOutcome out;
+  out.stats.channel = channel;
+  BusyClock clock;
+  auto engine = io::make_engine({ctx.config.queue_depth});
+  out.stats.io_engine = engine->name();
+  auto pool = io::BufferPool::create(ctx.config.buffers, ctx.config.buffer_size, kBlock);
+  if (!pool) {
+    out.errors.push_back(pool.error().what);
+    return out;
+  }
+  while (true) {
+    if (ctx.cancel && ctx.cancel->load()) {
+      out.errors.push_back("restore cancelled");
+      break;
+    }
+    size_t i = ctx.next->fetch_add(1);
+    if (i >= ctx.items->size()) break;
+    const RestoreItem& item = (*ctx.items)[i];
+    FileRestore fr(ctx, *engine, *pool, out.stats, clock);
+    if (auto r = fr.run(item); !r) out.errors.push_back(r.error().what);
+    else out.file_bytes += item.file.size;
+  }
+  clock.finish(out.stats);
+  return out;
+}
+
+}  // namespace stripeback::engine

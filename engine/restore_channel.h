@@ -1,0 +1,45 @@
+// One restore channel: restores files one after another, each with several frame reads
+// and file writes in flight through the channel's own IoEngine and buffer pool.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "engine/backup_channel.h"
+#include "engine/piece_reader.h"
+#include "engine/stats.h"
+
+namespace stripeback::engine {
+
+struct RestoreItem {
+  catalog::FileRecord file;
+  uint64_t backup_id = 0;
+  const PieceReader* piece = nullptr;
+  int piece_file_id = -1;
+};
+
+struct RestoreContext {
+  int target_fd = -1;  // the target directory, opened O_DIRECTORY
+  std::string target;
+  bool force = false;
+  bool set_owner = false;  // running as root
+  std::vector<RestoreItem>* items = nullptr;  // largest first
+  std::atomic<size_t>* next = nullptr;
+  const std::atomic<bool>* cancel = nullptr;
+  ChannelConfig config;
+};
+
+struct RestoreOutcome {
+  ChannelStats stats;
+  std::vector<std::string> errors;
+  uint64_t file_bytes = 0;
+};
+
+RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel);
+
+}  // namespace stripeback::engine

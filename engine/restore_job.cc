@@ -1,0 +1,244 @@
+#include "engine/restore_job.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "engine/planner.h"
+#include "engine/restore_channel.h"
+#include "io/file.h"
+#include "util/json.h"
+#include "util/units.h"
+
+namespace stripeback::engine {
+namespace {
+
+bool under(const std::string& path, const std::string& filter) {
+  if (filter == "/") return true;
+  return path == filter ||
+         (path.size() > filter.size() && path.compare(0, filter.size(), filter) == 0 &&
+          path[filter.size()] == '/');
+}
+
+struct Choice {
+  const catalog::Backup* backup;
+  const catalog::FileRecord* file;
+};
+
+Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
+                                         const std::vector<catalog::Backup>& backups) {
+  std::vector<const catalog::Backup*> candidates;
+  if (opts.backup_id) {
+    auto it = std::find_if(backups.begin(), backups.end(),
+                           [&](const catalog::Backup& b) { return b.id == *opts.backup_id; });
+    if (it == backups.end())
+      return fail(Errc::not_found, "backup " + std::to_string(*opts.backup_id) +
+                                       " is not in the catalog");
+    if (!it->usable())
+      return fail(Errc::invalid_argument, "backup " + std::to_string(*opts.backup_id) + " is " +
+                                              it->status_name() + ", not restorable");
+    candidates.push_back(&*it);
+  } else {
+    for (auto it = backups.rbegin(); it != backups.rend(); ++it) {
+      if (!it->usable()) continue;
+      if (opts.tag && it->begin.tag != *opts.tag) continue;
+      candidates.push_back(&*it);
+      if (opts.tag) break;  // the newest complete backup with that tag
+    }
+    if (candidates.empty())
+      return fail(Errc::not_found, opts.tag ? "no complete backup with tag '" + *opts.tag + "'"
+                                            : std::string("no complete backup in the catalog"));
+  }
+  std::vector<std::string> filters;
+  for (const auto& p : opts.paths) filters.push_back(normal_path(p));
+  std::vector<bool> matched(filters.size(), false);
+  std::set<std::string> taken;
+  std::vector<Choice> out;
+  for (const catalog::Backup* b : candidates) {
+    for (const auto& f : b->files) {
+      bool want = filters.empty();
+      for (size_t i = 0; i < filters.size(); ++i)
+        if (under(f.path, filters[i])) want = matched[i] = true;
+      if (want && taken.insert(f.path).second) out.push_back({b, &f});
+    }
+  }
+  for (size_t i = 0; i < filters.size(); ++i)
+    if (!matched[i])
+      return fail(Errc::not_found, "no backed-up file matches '" + opts.paths[i] + "'");
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> safe_components(const std::string& original) {
+  if (original.empty() || original[0] != '/' || original.find('\0') != std::string::npos)
+    return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
+  std::vector<std::string> comps;
+  size_t i = 1;
+  while (i <= original.size()) {
+    size_t j = original.find('/', i);
+    if (j == std::string::npos) j = original.size();
+    std::string c = original.substr(i, j - i);
+    if (c.empty() || c == "." || c == "..")
+      return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
+    comps.push_back(c);
+    i = j + 1;
+  }
+  if (comps.empty())
+    return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
+  return comps;
+}
+
+Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Catalog& cat) {
+  if (opts.channels < 1 || opts.channels > 256)
+    return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
+  if (opts.target.empty()) return fail(Errc::invalid_argument, "no restore target given (--to)");
+  auto start = std::chrono::steady_clock::now();
+  auto backups = cat.backups();
+  SB_ASSIGN(auto choices, select_files(opts, backups));
+
+  std::string target = normal_path(opts.target);
+  std::string prefix = target == "/" ? "" : target;
+  // Check every destination before writing anything.
+  std::vector<std::string> existing;
+  for (const auto& c : choices) {
+    SB_TRY(safe_components(c.file->path));
+    struct stat st;
+    if (!opts.force && ::lstat((prefix + c.file->path).c_str(), &st) == 0)
+      existing.push_back(prefix + c.file->path);
+  }
+  if (!existing.empty()) {
+    std::string msg = "refusing to overwrite " + std::to_string(existing.size()) +
+                      " existing file(s), e.g. '" + existing.front() +
+                      "' (use --force to replace them)";
+    return fail(Errc::exists, msg);
+  }
+  if (auto r = io::make_dirs(target); !r)
+    return fail(Errc::invalid_argument, "restore target is not usable: " + r.error().what);
+  io::UniqueFd root(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root.valid()) return sys_error(errno, "unable to open restore target '" + target + "'");
+
+  RestoreSummary sum;
+  // Open each needed piece once and load its index.
+  std::map<std::string, std::unique_ptr<PieceReader>> readers;
+  std::vector<RestoreItem> items;
+  std::set<uint64_t> used;
+  for (const auto& c : choices) {
+    if (c.file->pieces.empty()) {
+      sum.errors.push_back("catalog names no piece for '" + c.file->path + "'");
+      continue;
+    }
+    const std::string& pname = c.file->pieces.front();
+    auto pit = std::find_if(c.backup->pieces.begin(), c.backup->pieces.end(),
+                            [&](const catalog::PieceRecord& p) { return p.name == pname; });
+    if (pit == c.backup->pieces.end()) {
+      sum.errors.push_back("piece '" + pname + "' of '" + c.file->path +
+                           "' is not recorded in the catalog");
+      continue;
+    }
+    std::string ppath = pit->location + "/" + pit->name;
+    auto& reader = readers[ppath];
+    if (!reader) {
+      auto r = PieceReader::open(ppath, opts.channel.direct);
+      if (!r) {
+        sum.errors.push_back(r.error().what);
+        readers.erase(ppath);
+        continue;
+      }
+      reader = std::move(*r);
+      sum.piece_bytes_read += reader->metadata_bytes();
+    }
+    int fid = reader->find_file(c.file->path);
+    if (fid < 0) {
+      sum.errors.push_back("piece '" + ppath + "' does not hold '" + c.file->path + "'");
+      continue;
+    }
+    items.push_back({*c.file, c.backup->id, reader.get(), fid});
+    used.insert(c.backup->id);
+  }
+  sum.backups_used.assign(used.begin(), used.end());
+  std::sort(items.begin(), items.end(), [](const RestoreItem& a, const RestoreItem& b) {
+    return a.file.size != b.file.size ? a.file.size > b.file.size : a.file.path < b.file.path;
+  });
+
+  std::atomic<size_t> next{0};
+  RestoreContext ctx;
+  ctx.target_fd = root.get();
+  ctx.target = prefix;
+  ctx.force = opts.force;
+  ctx.set_owner = ::geteuid() == 0;
+  ctx.items = &items;
+  ctx.next = &next;
+  ctx.cancel = opts.cancel;
+  ctx.config = opts.channel;
+  uint32_t nch = std::max<uint32_t>(1, std::min<uint32_t>(opts.channels,
+                                                          static_cast<uint32_t>(items.size())));
+  std::vector<RestoreOutcome> outs(nch);
+  std::vector<std::thread> threads;
+  for (uint32_t c = 0; c < nch; ++c)
+    threads.emplace_back([&, c] { outs[c] = run_restore_channel(ctx, c + 1); });
+  for (auto& t : threads) t.join();
+  for (auto& o : outs) {
+    sum.channels.push_back(o.stats);
+    sum.files += o.stats.files;
+    sum.bytes += o.file_bytes;
+    sum.piece_bytes_read += o.stats.bytes_read;
+    for (auto& e : o.errors) sum.errors.push_back(e);
+  }
+  sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  sum.status = sum.errors.empty() ? "complete" : "failed";
+  return sum;
+}
+
+std::string RestoreSummary::to_json() const {
+  util::JsonWriter w;
+  w.begin_object();
+  w.kv("status", status);
+  w.kv("files", files);
+  w.kv("bytes", bytes);
+  w.kv("piece_bytes_read", piece_bytes_read);
+  w.kv("elapsed_s", elapsed_s);
+  w.kv("mb_per_s", util::mb_per_s(bytes, elapsed_s));
+  w.kv("bound_by", verdict(channels));
+  w.begin_array("backups");
+  for (auto id : backups_used) w.begin_object().kv("id", id).end_object();
+  w.end_array();
+  w.begin_array("channels");
+  for (const auto& c : channels) c.to_json(w);
+  w.end_array();
+  w.begin_array("errors");
+  for (const auto& e : errors) w.value(e);
+  w.end_array();
+  w.end_object();
+  return w.str();
+}
+
+std::string RestoreSummary::to_text() const {
+  std::string s;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "restore %s: %llu files, %s, %.2f s, %.1f MB/s (bound by %s)\n", status.c_str(),
+                static_cast<unsigned long long>(files), util::format_bytes(bytes).c_str(),
+                elapsed_s, util::mb_per_s(bytes, elapsed_s), verdict(channels).c_str());
+  s += buf;
+  for (const auto& c : channels) {
+    std::snprintf(buf, sizeof buf,
+                  "  channel %u [%s]: %llu files, %s read from pieces, %.2f s: reading %.2f s, "
+                  "writing %.2f s, waiting %.2f s, cpu %.2f s\n",
+                  c.channel, c.io_engine.c_str(), static_cast<unsigned long long>(c.files),
+                  util::format_bytes(c.bytes_read).c_str(), c.elapsed_s, c.read_busy_s,
+                  c.write_busy_s, c.wait_s, c.cpu_s);
+    s += buf;
+  }
+  for (const auto& e : errors) s += "error: " + e + "\n";
+  return s;
+}
+
+}  // namespace stripeback::engine

@@ -1,0 +1,55 @@
+// A restore job: picks from the catalog the backed-up files to bring back, loads the index
+// of every piece that holds them, and restores the files in parallel channels. Each file is
+// written under a temporary name beside its final place, verified frame by frame and as a
+// whole, synced, given its size, mode, owner and mtime, and only then renamed into place.
+// Nothing is created outside the target directory and nothing is overwritten unless forced.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "engine/backup_channel.h"
+#include "engine/stats.h"
+#include "stripeback/result.h"
+
+namespace stripeback::engine {
+
+struct RestoreOptions {
+  std::string target;                // files go to target + original absolute path
+  std::optional<uint64_t> backup_id;  // restore from this backup only
+  std::optional<std::string> tag;     // or from the newest complete backup with this tag
+  std::vector<std::string> paths;     // limit to these original files or directories
+  uint32_t channels = kDefaultChannels;
+  bool force = false;                 // replace existing files
+  ChannelConfig channel;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct RestoreSummary {
+  std::string status;  // "complete" or "failed"
+  std::vector<std::string> errors;
+  uint64_t files = 0;
+  uint64_t bytes = 0;           // file bytes restored
+  uint64_t piece_bytes_read = 0;
+  double elapsed_s = 0;
+  std::vector<uint64_t> backups_used;
+  std::vector<ChannelStats> channels;
+
+  std::string to_json() const;
+  std::string to_text() const;
+};
+
+// Errors found before anything is written (nothing matches, a target exists without
+// force, an unusable backup id, an unsafe path) come back as the Result's error
+// (invalid_argument, not_found or exists). Failures while restoring are in the summary.
+Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Catalog& cat);
+
+// Joins `target` and an absolute original path, refusing paths that could leave `target`
+// ("..", ".", empty components, relative paths, NUL bytes).
+Result<std::vector<std::string>> safe_components(const std::string& original);
+
+}  // namespace stripeback::engine

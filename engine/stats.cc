@@ -1,0 +1,68 @@
+#include "engine/stats.h"
+
+#include <time.h>
+
+namespace stripeback::engine {
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+BusyClock::BusyClock() : start_(Clock::now()), last_(start_), cpu_start_(thread_cpu_seconds()) {}
+
+void BusyClock::mark(bool reading, bool writing, bool waiting, ChannelStats& s) {
+  auto now = Clock::now();
+  double d = std::chrono::duration<double>(now - last_).count();
+  last_ = now;
+  if (reading) s.read_busy_s += d;
+  if (writing) s.write_busy_s += d;
+  if (waiting) s.wait_s += d;
+}
+
+void BusyClock::finish(ChannelStats& s) {
+  s.elapsed_s = std::chrono::duration<double>(Clock::now() - start_).count();
+  s.cpu_s = thread_cpu_seconds() - cpu_start_;
+}
+
+void ChannelStats::to_json(util::JsonWriter& w) const {
+  w.begin_object();
+  w.kv("channel", channel);
+  w.kv("io_engine", io_engine);
+  w.kv("direct_source", direct_source);
+  w.kv("direct_sink", direct_sink);
+  w.kv("files", files);
+  w.kv("bytes_read", bytes_read);
+  w.kv("bytes_written", bytes_written);
+  w.kv("frames", frames);
+  w.kv("zero_frames", zero_frames);
+  w.kv("reads", reads);
+  w.kv("writes", writes);
+  w.kv("pieces", pieces);
+  w.kv("elapsed_s", elapsed_s);
+  w.kv("read_busy_s", read_busy_s);
+  w.kv("write_busy_s", write_busy_s);
+  w.kv("wait_s", wait_s);
+  w.kv("cpu_s", cpu_s);
+  w.end_object();
+}
+
+std::string verdict(const std::vector<ChannelStats>& channels) {
+  double elapsed = 0, rd = 0, wr = 0, cpu = 0;
+  for (const auto& c : channels) {
+    elapsed += c.elapsed_s;
+    rd += c.read_busy_s;
+    wr += c.write_busy_s;
+    cpu += c.cpu_s;
+  }
+  if (elapsed <= 0) return "none";
+  // The stage busy for the largest share of the channels' time is the one to look at.
+  double r = rd / elapsed, w = wr / elapsed, c = cpu / elapsed;
+  if (c > 0.8 && c >= r && c >= w) return "cpu";
+  if (r > 0.8 && r >= w) return "read";
+  if (w > 0.8 && w >= r) return "write";
+  return "balanced";
+}
+
+}  // namespace stripeback::engine

@@ -1,0 +1,55 @@
+// Per-channel statistics: where the time went. Each channel thread owns its ChannelStats
+// and publishes it when it ends; nothing here is shared while a job runs.
+//
+// Times are wall-clock seconds on the channel's thread:
+//   read_busy   some read was in flight
+//   write_busy  some write (or sync) was in flight
+//   wait        the thread was blocked waiting for a completion (neither CPU nor submit)
+//   cpu         CPU time the thread used (checksums, framing, system calls)
+// read_busy and write_busy overlap when reads and writes run together, which is the goal.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/json.h"
+
+namespace stripeback::engine {
+
+struct ChannelStats {
+  uint32_t channel = 0;
+  std::string io_engine;  // "io_uring" or "sync"
+  bool direct_source = false, direct_sink = false;
+  uint64_t files = 0;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint64_t frames = 0, zero_frames = 0;
+  uint64_t reads = 0, writes = 0;
+  uint32_t pieces = 0;
+  double elapsed_s = 0, read_busy_s = 0, write_busy_s = 0, wait_s = 0, cpu_s = 0;
+
+  void to_json(util::JsonWriter& w) const;
+};
+
+// Accumulates busy and wait time from a series of marks on one thread.
+class BusyClock {
+ public:
+  using Clock = std::chrono::steady_clock;
+  BusyClock();
+  // Attributes the time since the last mark to the states that held during it.
+  void mark(bool reading, bool writing, bool waiting, ChannelStats& s);
+  void finish(ChannelStats& s);  // sets elapsed and cpu
+
+ private:
+  Clock::time_point start_, last_;
+  double cpu_start_;
+};
+
+double thread_cpu_seconds();
+
+// What bounded a job, from its channel stats: "read", "write", "cpu" or "balanced".
+std::string verdict(const std::vector<ChannelStats>& channels);
+
+}  // namespace stripeback::engine
