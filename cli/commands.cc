@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -58,6 +59,19 @@ Result<engine::ChannelConfig> channel_config(const CommonFlags& c) {
                 "--buffer-size must be a multiple of 4 KiB between 4 KiB and 64 MiB");
   cfg.direct = c.no_direct ? io::Direct::no : io::Direct::yes;
   return cfg;
+}
+
+struct Totals {
+  uint64_t files = 0, bytes = 0;
+};
+Totals totals(const catalog::Backup& b) {
+  Totals t;
+  for (const auto& f : b.files)
+    if (S_ISREG(f.mode)) {
+      ++t.files;
+      t.bytes += f.size;
+    }
+  return t;
 }
 
 std::string format_time(int64_t ns) {
@@ -139,16 +153,15 @@ int run_list_cmd(const CommonFlags& c) {
     w.kv("catalog", (*cat)->dir());
     w.begin_array("backups");
     for (const auto& b : backups) {
-      uint64_t bytes = 0;
-      for (const auto& f : b.files) bytes += f.size;
+      Totals t = totals(b);
       w.begin_object();
       w.kv("id", b.id);
       w.kv("tag", b.begin.tag);
       w.kv("start_time", format_time(b.begin.start_time_ns));
       w.kv("start_time_ns", b.begin.start_time_ns);
       w.kv("status", b.status_name());
-      w.kv("files", static_cast<uint64_t>(b.files.size()));
-      w.kv("bytes", bytes);
+      w.kv("files", t.files);
+      w.kv("bytes", t.bytes);
       w.kv("pieces", static_cast<uint64_t>(b.pieces.size()));
       w.kv("destination", b.begin.destination);
       if (b.ended && !b.end.message.empty()) w.kv("message", b.end.message);
@@ -162,12 +175,12 @@ int run_list_cmd(const CommonFlags& c) {
   std::printf("%6s  %-16s %-19s  %-10s %7s %12s %6s\n", "ID", "TAG", "STARTED", "STATUS",
               "FILES", "BYTES", "PIECES");
   for (const auto& b : backups) {
-    uint64_t bytes = 0;
-    for (const auto& f : b.files) bytes += f.size;
-    std::printf("%6llu  %-16s %-19s  %-10s %7zu %12s %6zu\n",
+    Totals t = totals(b);
+    std::printf("%6llu  %-16s %-19s  %-10s %7llu %12s %6zu\n",
                 static_cast<unsigned long long>(b.id), b.begin.tag.empty() ? "-" : b.begin.tag.c_str(),
                 format_time(b.begin.start_time_ns).c_str(), b.status_name().c_str(),
-                b.files.size(), util::format_bytes(bytes).c_str(), b.pieces.size());
+                static_cast<unsigned long long>(t.files), util::format_bytes(t.bytes).c_str(),
+                b.pieces.size());
   }
   if (backups.empty()) std::printf("(no backups in %s)\n", (*cat)->dir().c_str());
   return kExitOk;

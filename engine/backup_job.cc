@@ -104,7 +104,12 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     if (!o.status && sum.error.empty()) sum.error = o.status.error().what;
   }
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  sum.status = sum.error.empty() ? "complete" : "failed";
+  if (sum.error.empty() && !plan.dirs.empty()) {
+    std::vector<catalog::FileRecord> dirs;
+    for (const auto& d : plan.dirs)
+      dirs.push_back({d.path, 0, d.mode, d.mtime_ns, d.uid, d.gid, {}, {}});
+    if (auto r = cat.add_files(id, dirs); !r) sum.error = r.error().what;
+  }
 
   catalog::BackupEnd end;
   end.status = sum.error.empty() ? catalog::BackupStatus::complete : catalog::BackupStatus::failed;
@@ -114,6 +119,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   end.bytes_written = sum.bytes_written;
   end.pieces = sum.pieces;
   end.message = sum.error;
+  sum.status = sum.error.empty() ? "complete" : "failed";
   if (auto r = cat.end_backup(id, end); !r) {
     sum.status = "failed";
     sum.error = r.error().what;

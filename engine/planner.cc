@@ -42,7 +42,9 @@ class Walker {
     plan_.files.push_back(task_from(path, st));
   }
 
-  void walk_dir(const std::string& dir) {
+  void walk_dir(const std::string& dir, const struct stat& dst) {
+    if (!seen_.insert(dir).second) return;
+    plan_.dirs.push_back(task_from(dir, dst));
     std::error_code ec;
     fs::directory_iterator it(dir, fs::directory_options::none, ec);
     if (ec) {
@@ -63,7 +65,7 @@ class Walker {
         continue;
       }
       if (S_ISREG(st.st_mode)) add_file(child, st);
-      else if (S_ISDIR(st.st_mode)) walk_dir(child);
+      else if (S_ISDIR(st.st_mode)) walk_dir(child, st);
       else plan_.skipped.push_back({child, kind_of(st.st_mode)});
     }
   }
@@ -96,7 +98,7 @@ Result<Plan> make_plan(const std::vector<std::string>& sources) {
     if (::stat(path.c_str(), &st) != 0)
       return sys_error(errno, "backup source '" + src + "' is not usable");
     if (S_ISREG(st.st_mode)) walker.add_file(path, st);
-    else if (S_ISDIR(st.st_mode)) walker.walk_dir(path);
+    else if (S_ISDIR(st.st_mode)) walker.walk_dir(path, st);
     else
       return fail(Errc::invalid_argument, "backup source '" + src + "' is a " +
                                               kind_of(st.st_mode) +

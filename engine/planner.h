@@ -29,6 +29,7 @@ struct SkippedEntry {
 
 struct Plan {
   std::vector<FileTask> files;  // largest first; ties by path
+  std::vector<FileTask> dirs;   // directories walked (their mode, owner and mtime are kept)
   std::vector<SkippedEntry> skipped;
   uint64_t total_bytes = 0;
 };

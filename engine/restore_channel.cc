@@ -230,6 +230,27 @@ class FileRestore {
 
 }  // namespace
 
+Result<void> restore_dir_attributes(int target_fd, const std::string& shown_prefix,
+                                    const catalog::FileRecord& d, bool set_owner) {
+  std::string shown = shown_prefix + d.path;
+  SB_ASSIGN(auto comps, safe_components(d.path));
+  comps.push_back(".");  // open_parent creates and opens every component before the last
+  SB_ASSIGN(io::UniqueFd dir, open_parent(target_fd, comps, shown));
+  if (set_owner && ::fchown(dir.get(), d.uid, d.gid) != 0)
+    return sys_error(errno, "unable to set the owner of '" + shown + "'");
+  if (::fchmod(dir.get(), static_cast<mode_t>(d.mode & 07777)) != 0)
+    return sys_error(errno, "unable to set the mode of '" + shown + "'");
+  timespec ts[2];
+  ts[0].tv_sec = 0;
+  ts[0].tv_nsec = UTIME_OMIT;
+  ts[1].tv_sec = d.mtime_ns / 1000000000;
+  ts[1].tv_nsec = d.mtime_ns % 1000000000;
+  if (::futimens(dir.get(), ts) != 0)
+    return sys_error(errno, "unable to set the modification time of '" + shown + "'");
+  if (::fsync(dir.get()) != 0) return sys_error(errno, "unable to sync '" + shown + "'");
+  return ok();
+}
+
 RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) {
   RestoreOutcome out;
   out.stats.channel = channel;

@@ -42,4 +42,9 @@ struct RestoreOutcome {
 
 RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel);
 
+// Creates the directory `d.path` under the target (if missing) and gives it the recorded
+// mode, mtime and, with `set_owner`, owner. Never follows symbolic links.
+Result<void> restore_dir_attributes(int target_fd, const std::string& shown_prefix,
+                                    const catalog::FileRecord& d, bool set_owner);
+
 }  // namespace stripeback::engine

@@ -108,8 +108,13 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   std::string prefix = target == "/" ? "" : target;
   // Check every destination before writing anything.
   std::vector<std::string> existing;
+  std::vector<const catalog::FileRecord*> dirs;
   for (const auto& c : choices) {
     SB_TRY(safe_components(c.file->path));
+    if (S_ISDIR(c.file->mode)) {
+      dirs.push_back(c.file);
+      continue;
+    }
     struct stat st;
     if (!opts.force && ::lstat((prefix + c.file->path).c_str(), &st) == 0)
       existing.push_back(prefix + c.file->path);
@@ -131,6 +136,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   std::vector<RestoreItem> items;
   std::set<uint64_t> used;
   for (const auto& c : choices) {
+    if (S_ISDIR(c.file->mode)) continue;
     if (c.file->pieces.empty()) {
       sum.errors.push_back("catalog names no piece for '" + c.file->path + "'");
       continue;
@@ -192,6 +198,14 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     sum.piece_bytes_read += o.stats.bytes_read;
     for (auto& e : o.errors) sum.errors.push_back(e);
   }
+  // Directories last, deepest first: adding files changes a directory's mtime.
+  std::sort(dirs.begin(), dirs.end(), [](const auto* a, const auto* b) {
+    return a->path.size() != b->path.size() ? a->path.size() > b->path.size() : a->path < b->path;
+  });
+  if (!(opts.cancel && opts.cancel->load()))
+    for (const auto* d : dirs)
+      if (auto r = restore_dir_attributes(root.get(), prefix, *d, ctx.set_owner); !r)
+        sum.errors.push_back(r.error().what);
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sum.status = sum.errors.empty() ? "complete" : "failed";
   return sum;
