@@ -1,7 +1,8 @@
 // Catalog: the flat, append-only record log that says which backups exist, which pieces
 // hold them and which files each holds. Lives in its own directory, apart from the media.
 //
-// On disk (docs/catalog-format.md): `<dir>/catalog.log`, a sequence of records, each
+// On disk (docs/catalog-format.md): `<dir>/catalog.log`, a 24-byte file header followed by
+// a sequence of records, each
 //   magic u32 | length u32 | crc32c u32 | sequence u64 | type u16 | flags u16 | payload
 // and `<dir>/lock`, the flock(2) that lets several processes share one catalog: exclusive
 // for an append (held for the append only), shared while loading.
@@ -13,6 +14,8 @@
 // append a torn tail is cut off (its bytes saved beside the log for inspection).
 //
 // Thread safety: every method may be called from any thread (an internal mutex).
+// Processes: each process opens its own Catalog. Do not use one across fork(): a flock
+// belongs to the open file, so parent and child would not exclude each other.
 #pragma once
 
 #include <array>
@@ -29,7 +32,7 @@ namespace stripeback::catalog {
 using Digest = std::array<uint8_t, 16>;
 
 enum class BackupStatus : uint8_t {
-  running = 0,   // no end record (still running, or the job died: see Backup::status())
+  running = 0,   // no end record yet; never written (see Backup::status_name())
   complete = 1,
   failed = 2,
   partial = 3,
@@ -83,8 +86,9 @@ struct Backup {
   std::vector<PieceRecord> pieces;
   std::vector<FileRecord> files;
 
-  // complete only if ended with status complete and every announced piece is recorded;
-  // "damaged" when complete was claimed but piece records are missing.
+  // "incomplete" without an end record (still running, or the job died: the log cannot
+  // tell), else "failed", "partial", "complete", or "damaged" when complete was claimed
+  // but fewer piece records than end.pieces are present.
   std::string status_name() const;
   bool usable() const;  // complete and not damaged
 };
@@ -99,9 +103,12 @@ enum class Create : bool { no, yes };
 
 class Catalog {
  public:
-  // Opens (and with Create::yes creates) the catalog in `dir` and loads it. Errors:
-  // invalid_argument when the directory cannot be used (not a directory, no permission),
-  // naming the directory and the cause.
+  // Opens (and with Create::yes creates: mkdir -p with mode 0700, the lock file and the
+  // log with its header) the catalog in `dir` and loads it. Errors: invalid_argument when
+  // the directory cannot be used (not a directory, no permission), naming the directory
+  // and the cause; not_found with Create::no when the directory or its catalog.log is
+  // missing; corrupt when catalog.log is not a catalog, unsupported for a newer format.
+  // Damaged records are not errors: see warnings().
   static Result<std::unique_ptr<Catalog>> open(const std::string& dir, Create create);
   ~Catalog();
 
@@ -109,10 +116,15 @@ class Catalog {
   // Re-reads records appended since the last load (by this or another process).
   Result<void> refresh();
   std::vector<Backup> backups() const;               // snapshot, in id order
-  std::vector<LoadWarning> warnings() const;
+  std::vector<LoadWarning> warnings() const;  // in the order found; a torn tail last
 
-  // Each append is durable (written and fdatasync'ed) when it returns.
-  Result<uint64_t> begin_backup(const BackupBegin& begin);  // returns the new backup id
+  // Each append first reads what other processes appended, is durable (written and
+  // fdatasync'ed) when it returns, and on failure truncates the log back to where it was.
+  // Errors: not_found for an unknown backup id, invalid_argument for a backup that has
+  // ended or a field too long to store, exists for a piece name already recorded.
+  // Returns the new backup id: one more than any id in the log (ids start at 1).
+  Result<uint64_t> begin_backup(const BackupBegin& begin);
+  // Files too many for one record are carried on by Files records in the same write.
   Result<void> add_piece(uint64_t backup_id, const PieceRecord& piece,
                          const std::vector<FileRecord>& files);
   Result<void> add_files(uint64_t backup_id, const std::vector<FileRecord>& files);

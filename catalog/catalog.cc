@@ -1,0 +1,289 @@
+// Catalog: ties the framing (record_log), the payloads and the model to the files, under
+// the flock that serialises processes and the mutex that serialises threads.
+#include "catalog/catalog.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <functional>
+#include <optional>
+
+#include "catalog/file_ops.h"
+#include "catalog/model.h"
+#include "catalog/payload.h"
+#include "catalog/record_log.h"
+
+namespace stripeback::catalog {
+namespace {
+
+Error unusable_dir(int err, const std::string& dir) {
+  Error e = sys_error(err, "unable to use catalog directory '" + dir + "'");
+  e.code = Errc::invalid_argument;
+  return e;
+}
+
+Result<void> prepare_dir(const std::string& dir, Create create) {
+  if (dir.empty()) return fail(Errc::invalid_argument, "catalog directory name is empty");
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    int err = errno;
+    if (err != ENOENT) return unusable_dir(err, dir);
+    if (create == Create::no) {
+      return fail(Errc::not_found, "catalog directory '" + dir + "' does not exist");
+    }
+    auto made = make_dirs(dir, 0700);
+    if (!made) {
+      Error e = made.error();
+      if (e.code == Errc::not_found) e.code = Errc::invalid_argument;  // e.g. ENOTDIR
+      return e;
+    }
+    return ok();
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return fail(Errc::invalid_argument, "catalog directory '" + dir + "' is not a directory");
+  }
+  if (::access(dir.c_str(), R_OK | W_OK | X_OK) != 0) return unusable_dir(errno, dir);
+  return ok();
+}
+
+}  // namespace
+
+struct Catalog::State {
+  std::string dir, log_path, lock_path;
+  Fd lock_fd, log_fd;
+  Model model;
+  uint64_t end = kFileHeaderSize;  // offset just past the records read so far
+  uint64_t last_sequence = 0;
+  std::optional<LoadWarning> tail;  // torn tail found by the last read, not yet cut
+
+  Result<void> init_header(bool may_write);
+  Result<void> catch_up();
+  Result<void> cut_tail();
+  Result<uint64_t> write_records(const std::vector<EncodedRecord>& records);
+  // Under the exclusive lock: catch up, let `prepare` (which sees the current model)
+  // produce the records, cut a torn tail, write. Returns the offset written at.
+  Result<uint64_t> append(const std::function<Result<std::vector<EncodedRecord>>()>& prepare);
+};
+
+// Called with the lock held (exclusively when `may_write`).
+Result<void> Catalog::State::init_header(bool may_write) {
+  SB_ASSIGN(uint64_t size, file_size(log_fd.get(), log_path));
+  SB_ASSIGN(auto head,
+            read_range(log_fd.get(), 0, std::min<uint64_t>(size, kFileHeaderSize), log_path));
+  // A log shorter than its header is a creation that was interrupted: finish it.
+  if (may_write && head.size() < kFileHeaderSize && is_header_prefix(head)) {
+    head = encode_file_header();
+    SB_TRY(write_at(log_fd.get(), 0, head, log_path, "catalog file header"));
+    SB_TRY(sync_data(log_fd.get(), log_path));
+    SB_TRY(sync_dir(dir));
+  }
+  return check_file_header(head, log_path);
+}
+
+Result<void> Catalog::State::catch_up() {
+  SB_ASSIGN(uint64_t size, file_size(log_fd.get(), log_path));
+  if (size < end) {
+    // Appenders cut only bytes past the last valid record, never ones we have read: the
+    // log was truncated by something else. Start over rather than trust the old picture.
+    uint64_t had = end;
+    model.clear();
+    end = kFileHeaderSize;
+    last_sequence = 0;
+    model.warn({size, 0,
+                "'" + log_path + "' shrank from " + std::to_string(had) + " to " +
+                    std::to_string(size) + " bytes; reloaded"});
+    if (size < kFileHeaderSize) {
+      return fail(Errc::corrupt, "'" + log_path + "' was cut short to " + std::to_string(size) +
+                                     " bytes, below its file header");
+    }
+  }
+  tail.reset();
+  if (size <= end) return ok();
+  SB_ASSIGN(auto bytes, read_range(log_fd.get(), end, size - end, log_path));
+  ScanResult scan = scan_records(bytes, end, last_sequence);
+  // Interleave the scanner's warnings with the model's, so warnings() is in file order.
+  size_t w = 0;
+  for (const Frame& f : scan.frames) {
+    while (w < scan.warnings.size() && scan.warnings[w].offset <= f.offset) {
+      model.warn(std::move(scan.warnings[w++]));
+    }
+    model.apply(f);
+  }
+  for (; w < scan.warnings.size(); ++w) model.warn(std::move(scan.warnings[w]));
+  end = scan.end;
+  last_sequence = scan.last_sequence;
+  tail = std::move(scan.torn_tail);
+  return ok();
+}
+
+Result<void> Catalog::State::cut_tail() {
+  if (!tail) return ok();
+  SB_ASSIGN(auto bytes, read_range(log_fd.get(), tail->offset, tail->length, log_path));
+  auto now = std::chrono::duration_cast<std::chrono::seconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  std::string name = std::string(kLogName) + ".torn-" + std::to_string(now.count()) + "-" +
+                     std::to_string(tail->offset);
+  // Saved (and synced) before the truncation, so a crash in between loses nothing.
+  SB_ASSIGN(std::string saved, save_new_file(dir, name, bytes));
+  SB_TRY(truncate_to(log_fd.get(), tail->offset, log_path));
+  SB_TRY(sync_data(log_fd.get(), log_path));
+  LoadWarning cut{tail->offset, tail->length,
+                  "cut " + std::to_string(tail->length) + " bytes of torn tail at offset " +
+                      std::to_string(tail->offset) + " off the log before appending; saved to '" +
+                      saved + "'"};
+  model.warn(std::move(*tail));
+  model.warn(std::move(cut));
+  tail.reset();
+  return ok();
+}
+
+Result<uint64_t> Catalog::State::write_records(const std::vector<EncodedRecord>& records) {
+  std::vector<uint8_t> buf;
+  uint64_t seq = last_sequence;
+  for (const auto& r : records) append_frame(buf, ++seq, r.type, r.payload);
+  const uint64_t at = end;
+  // Whatever part of the write reached the file must go, so no partial record remains;
+  // if even that fails, the next append finds the remains as a torn tail and cuts them.
+  auto undo = [&](Error e) -> Error {
+    auto t = truncate_to(log_fd.get(), at, log_path);
+    if (!t) e.what += " (then " + t.error().what + ")";
+    return e;
+  };
+  if (auto w = write_at(log_fd.get(), at, buf, log_path, "catalog record"); !w) {
+    return undo(w.error());
+  }
+  if (auto s = sync_data(log_fd.get(), log_path); !s) return undo(s.error());
+  end = at + buf.size();
+  last_sequence = seq;
+  return at;
+}
+
+Result<uint64_t> Catalog::State::append(
+    const std::function<Result<std::vector<EncodedRecord>>()>& prepare) {
+  SB_ASSIGN(FileLock lock, FileLock::acquire(lock_fd.get(), LOCK_EX, lock_path));
+  SB_TRY(catch_up());
+  SB_ASSIGN(auto records, prepare());
+  if (records.empty()) return end;
+  SB_TRY(cut_tail());
+  return write_records(records);
+}
+
+Result<std::unique_ptr<Catalog>> Catalog::open(const std::string& dir, Create create) {
+  SB_TRY(prepare_dir(dir, create));
+  std::unique_ptr<Catalog> c(new Catalog());
+  c->dir_ = dir;
+  c->state_ = std::make_unique<State>();
+  State& s = *c->state_;
+  s.dir = dir;
+  s.log_path = dir + "/" + std::string(kLogName);
+  s.lock_path = dir + "/" + std::string(kLockName);
+
+  struct stat st {};
+  bool present = ::stat(s.log_path.c_str(), &st) == 0;
+  if (!present) {
+    if (errno != ENOENT) return sys_error(errno, "unable to stat '" + s.log_path + "'");
+    if (create == Create::no) {
+      return fail(Errc::not_found, "catalog log '" + s.log_path + "' does not exist");
+    }
+  }
+  SB_ASSIGN(s.lock_fd, open_file(s.lock_path, O_RDWR | O_CREAT, 0600, "catalog lock"));
+  // The header never shrinks once written, so only a missing or short log needs the
+  // exclusive lock (to write it); everything else loads under the shared one.
+  bool init = !present || static_cast<uint64_t>(st.st_size) < kFileHeaderSize;
+  SB_ASSIGN(FileLock lock,
+            FileLock::acquire(s.lock_fd.get(), init ? LOCK_EX : LOCK_SH, s.lock_path));
+  SB_ASSIGN(s.log_fd, open_file(s.log_path, O_RDWR | (init ? O_CREAT : 0), 0600, "catalog log"));
+  SB_TRY(s.init_header(init));
+  SB_TRY(s.catch_up());
+  return c;
+}
+
+Catalog::~Catalog() = default;
+
+Result<void> Catalog::refresh() {
+  std::lock_guard<std::mutex> g(mu_);
+  SB_ASSIGN(FileLock lock, FileLock::acquire(state_->lock_fd.get(), LOCK_SH, state_->lock_path));
+  return state_->catch_up();
+}
+
+std::vector<Backup> Catalog::backups() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return state_->model.snapshot();
+}
+
+std::vector<LoadWarning> Catalog::warnings() const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<LoadWarning> out = state_->model.warnings();
+  if (state_->tail) out.push_back(*state_->tail);
+  return out;
+}
+
+Result<uint64_t> Catalog::begin_backup(const BackupBegin& begin) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  uint64_t id = 0;
+  // The id is chosen under the exclusive lock, after reading every record written so far,
+  // so two processes can never hand out the same one.
+  SB_ASSIGN(uint64_t at, s.append([&]() -> Result<std::vector<EncodedRecord>> {
+    id = s.model.next_id();
+    SB_ASSIGN(auto rec, encode_begin(id, begin));
+    return std::vector<EncodedRecord>{std::move(rec)};
+  }));
+  s.model.add_begin(id, begin, at);
+  return id;
+}
+
+Result<void> Catalog::add_piece(uint64_t backup_id, const PieceRecord& piece,
+                                const std::vector<FileRecord>& files) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  SB_ASSIGN(auto records, encode_piece(backup_id, piece, files));
+  SB_ASSIGN(uint64_t at, s.append([&]() -> Result<std::vector<EncodedRecord>> {
+    SB_TRY(s.model.check_open(backup_id));
+    if (s.model.has_piece(backup_id, piece.name)) {
+      return fail(Errc::exists, "piece '" + piece.name + "' is already recorded for backup " +
+                                    std::to_string(backup_id));
+    }
+    return std::move(records);
+  }));
+  s.model.add_piece(backup_id, piece, files, at);
+  return ok();
+}
+
+Result<void> Catalog::add_files(uint64_t backup_id, const std::vector<FileRecord>& files) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  std::vector<EncodedRecord> records;
+  if (!files.empty()) {
+    SB_ASSIGN(records, encode_files(backup_id, files));
+  }
+  SB_ASSIGN(uint64_t at, s.append([&]() -> Result<std::vector<EncodedRecord>> {
+    SB_TRY(s.model.check_open(backup_id));
+    return std::move(records);
+  }));
+  if (!files.empty()) s.model.add_files(backup_id, files, at);
+  return ok();
+}
+
+Result<void> Catalog::end_backup(uint64_t backup_id, const BackupEnd& end) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  if (end.status == BackupStatus::running) {
+    return fail(Errc::invalid_argument,
+                "backup " + std::to_string(backup_id) + " cannot end with status running");
+  }
+  SB_ASSIGN(auto rec, encode_end(backup_id, end));
+  SB_ASSIGN(uint64_t at, s.append([&]() -> Result<std::vector<EncodedRecord>> {
+    SB_TRY(s.model.check_open(backup_id));
+    return std::vector<EncodedRecord>{std::move(rec)};
+  }));
+  s.model.add_end(backup_id, end, at);
+  return ok();
+}
+
+}  // namespace stripeback::catalog

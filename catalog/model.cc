@@ -1,0 +1,142 @@
+#include "catalog/model.h"
+
+#include <utility>
+
+#include "catalog/payload.h"
+
+namespace stripeback::catalog {
+
+std::string Backup::status_name() const {
+  // No end record: the job is still running or died; the log cannot tell which, and a
+  // listing must not call a dead job "running".
+  if (!ended) return "incomplete";
+  switch (end.status) {
+    case BackupStatus::complete:
+      return pieces.size() < end.pieces ? "damaged" : "complete";
+    case BackupStatus::failed:
+      return "failed";
+    case BackupStatus::partial:
+      return "partial";
+    case BackupStatus::running:
+      break;
+  }
+  return "incomplete";
+}
+
+bool Backup::usable() const {
+  return ended && end.status == BackupStatus::complete && pieces.size() >= end.pieces;
+}
+
+void Model::apply(const Frame& f) {
+  auto bad = [&](const Error& e) {
+    warn({f.offset, f.size,
+          std::string("malformed ") + record_type_name(f.type) + " record (sequence " +
+              std::to_string(f.sequence) + "): " + e.what + "; ignored"});
+  };
+  switch (static_cast<RecordType>(f.type)) {
+    case RecordType::backup_begin: {
+      auto p = decode_begin(f.payload);
+      if (!p) return bad(p.error());
+      return add_begin(p->backup_id, p->begin, f.offset);
+    }
+    case RecordType::piece: {
+      auto p = decode_piece(f.payload);
+      if (!p) return bad(p.error());
+      return add_piece(p->backup_id, p->piece, p->files, f.offset);
+    }
+    case RecordType::files: {
+      auto p = decode_files(f.payload);
+      if (!p) return bad(p.error());
+      return add_files(p->backup_id, p->files, f.offset);
+    }
+    case RecordType::backup_end: {
+      auto p = decode_end(f.payload);
+      if (!p) return bad(p.error());
+      return add_end(p->backup_id, p->end, f.offset);
+    }
+  }
+  warn({f.offset, f.size,
+        "record of unknown type " + std::to_string(f.type) + " (sequence " +
+            std::to_string(f.sequence) + ", written by a newer version?); ignored"});
+}
+
+void Model::add_begin(uint64_t id, const BackupBegin& begin, uint64_t offset) {
+  if (id > max_id_) max_id_ = id;
+  if (id == 0 || backups_.count(id) != 0) {
+    warn({offset, 0, "second begin record for backup " + std::to_string(id) + "; ignored"});
+    return;
+  }
+  Backup& b = backups_[id];
+  b.id = id;
+  b.begin = begin;
+}
+
+Backup* Model::target(uint64_t id, const char* record, uint64_t offset) {
+  // Even an orphan record reserves its id: a later backup must not inherit its pieces.
+  if (id > max_id_) max_id_ = id;
+  auto it = backups_.find(id);
+  if (it == backups_.end()) {
+    warn({offset, 0,
+          std::string(record) + " record for unknown backup " + std::to_string(id) + "; ignored"});
+    return nullptr;
+  }
+  if (it->second.ended) {
+    warn({offset, 0,
+          std::string(record) + " record for backup " + std::to_string(id) +
+              " after its end record; ignored"});
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void Model::add_piece(uint64_t id, const PieceRecord& piece, const std::vector<FileRecord>& files,
+                      uint64_t offset) {
+  Backup* b = target(id, "piece", offset);
+  if (!b) return;
+  if (!piece_names_[id].insert(piece.name).second) {
+    warn({offset, 0,
+          "second record of piece '" + piece.name + "' for backup " + std::to_string(id) +
+              "; ignored"});
+    return;
+  }
+  b->pieces.push_back(piece);
+  b->files.insert(b->files.end(), files.begin(), files.end());
+}
+
+void Model::add_files(uint64_t id, const std::vector<FileRecord>& files, uint64_t offset) {
+  Backup* b = target(id, "files", offset);
+  if (b) b->files.insert(b->files.end(), files.begin(), files.end());
+}
+
+void Model::add_end(uint64_t id, const BackupEnd& end, uint64_t offset) {
+  Backup* b = target(id, "backup end", offset);
+  if (!b) return;
+  b->ended = true;
+  b->end = end;
+}
+
+Result<void> Model::check_open(uint64_t id) const {
+  auto it = backups_.find(id);
+  if (it == backups_.end()) {
+    return fail(Errc::not_found, "backup " + std::to_string(id) + " is not in the catalog");
+  }
+  if (it->second.ended) {
+    return fail(Errc::invalid_argument, "backup " + std::to_string(id) + " has already ended (" +
+                                            it->second.status_name() + ")");
+  }
+  return ok();
+}
+
+bool Model::has_piece(uint64_t id, const std::string& name) const {
+  auto it = piece_names_.find(id);
+  return it != piece_names_.end() && it->second.count(name) != 0;
+}
+
+std::vector<Backup> Model::snapshot() const {
+  std::vector<Backup> out;
+  out.reserve(backups_.size());
+  for (const auto& [id, b] : backups_) out.push_back(b);  // std::map: already in id order
+  return out;
+}
+
+}  // namespace stripeback::catalog

@@ -1,0 +1,52 @@
+// The in-memory picture of the catalog built from its records, in log order. Pure: no
+// I/O, no locking (Catalog holds its mutex around every call).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "catalog/record_log.h"
+#include "stripeback/result.h"
+
+namespace stripeback::catalog {
+
+class Model {
+ public:
+  // Applies a valid frame read from the log. A payload that does not decode, an unknown
+  // record type or a record that does not fit the model (unknown backup, after its end)
+  // is ignored with a warning.
+  void apply(const Frame& frame);
+
+  // The same transitions for records this process has just written at `offset`.
+  void add_begin(uint64_t id, const BackupBegin& begin, uint64_t offset);
+  void add_piece(uint64_t id, const PieceRecord& piece, const std::vector<FileRecord>& files,
+                 uint64_t offset);
+  void add_files(uint64_t id, const std::vector<FileRecord>& files, uint64_t offset);
+  void add_end(uint64_t id, const BackupEnd& end, uint64_t offset);
+
+  // For writers: not_found for an unknown backup, invalid_argument for an ended one.
+  Result<void> check_open(uint64_t id) const;
+  bool has_piece(uint64_t id, const std::string& name) const;
+  // Greater than every backup id any readable record mentions.
+  uint64_t next_id() const { return max_id_ + 1; }
+
+  void warn(LoadWarning w) { warnings_.push_back(std::move(w)); }
+  const std::vector<LoadWarning>& warnings() const { return warnings_; }
+  std::vector<Backup> snapshot() const;
+  void clear() { *this = Model(); }
+
+ private:
+  // The backup a record for `id` may change, or null (with a warning) if there is none.
+  Backup* target(uint64_t id, const char* record, uint64_t offset);
+
+  std::map<uint64_t, Backup> backups_;
+  std::map<uint64_t, std::set<std::string>> piece_names_;
+  uint64_t max_id_ = 0;
+  std::vector<LoadWarning> warnings_;
+};
+
+}  // namespace stripeback::catalog

@@ -1,0 +1,59 @@
+// The payloads of the four record types (docs/catalog-format.md). Each payload starts with
+// a version byte; fields are only ever appended, so a reader decodes the fields it knows
+// and ignores trailing bytes of a newer version. File and piece entries inside a payload
+// carry their own length for the same reason.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "catalog/record_log.h"
+#include "stripeback/result.h"
+
+namespace stripeback::catalog {
+
+inline constexpr uint8_t kPayloadVersion = 1;
+// Strings longer than this are refused by the writer (ByteReader's default bound).
+inline constexpr size_t kMaxString = 1u << 20;
+
+struct EncodedRecord {
+  RecordType type;
+  std::vector<uint8_t> payload;
+};
+
+// Writers. Errors (invalid_argument) for a field too long to be stored. A piece with more
+// files than fit one payload becomes a Piece record followed by Files records.
+Result<EncodedRecord> encode_begin(uint64_t backup_id, const BackupBegin& begin);
+Result<std::vector<EncodedRecord>> encode_piece(uint64_t backup_id, const PieceRecord& piece,
+                                                const std::vector<FileRecord>& files);
+Result<std::vector<EncodedRecord>> encode_files(uint64_t backup_id,
+                                                const std::vector<FileRecord>& files);
+Result<EncodedRecord> encode_end(uint64_t backup_id, const BackupEnd& end);
+
+struct BeginPayload {
+  uint64_t backup_id = 0;
+  BackupBegin begin;
+};
+struct PiecePayload {
+  uint64_t backup_id = 0;
+  PieceRecord piece;
+  std::vector<FileRecord> files;
+};
+struct FilesPayload {
+  uint64_t backup_id = 0;
+  std::vector<FileRecord> files;
+};
+struct EndPayload {
+  uint64_t backup_id = 0;
+  BackupEnd end;
+};
+
+// Readers: Errc::corrupt with the reason when the payload does not decode.
+Result<BeginPayload> decode_begin(std::span<const uint8_t> payload);
+Result<PiecePayload> decode_piece(std::span<const uint8_t> payload);
+Result<FilesPayload> decode_files(std::span<const uint8_t> payload);
+Result<EndPayload> decode_end(std::span<const uint8_t> payload);
+
+}  // namespace stripeback::catalog

@@ -1,0 +1,78 @@
+// The framing of catalog.log (docs/catalog-format.md): the file header, the record frame,
+// and the scanner that splits a byte range into valid frames, skipping and reporting
+// anything that is not one. Knows nothing about what the payloads mean.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "stripeback/result.h"
+
+namespace stripeback::catalog {
+
+inline constexpr std::string_view kLogName = "catalog.log";
+inline constexpr std::string_view kLockName = "lock";
+
+// File header: magic (18 bytes) | format version u16 | crc32c u32 over the first 20 bytes.
+inline constexpr std::string_view kFileMagic = "STRIPEBACK-CATALOG";
+inline constexpr uint16_t kFormatVersion = 1;
+inline constexpr size_t kFileHeaderSize = 24;
+
+// Record frame: magic u32 | length u32 | crc32c u32 | sequence u64 | type u16 | flags u16,
+// then `length` payload bytes. The magic's bytes in the file spell "SBC1".
+inline constexpr uint32_t kRecordMagic = 0x31434253;
+inline constexpr size_t kFrameHeaderSize = 24;
+// Bounds the damage a corrupt length can do (and the resync work); larger logical records
+// are split by the writer.
+inline constexpr uint32_t kMaxPayload = 16u << 20;
+
+enum class RecordType : uint16_t {
+  backup_begin = 1,
+  piece = 2,
+  files = 3,
+  backup_end = 4,
+};
+const char* record_type_name(uint16_t type);
+
+std::vector<uint8_t> encode_file_header();
+// Whether `bytes` (a file shorter than a header) could be an interrupted header write.
+bool is_header_prefix(std::span<const uint8_t> bytes);
+// Checks the header at the start of `bytes`: corrupt if it is not a catalog, unsupported if
+// the format version is newer than this build reads.
+Result<void> check_file_header(std::span<const uint8_t> bytes, const std::string& path);
+
+// crc32c over length, sequence, type, flags and payload: everything but magic and crc.
+uint32_t frame_crc(uint32_t length, std::span<const uint8_t> seq_type_flags_payload);
+// Appends one framed record to `out`.
+void append_frame(std::vector<uint8_t>& out, uint64_t sequence, RecordType type,
+                  std::span<const uint8_t> payload);
+
+struct Frame {
+  uint64_t offset = 0;  // in the file
+  uint64_t size = 0;    // header + payload
+  uint64_t sequence = 0;
+  uint16_t type = 0;
+  uint16_t flags = 0;
+  std::span<const uint8_t> payload;  // points into the scanned buffer
+};
+
+struct ScanResult {
+  std::vector<Frame> frames;          // valid, with strictly increasing sequence numbers
+  std::vector<LoadWarning> warnings;  // skipped regions and records, in file order
+  uint64_t end = 0;  // file offset after the last frame or skipped region before a frame
+  uint64_t last_sequence = 0;
+  // Bytes from `end` to the end of the buffer that hold no valid record: a torn tail.
+  std::optional<LoadWarning> torn_tail;
+};
+
+// Scans `bytes`, which start at file offset `base`; records must have a sequence greater
+// than `last_sequence` (that of the last record already read).
+ScanResult scan_records(std::span<const uint8_t> bytes, uint64_t base, uint64_t last_sequence);
+
+}  // namespace stripeback::catalog

@@ -1,0 +1,160 @@
+#include "engine/piece_format.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace stripeback::engine {
+namespace {
+
+std::vector<std::byte> block() { return std::vector<std::byte>(kBlock); }
+std::span<std::byte, kBlock> span_of(std::vector<std::byte>& b) {
+  return std::span<std::byte, kBlock>(b.data(), kBlock);
+}
+
+TEST(PieceFormat, HeaderRoundTrip) {
+  PieceHeader h;
+  h.backup_id = 42;
+  h.channel = 3;
+  h.piece_number = 7;
+  h.created_ns = 1234567890123;
+  h.name = "sb42-c3-p7.sbp";
+  auto b = block();
+  encode_piece_header(h, span_of(b));
+  auto d = decode_piece_header(b);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  EXPECT_EQ(d->backup_id, 42u);
+  EXPECT_EQ(d->channel, 3u);
+  EXPECT_EQ(d->piece_number, 7u);
+  EXPECT_EQ(d->created_ns, 1234567890123);
+  EXPECT_EQ(d->name, h.name);
+}
+
+TEST(PieceFormat, HeaderDetectsDamage) {
+  PieceHeader h;
+  h.name = "x";
+  auto b = block();
+  encode_piece_header(h, span_of(b));
+  b[20] ^= std::byte{0x01};
+  auto d = decode_piece_header(b);
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().code, Errc::corrupt);
+  EXPECT_NE(d.error().what.find("checksum"), std::string::npos);
+  auto z = block();
+  auto e = decode_piece_header(z);
+  ASSERT_FALSE(e.has_value());
+  EXPECT_NE(e.error().what.find("not a stripeback piece"), std::string::npos);
+}
+
+TEST(PieceFormat, HeaderRejectsNewerVersion) {
+  PieceHeader h;
+  h.version = 2;
+  auto b = block();
+  encode_piece_header(h, span_of(b));
+  auto d = decode_piece_header(b);
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().code, Errc::unsupported);
+  EXPECT_NE(d.error().what.find("version 2"), std::string::npos);
+}
+
+TEST(PieceFormat, FrameHeaderRoundTripAndEveryBitMatters) {
+  FrameHeader h;
+  h.type = FrameType::data;
+  h.file_id = 5;
+  h.sequence = 99;
+  h.offset = 1ull << 40;
+  h.raw_len = 1 << 20;
+  h.stored_len = 1 << 20;
+  h.stored_crc = 0xdeadbeef;
+  for (size_t i = 0; i < 16; ++i) h.raw_digest[i] = static_cast<uint8_t>(i * 7);
+  auto b = block();
+  encode_frame_header(h, span_of(b));
+  auto d = decode_frame_header(b);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  EXPECT_EQ(d->file_id, 5u);
+  EXPECT_EQ(d->sequence, 99u);
+  EXPECT_EQ(d->offset, 1ull << 40);
+  EXPECT_EQ(d->stored_crc, 0xdeadbeefu);
+  EXPECT_EQ(d->raw_digest, h.raw_digest);
+  for (size_t bit = 0; bit < kFrameHeaderSize * 8; ++bit) {
+    auto c = b;
+    c[bit / 8] ^= std::byte(1u << (bit % 8));
+    EXPECT_FALSE(decode_frame_header(c).has_value()) << "bit " << bit << " went unnoticed";
+  }
+}
+
+TEST(PieceFormat, FooterRoundTripAndDamage) {
+  Footer f{8192 * 5, 17, 0x12345678};
+  auto b = block();
+  encode_footer(f, span_of(b));
+  auto d = decode_footer(b);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->trailer_offset, 8192u * 5);
+  EXPECT_EQ(d->frames, 17u);
+  EXPECT_EQ(d->piece_crc, 0x12345678u);
+  b[9] ^= std::byte{0x40};
+  EXPECT_FALSE(decode_footer(b).has_value());
+}
+
+TEST(PieceFormat, TrailerRoundTrip) {
+  Trailer t;
+  FileMeta m;
+  m.file_id = 0;
+  m.path = "/data/users01.dbf";
+  m.size = 3 * (1 << 20) + 5;
+  m.mode = 0100640;
+  m.mtime_ns = 1700000000123456789;
+  m.uid = 54321;
+  m.gid = 54322;
+  m.digest[0] = 9;
+  t.files.push_back(m);
+  t.extents.push_back({{0, 1 << 20, 4096, 1 << 20, FrameType::data, {}},
+                       {1 << 20, 1 << 20, 4096 * 258, 0, FrameType::zero, {}}});
+  auto bytes = encode_trailer(t);
+  auto d = decode_trailer(bytes);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  ASSERT_EQ(d->files.size(), 1u);
+  EXPECT_EQ(d->files[0].path, m.path);
+  EXPECT_EQ(d->files[0].mtime_ns, m.mtime_ns);
+  EXPECT_EQ(d->files[0].uid, 54321u);
+  ASSERT_EQ(d->extents[0].size(), 2u);
+  EXPECT_EQ(d->extents[0][1].type, FrameType::zero);
+  EXPECT_EQ(d->extents[0][1].frame_offset, 4096u * 258);
+  // A truncated trailer is refused, never half-read.
+  for (size_t cut : {size_t{0}, size_t{1}, bytes.size() / 2, bytes.size() - 1}) {
+    std::vector<uint8_t> t2(bytes.begin(), bytes.begin() + static_cast<long>(cut));
+    EXPECT_FALSE(decode_trailer(t2).has_value()) << "cut at " << cut;
+  }
+}
+
+TEST(PieceFormat, FileMetaRoundTrip) {
+  FileMeta m;
+  m.file_id = 12;
+  m.path = std::string(5000, 'p');
+  m.size = 77;
+  auto d = decode_file_meta(encode_file_meta(m));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->path, m.path);
+  EXPECT_EQ(d->file_id, 12u);
+}
+
+TEST(PieceFormat, AllZero) {
+  std::vector<std::byte> b(1 << 20);
+  EXPECT_TRUE(all_zero(b.data(), b.size()));
+  EXPECT_TRUE(all_zero(b.data(), 13));
+  b.back() = std::byte{1};
+  EXPECT_FALSE(all_zero(b.data(), b.size()));
+  EXPECT_TRUE(all_zero(b.data(), b.size() - 1));
+  b[3] = std::byte{1};
+  EXPECT_FALSE(all_zero(b.data(), 5));
+}
+
+TEST(PieceFormat, AlignUp) {
+  EXPECT_EQ(align_up(0), 0u);
+  EXPECT_EQ(align_up(1), 4096u);
+  EXPECT_EQ(align_up(4096), 4096u);
+  EXPECT_EQ(align_up(4097), 8192u);
+}
+
+}  // namespace
+}  // namespace stripeback::engine
