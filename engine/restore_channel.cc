@@ -39,6 +39,23 @@ Result<io::UniqueFd> open_parent(int root, const std::vector<std::string>& comps
   return dir;
 }
 
+// Owner (when asked), permission bits and mtime, in that order: chown clears set-id bits.
+Result<void> set_attributes(int fd, const catalog::FileRecord& f, bool set_owner,
+                            const std::string& shown) {
+  if (set_owner && ::fchown(fd, f.uid, f.gid) != 0)
+    return sys_error(errno, "unable to set the owner of '" + shown + "'");
+  if (::fchmod(fd, static_cast<mode_t>(f.mode & 07777)) != 0)
+    return sys_error(errno, "unable to set the mode of '" + shown + "'");
+  timespec ts[2];
+  ts[0].tv_sec = 0;
+  ts[0].tv_nsec = UTIME_OMIT;
+  ts[1].tv_sec = f.mtime_ns / 1000000000;
+  ts[1].tv_nsec = f.mtime_ns % 1000000000;
+  if (::futimens(fd, ts) != 0)
+    return sys_error(errno, "unable to set the modification time of '" + shown + "'");
+  return ok();
+}
+
 struct Slot {
   const Extent* extent = nullptr;
   bool writing = false;
@@ -189,17 +206,7 @@ class FileRestore {
     if (::ftruncate(fd, static_cast<off_t>(f.size)) != 0)
       return sys_error(errno, "unable to set the size of '" + shown_ + "'");
     if (::fdatasync(fd) != 0) return sys_error(errno, "unable to sync '" + shown_ + "'");
-    if (ctx_.set_owner && ::fchown(fd, f.uid, f.gid) != 0)
-      return sys_error(errno, "unable to set the owner of '" + shown_ + "'");
-    if (::fchmod(fd, static_cast<mode_t>(f.mode & 07777)) != 0)
-      return sys_error(errno, "unable to set the mode of '" + shown_ + "'");
-    timespec ts[2];
-    ts[0].tv_sec = 0;
-    ts[0].tv_nsec = UTIME_OMIT;
-    ts[1].tv_sec = f.mtime_ns / 1000000000;
-    ts[1].tv_nsec = f.mtime_ns % 1000000000;
-    if (::futimens(fd, ts) != 0)
-      return sys_error(errno, "unable to set the modification time of '" + shown_ + "'");
+    SB_TRY(set_attributes(fd, f, ctx_.set_owner, shown_));
     if (::fsync(fd) != 0) return sys_error(errno, "unable to sync '" + shown_ + "'");
     out_.reset();
     unsigned flags = ctx_.force ? 0 : RENAME_NOREPLACE;
@@ -236,17 +243,7 @@ Result<void> restore_dir_attributes(int target_fd, const std::string& shown_pref
   SB_ASSIGN(auto comps, safe_components(d.path));
   comps.push_back(".");  // open_parent creates and opens every component before the last
   SB_ASSIGN(io::UniqueFd dir, open_parent(target_fd, comps, shown));
-  if (set_owner && ::fchown(dir.get(), d.uid, d.gid) != 0)
-    return sys_error(errno, "unable to set the owner of '" + shown + "'");
-  if (::fchmod(dir.get(), static_cast<mode_t>(d.mode & 07777)) != 0)
-    return sys_error(errno, "unable to set the mode of '" + shown + "'");
-  timespec ts[2];
-  ts[0].tv_sec = 0;
-  ts[0].tv_nsec = UTIME_OMIT;
-  ts[1].tv_sec = d.mtime_ns / 1000000000;
-  ts[1].tv_nsec = d.mtime_ns % 1000000000;
-  if (::futimens(dir.get(), ts) != 0)
-    return sys_error(errno, "unable to set the modification time of '" + shown + "'");
+  SB_TRY(set_attributes(dir.get(), d, set_owner, shown));
   if (::fsync(dir.get()) != 0) return sys_error(errno, "unable to sync '" + shown + "'");
   return ok();
 }
