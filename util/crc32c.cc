@@ -30,14 +30,13 @@ uint32_t extend_table(uint32_t crc, const uint8_t* p, size_t len) {
 }
 
 #if defined(__x86_64__)
-// One 8-byte step per instruction: about 8 GB/s on current x86, well above device speed.
-__attribute__((target("sse4.2"))) uint32_t extend_hw(uint32_t crc, const uint8_t* p,
-                                                     size_t len) {
-  uint64_t c = ~crc & 0xffffffffu;
-  while (len && (reinterpret_cast<uintptr_t>(p) & 7)) {
-    c = _mm_crc32_u8(static_cast<uint32_t>(c), *p++);
-    --len;
-  }
+// The crc32 instruction has a latency of 3 cycles and a throughput of 1: three independent
+// streams over adjacent chunks keep it busy. The raw CRC state (without the inversions) is
+// linear, so the streams are joined with a "shift over kChunk zero bytes" operator,
+// precomputed as four 256-entry tables.
+constexpr size_t kChunk = 4096;
+
+__attribute__((target("sse4.2"))) uint64_t hw_run(uint64_t c, const uint8_t* p, size_t len) {
   while (len >= 8) {
     uint64_t v;
     std::memcpy(&v, p, 8);
@@ -46,7 +45,55 @@ __attribute__((target("sse4.2"))) uint32_t extend_hw(uint32_t crc, const uint8_t
     len -= 8;
   }
   while (len--) c = _mm_crc32_u8(static_cast<uint32_t>(c), *p++);
-  return ~static_cast<uint32_t>(c);
+  return c;
+}
+
+struct ShiftTables {
+  uint32_t t[4][256];
+};
+
+__attribute__((target("sse4.2"))) ShiftTables make_shift_tables() {
+  static const uint8_t zeros[kChunk] = {};
+  uint32_t basis[32];
+  for (int i = 0; i < 32; ++i)
+    basis[i] = static_cast<uint32_t>(hw_run(uint64_t{1} << i, zeros, kChunk));
+  ShiftTables st{};
+  for (int k = 0; k < 4; ++k)
+    for (uint32_t b = 0; b < 256; ++b) {
+      uint32_t v = 0;
+      for (int bit = 0; bit < 8; ++bit)
+        if (b & (1u << bit)) v ^= basis[8 * k + bit];
+      st.t[k][b] = v;
+    }
+  return st;
+}
+
+uint32_t shift_chunk(const ShiftTables& st, uint32_t c) {
+  return st.t[0][c & 0xff] ^ st.t[1][(c >> 8) & 0xff] ^ st.t[2][(c >> 16) & 0xff] ^
+         st.t[3][c >> 24];
+}
+
+__attribute__((target("sse4.2"))) uint32_t extend_hw(uint32_t crc, const uint8_t* p,
+                                                     size_t len) {
+  static const ShiftTables st = make_shift_tables();
+  uint64_t c = ~crc & 0xffffffffu;
+  while (len >= 3 * kChunk) {
+    uint64_t a = c, b = 0, d = 0;
+    for (size_t i = 0; i < kChunk; i += 8) {
+      uint64_t va, vb, vd;
+      std::memcpy(&va, p + i, 8);
+      std::memcpy(&vb, p + kChunk + i, 8);
+      std::memcpy(&vd, p + 2 * kChunk + i, 8);
+      a = _mm_crc32_u64(a, va);
+      b = _mm_crc32_u64(b, vb);
+      d = _mm_crc32_u64(d, vd);
+    }
+    uint32_t ab = shift_chunk(st, static_cast<uint32_t>(a)) ^ static_cast<uint32_t>(b);
+    c = shift_chunk(st, ab) ^ static_cast<uint32_t>(d);
+    p += 3 * kChunk;
+    len -= 3 * kChunk;
+  }
+  return ~static_cast<uint32_t>(hw_run(c, p, len));
 }
 
 bool have_sse42() {

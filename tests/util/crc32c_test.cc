@@ -30,5 +30,28 @@ TEST(Crc32c, ExtendEqualsWhole) {
   }
 }
 
+// Lengths around the three-stream chunking (3 x 4096) against a bit-at-a-time reference.
+TEST(Crc32c, MatchesReferenceAcrossChunkBoundaries) {
+  auto reference = [](const uint8_t* p, size_t n) {
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; ++i) {
+      c ^= p[i];
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+    }
+    return ~c;
+  };
+  std::vector<uint8_t> data(3 * 4096 * 3 + 77);
+  uint32_t x = 12345;
+  for (auto& b : data) {
+    x = x * 1103515245u + 12345u;
+    b = static_cast<uint8_t>(x >> 16);
+  }
+  for (size_t n : {0ul, 12287ul, 12288ul, 12289ul, 24576ul, 30000ul, data.size()}) {
+    EXPECT_EQ(crc32c(data.data(), n), reference(data.data(), n)) << "length " << n;
+    EXPECT_EQ(crc32c(data.data() + 3, n - (n ? 3 : 0)), reference(data.data() + 3, n - (n ? 3 : 0)))
+        << "unaligned, length " << n;
+  }
+}
+
 }  // namespace
 }  // namespace stripeback::util
