@@ -36,7 +36,7 @@ struct OpenedFile {
 };
 
 // Opens for reading; with Direct::yes tries O_DIRECT first and falls back to buffered I/O
-// where the file system refuses it (logging one line per file system the first time).
+// where the file system refuses it (logging one line, the first time in the process).
 Result<OpenedFile> open_read(const std::string& path, Direct want);
 // Creates a new file (O_EXCL: never replaces anything) for writing, O_DIRECT if possible.
 Result<OpenedFile> create_exclusive(const std::string& path, mode_t mode, Direct want);

@@ -8,9 +8,10 @@
 //     old kernel) or forced with STRIPEBACK_IO=sync; it performs each op inside submit()
 //     and queues the completion.
 // Both resubmit the remainder of a short transfer and retry -EAGAIN/-EINTR, the way
-// liburing's examples do; a read that returns 0 bytes (end of file) completes with what it
-// has. A completion's `result` is the total bytes transferred, or the error (with the
-// errno translated once, here).
+// liburing's examples do (giving up after 1000 retries in a row without progress, so a
+// non-blocking fd cannot spin forever); a read that returns 0 bytes (end of file) completes
+// with what it has. A completion's `result` is the total bytes transferred, or the error
+// (with the errno translated once, here).
 #pragma once
 
 #include <chrono>
@@ -51,7 +52,8 @@ class IoEngine {
   // completions. Ops beyond the free queue depth are held and submitted as slots free up.
   virtual Result<void> submit(std::span<const IoOp> ops) = 0;
   // Fills `out` with up to out.size() completions. Waits until at least `min_complete`
-  // are available or `until` passes. Returns how many were written.
+  // are available or `until` passes; min_complete is capped at out.size() and in_flight(),
+  // so nothing is waited for that was never submitted. Returns how many were written.
   virtual size_t reap(std::span<IoCompletion> out, size_t min_complete,
                       Clock::time_point until) = 0;
   // Ops submitted whose completions were not reaped yet.
@@ -59,7 +61,7 @@ class IoEngine {
 };
 
 struct EngineOptions {
-  unsigned queue_depth = 64;
+  unsigned queue_depth = 64;  // 1..4096: ops the kernel holds at once; more wait in a FIFO
 };
 
 // Creates an io_uring engine, or the sync fallback when io_uring cannot be set up or
