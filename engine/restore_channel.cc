@@ -106,9 +106,9 @@ class FileRestore {
                                      item_->file.path + "' the catalog describes");
     uint64_t expect = 0;
     for (const Extent& e : extents) {
-      if (e.file_offset != expect || e.raw_len > pool_.data_size())
+      if (e.file_offset != expect || align_up(e.stored_len) > pool_.data_size())
         return fail(Errc::corrupt, "piece '" + pr.path() + "' index for '" + item_->file.path +
-                                       "' has a gap or overlap at offset " +
+                                       "' has a gap, an overlap or an oversized frame at offset " +
                                        std::to_string(expect));
       expect += e.raw_len;
     }

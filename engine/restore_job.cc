@@ -174,6 +174,12 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     return a.file.size != b.file.size ? a.file.size > b.file.size : a.file.path < b.file.path;
   });
 
+  // Buffers must hold the largest frame the pieces hold, whatever buffer size the backup used.
+  ChannelConfig config = opts.channel;
+  for (const auto& it : items)
+    for (const Extent& e : it.piece->trailer().extents[static_cast<size_t>(it.piece_file_id)])
+      config.buffer_size = std::max<size_t>(config.buffer_size, align_up(e.raw_len));
+
   std::atomic<size_t> next{0};
   RestoreContext ctx;
   ctx.target_fd = root.get();
@@ -183,7 +189,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   ctx.items = &items;
   ctx.next = &next;
   ctx.cancel = opts.cancel;
-  ctx.config = opts.channel;
+  ctx.config = config;
   uint32_t nch = std::max<uint32_t>(1, std::min<uint32_t>(opts.channels,
                                                           static_cast<uint32_t>(items.size())));
   std::vector<RestoreOutcome> outs(nch);
