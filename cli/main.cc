@@ -109,6 +109,16 @@ int main(int argc, char** argv) {
   demo->add_option("--size", df.size, "approximate total size")->default_val("300M");
   demo->add_option("--seed", df.seed, "random seed (same seed, same data)")->default_val(1);
 
+  // Name an unknown command rather than CLI11's "a subcommand is required".
+  bool known = false;
+  for (const auto* sub : app.get_subcommands({})) known = known || (argc > 1 && sub->get_name() == argv[1]);
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    std::fprintf(stderr,
+                 "stripeback: unknown command '%s' (expected backup, restore, list or "
+                 "demo-data; see --help)\n",
+                 argv[1]);
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

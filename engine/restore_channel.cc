@@ -117,6 +117,8 @@ class FileRestore {
                                      "' covers " + std::to_string(expect) + " of " +
                                      std::to_string(meta.size) + " bytes");
     SB_TRY(open_temp());
+    stats_.direct_source = stats_.direct_source || pr.direct();
+    stats_.direct_sink = stats_.direct_sink || direct_;
     SB_TRY(pump(extents));
     util::DigestCombiner comb;
     for (const Extent& e : extents) comb.add(e.file_offset, e.raw_len, e.raw_digest);
