@@ -46,6 +46,7 @@ class BackupChannel {
 
   ChannelOutcome run() {
     auto st = run_loop();
+    if (!st && ctx_.abort && st.error().code != Errc::cancelled) ctx_.abort->store(true);
     drain();
     if (st && piece_) st = close_piece();
     if (!st && piece_) piece_->abandon();
@@ -70,6 +71,8 @@ class BackupChannel {
     std::vector<io::IoCompletion> comps(64);
     while (true) {
       if (ctx_.cancel && ctx_.cancel->load()) return fail(Errc::cancelled, "backup cancelled");
+      if (ctx_.abort && ctx_.abort->load())
+        return fail(Errc::cancelled, "stopped because another channel failed");
       SB_TRY(issue_reads());
       if (engine_->in_flight() == 0 && queue_done_) return ok();
       clock_.mark(reads_out_ > 0, writes_out_ > 0, false, out_.stats);

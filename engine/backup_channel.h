@@ -34,6 +34,8 @@ struct BackupContext {
   WorkQueue* queue = nullptr;
   catalog::Catalog* catalog = nullptr;
   const std::atomic<bool>* cancel = nullptr;
+  // Set by the first channel that fails, so the others stop instead of filling the medium.
+  std::atomic<bool>* abort = nullptr;
   ChannelConfig config;
 };
 

@@ -83,6 +83,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   ctx.queue = &queue;
   ctx.catalog = &cat;
   ctx.cancel = opts.cancel;
+  std::atomic<bool> abort{false};
+  ctx.abort = &abort;
   ctx.config = opts.channel;
 
   std::vector<ChannelOutcome> outcomes(opts.channels);
@@ -93,6 +95,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
 
   BackupSummary sum;
   sum.backup_id = id;
+  bool first_is_secondary = false;  // the error kept so far only echoes another channel's
   sum.skipped = plan.skipped;
   for (auto& o : outcomes) {
     sum.channels.push_back(o.stats);
@@ -101,7 +104,10 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     sum.bytes_written += o.stats.bytes_written;
     sum.pieces += static_cast<uint32_t>(o.pieces.size());
     for (auto& w : o.warnings) sum.warnings.push_back(w);
-    if (!o.status && sum.error.empty()) sum.error = o.status.error().what;
+    if (!o.status && (sum.error.empty() || first_is_secondary)) {
+      first_is_secondary = o.status.error().code == Errc::cancelled && abort.load();
+      sum.error = o.status.error().what;
+    }
   }
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (sum.error.empty() && !plan.dirs.empty()) {
