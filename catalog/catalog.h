@@ -88,9 +88,10 @@ struct Backup {
 
   // "incomplete" without an end record (still running, or the job died: the log cannot
   // tell), else "failed", "partial", "complete", or "damaged" when complete was claimed
-  // but fewer piece records than end.pieces are present.
+  // (or partial) was claimed but fewer piece records than end.pieces are present.
   std::string status_name() const;
-  bool usable() const;  // complete and not damaged
+  // Restorable: complete or partial (its recorded files are whole), and not damaged.
+  bool usable() const;
 };
 
 struct LoadWarning {

@@ -16,7 +16,7 @@ std::string Backup::status_name() const {
     case BackupStatus::failed:
       return "failed";
     case BackupStatus::partial:
-      return "partial";
+      return pieces.size() < end.pieces ? "damaged" : "partial";
     case BackupStatus::running:
       break;
   }
@@ -24,7 +24,9 @@ std::string Backup::status_name() const {
 }
 
 bool Backup::usable() const {
-  return ended && end.status == BackupStatus::complete && pieces.size() >= end.pieces;
+  return ended &&
+         (end.status == BackupStatus::complete || end.status == BackupStatus::partial) &&
+         pieces.size() >= end.pieces;
 }
 
 void Model::apply(const Frame& f) {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -50,15 +51,43 @@ Result<std::unique_ptr<catalog::Catalog>> open_catalog(const CommonFlags& c, cat
   return cat;
 }
 
-Result<engine::ChannelConfig> channel_config(const CommonFlags& c) {
-  engine::ChannelConfig cfg;
-  cfg.buffers = c.buffers;
-  SB_ASSIGN(cfg.buffer_size, util::parse_size(c.buffer_size));
-  if (cfg.buffer_size < 4096 || cfg.buffer_size % 4096 != 0 || cfg.buffer_size > (64u << 20))
+Result<std::optional<size_t>> buffer_size_of(const CommonFlags& c) {
+  if (!c.buffer_size) return std::optional<size_t>();
+  SB_ASSIGN(uint64_t v, util::parse_size(*c.buffer_size));
+  if (v < 4096 || v % 4096 != 0 || v > (64u << 20))
     return fail(Errc::invalid_argument,
                 "--buffer-size must be a multiple of 4 KiB between 4 KiB and 64 MiB");
+  return std::optional<size_t>(v);
+}
+
+Result<engine::ChannelConfig> channel_config(const CommonFlags& c) {
+  engine::ChannelConfig cfg;
+  if (c.buffers) cfg.buffers = *c.buffers;
+  SB_ASSIGN(auto size, buffer_size_of(c));
+  if (size) cfg.buffer_size = *size;
   cfg.direct = c.no_direct ? io::Direct::no : io::Direct::yes;
   return cfg;
+}
+
+// A size flag: empty means not given (0).
+Result<uint64_t> size_flag(const std::string& text, const char* flag) {
+  if (text.empty()) return uint64_t{0};
+  auto v = util::parse_size(text);
+  if (!v) return v.error().wrap(flag);
+  if (*v == 0) return fail(Errc::invalid_argument, std::string(flag) + " must be above zero");
+  return *v;
+}
+
+// HH:MM or HH:MM:SS.
+Result<std::chrono::seconds> parse_duration(const std::string& text) {
+  unsigned h = 0, m = 0, sec = 0;
+  char tail = 0;
+  int n = std::sscanf(text.c_str(), "%u:%u:%u%c", &h, &m, &sec, &tail);
+  if ((n != 2 && n != 3) || m > 59 || sec > 59 ||
+      text.find_first_not_of("0123456789:") != std::string::npos)
+    return fail(Errc::invalid_argument,
+                "invalid --duration '" + text + "': expected HH:MM or HH:MM:SS");
+  return std::chrono::seconds(h * 3600 + m * 60 + sec);
 }
 
 struct Totals {
@@ -104,12 +133,40 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   o.channels = f.channels;
   o.channel = *cfg;
   o.cancel = &cancel;
+  if (c.buffers) o.buffers = *c.buffers;
+  auto bsize = buffer_size_of(c);
+  if (!bsize) return report(bsize.error());
+  o.buffer_size = *bsize;
+  o.files_per_set = f.files_per_set;
+  o.channel.max_open_files = f.max_open_files;
+  auto piece = size_flag(f.max_piece_size, "--max-piece-size");
+  auto section = size_flag(f.section_size, "--section-size");
+  auto rate = size_flag(f.rate, "--rate");
+  auto job_rate = size_flag(f.job_rate, "--job-rate");
+  for (const auto* r : {&piece, &section, &rate, &job_rate})
+    if (!*r) return report(r->error());
+  o.channel.max_piece_size = *piece;
+  o.section_size = *section;
+  o.channel.rate = static_cast<double>(*rate);
+  o.job_rate = static_cast<double>(*job_rate);
+  if (!f.duration.empty()) {
+    auto d = parse_duration(f.duration);
+    if (!d) return report(d.error());
+    o.duration = *d;
+  }
+  o.partial = f.partial;
+  o.minimize_load = f.minimize_load;
   auto sum = engine::run_backup(o, **cat);
   if (!sum) return report(sum.error());
   for (const auto& s : sum->skipped) spdlog::warn("skipped '{}': {}", s.path, s.why);
   for (const auto& w : sum->warnings) spdlog::warn("{}", w);
   if (c.json) std::printf("%s\n", sum->to_json().c_str());
   else std::fputs(sum->to_text().c_str(), stdout);
+  if (sum->status == "partial") {
+    std::fprintf(stderr, "stripeback: backup %llu is partial: %s\n",
+                 static_cast<unsigned long long>(sum->backup_id), sum->error.c_str());
+    return kExitPartial;
+  }
   if (sum->status != "complete") {
     std::fprintf(stderr, "stripeback: backup %llu failed: %s\n",
                  static_cast<unsigned long long>(sum->backup_id), sum->error.c_str());

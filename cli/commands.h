@@ -13,12 +13,13 @@ namespace stripeback::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitPartial = 3;  // backup --partial stopped at its deadline
 
 struct CommonFlags {
   std::string catalog;  // empty: the default location
   bool json = false;
-  unsigned buffers = 16;
-  std::string buffer_size = "1M";
+  std::optional<unsigned> buffers;
+  std::optional<std::string> buffer_size;
   bool no_direct = false;
 };
 
@@ -27,6 +28,15 @@ struct BackupFlags {
   std::string to;
   std::string tag;
   unsigned channels = 2;
+  unsigned files_per_set = 64;
+  unsigned max_open_files = 8;
+  std::string max_piece_size;
+  std::string section_size;
+  std::string rate;
+  std::string job_rate;
+  std::string duration;
+  bool partial = false;
+  bool minimize_load = false;
 };
 
 struct RestoreFlags {

@@ -33,12 +33,12 @@ void add_common(CLI::App* app, stripeback::cli::CommonFlags& c) {
 }
 
 void add_io(CLI::App* app, stripeback::cli::CommonFlags& c) {
-  app->add_option("--buffers", c.buffers, "I/O buffers per channel")
-      ->default_val(16)
+  app->add_option("--buffers", c.buffers,
+                  "I/O buffers per channel (default: 16, or by the multiplexing rule)")
       ->check(CLI::Range(2, 4096));
   app->add_option("--buffer-size", c.buffer_size,
-                  "size of each I/O buffer, a multiple of 4K (e.g. 1M)")
-      ->default_val("1M");
+                  "size of each I/O buffer, a multiple of 4K (default: 1M, or by the "
+                  "multiplexing rule)");
   app->add_flag("--no-direct", c.no_direct,
                 "use buffered I/O instead of O_DIRECT for files and pieces");
 }
@@ -76,6 +76,33 @@ int main(int argc, char** argv) {
       ->default_val(stripeback::engine::kDefaultChannels)
       ->check(CLI::Range(1, 256));
   backup->add_option("--tag", bf.tag, "a tag to find this backup by");
+  backup->add_option("--files-per-set", bf.files_per_set,
+                     "files per backup set; a channel multiplexes the files of one set")
+      ->default_val(64)
+      ->check(CLI::Range(1, 1000000));
+  backup->add_option("--max-open-files", bf.max_open_files,
+                     "files a channel reads at once, interleaving their blocks in one piece "
+                     "(the multiplexing level)")
+      ->default_val(8)
+      ->check(CLI::Range(1, 256));
+  backup->add_option("--max-piece-size", bf.max_piece_size,
+                     "start a new piece before one would pass this size (e.g. 4G)");
+  backup->add_option("--section-size", bf.section_size,
+                     "split files larger than this into sections that channels back up in "
+                     "parallel (e.g. 256M)");
+  backup->add_option("--rate", bf.rate,
+                     "most bytes per second each channel reads (e.g. 100M)");
+  backup->add_option("--job-rate", bf.job_rate,
+                     "most bytes per second the whole job reads (e.g. 200M)");
+  backup->add_option("--duration", bf.duration,
+                     "longest time the backup may run, HH:MM or HH:MM:SS; at the end it stops "
+                     "(failed, or partial with --partial)");
+  backup->add_flag("--partial", bf.partial,
+                   "with --duration: keep and record what finished by the deadline (exit code "
+                   "3); files backed up least recently go first");
+  backup->add_flag("--minimize-load", bf.minimize_load,
+                   "with --duration: pace the backup to end just inside the window instead "
+                   "of running at full speed");
   add_common(backup, common);
   add_io(backup, common);
 

@@ -6,6 +6,8 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <set>
+#include <thread>
 
 #include "engine/piece_writer.h"
 #include "io/buffer_pool.h"
@@ -16,23 +18,33 @@ namespace stripeback::engine {
 namespace {
 
 constexpr uint64_t kMetaTag = 1ull << 40;
+constexpr auto kIdleWait = std::chrono::milliseconds(200);
 
 int64_t mtime_ns_of(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
+struct OpenPiece {
+  std::unique_ptr<PieceWriter> writer;
+  uint32_t number = 0;
+  uint32_t writes_out = 0;
+  bool closing = false;
+  std::map<std::string, uint32_t> file_ids;  // path -> id in this piece
+};
+
 struct Source {
-  const FileTask* task = nullptr;
+  const WorkUnit* unit = nullptr;
   io::OpenedFile file;
-  uint32_t file_id = 0;
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
-  uint64_t next_offset = 0;
-  uint32_t ops_out = 0;  // reads, frame writes and its FILE frame write in flight
+  uint64_t next = 0, end = 0;  // file offsets still to read
+  uint32_t ops_out = 0;        // reads and frame writes in flight
+  FileMeta meta;
+  UnitDone done;
+  std::set<std::string> pieces;
 };
 
 struct Slot {
   Source* src = nullptr;
+  OpenPiece* piece = nullptr;
   uint64_t offset = 0;
   uint32_t want = 0;  // bytes of file data expected
   bool writing = false;
@@ -40,7 +52,9 @@ struct Slot {
 
 class BackupChannel {
  public:
-  BackupChannel(const BackupContext& ctx, uint32_t channel) : ctx_(ctx), channel_(channel) {
+  BackupChannel(const BackupContext& ctx, uint32_t channel)
+      : ctx_(ctx), channel_(channel), bucket_(ctx.config.rate,
+                                              static_cast<double>(ctx.config.buffer_size)) {
     out_.stats.channel = channel;
   }
 
@@ -48,8 +62,10 @@ class BackupChannel {
     auto st = run_loop();
     if (!st && ctx_.abort && st.error().code != Errc::cancelled) ctx_.abort->store(true);
     drain();
-    if (st && piece_) st = close_piece();
-    if (!st && piece_) piece_->abandon();
+    if (st) st = close_pieces(/*all=*/true);
+    if (!st)
+      for (auto& p : pieces_)
+        if (p->writer) p->writer->abandon();
     clock_.finish(out_.stats);
     out_.status = st;
     return std::move(out_);
@@ -66,6 +82,10 @@ class BackupChannel {
     return ok();
   }
 
+  bool past_deadline() const {
+    return ctx_.deadline && std::chrono::steady_clock::now() >= *ctx_.deadline;
+  }
+
   Result<void> run_loop() {
     SB_TRY(setup());
     std::vector<io::IoCompletion> comps(64);
@@ -73,139 +93,226 @@ class BackupChannel {
       if (ctx_.cancel && ctx_.cancel->load()) return fail(Errc::cancelled, "backup cancelled");
       if (ctx_.abort && ctx_.abort->load())
         return fail(Errc::cancelled, "stopped because another channel failed");
-      SB_TRY(issue_reads());
-      if (engine_->in_flight() == 0 && queue_done_) return ok();
+      if (!stopping_ && past_deadline()) {
+        stopping_ = true;
+        out_.deadline_hit = true;
+      }
+      io::Clock::duration throttle{};
+      if (!stopping_) {
+        SB_ASSIGN(throttle, issue_reads());
+      }
+      SB_TRY(close_pieces(/*all=*/false));
+      if (engine_->in_flight() == 0) {
+        if (stopping_ || (queue_done_ && sources_.empty())) return ok();
+        if (throttle > io::Clock::duration::zero()) {
+          // Nothing in flight and no tokens: this wait is the rate limit at work.
+          clock_.mark(false, false, false, out_.stats);
+          std::this_thread::sleep_for(std::min<io::Clock::duration>(throttle, kIdleWait));
+          auto t0 = out_.stats.wait_s;
+          clock_.mark(false, false, true, out_.stats);
+          out_.stats.throttle_s += out_.stats.wait_s - t0;
+        }
+        continue;
+      }
+      auto timeout = throttle > io::Clock::duration::zero()
+                         ? std::min<io::Clock::duration>(throttle, kIdleWait)
+                         : io::Clock::duration(kIdleWait);
       clock_.mark(reads_out_ > 0, writes_out_ > 0, false, out_.stats);
-      size_t n = engine_->reap(comps, 1, io::Clock::now() + std::chrono::milliseconds(200));
+      size_t n = engine_->reap(comps, 1, io::Clock::now() + timeout);
       clock_.mark(reads_out_ > 0, writes_out_ > 0, true, out_.stats);
       for (size_t i = 0; i < n; ++i) SB_TRY(handle(comps[i]));
     }
   }
 
-  // Keeps every free buffer busy with a read of the current file, opening the next file
-  // when the current one has all its reads issued.
-  Result<void> issue_reads() {
-    std::vector<io::IoOp> ops;
-    while (pool_->free_count() > 0) {
-      if (!current_ || current_->next_offset >= current_->size) {
-        current_ = nullptr;
-        if (queue_done_) break;
-        const FileTask* t = ctx_.queue->next();
-        if (!t) {
+  // Opens units of the current set (then the next set) up to the multiplexing level.
+  Result<void> open_units() {
+    while (sources_.size() < std::max<uint32_t>(1, ctx_.config.max_open_files)) {
+      if (!set_ || set_pos_ >= set_->size()) {
+        if (queue_done_) return ok();
+        // Finish the open units of this set before taking the next: a set's units share
+        // pieces, the next set's may go elsewhere.
+        if (set_ && !sources_.empty()) return ok();
+        set_ = ctx_.queue->next();
+        set_pos_ = 0;
+        if (!set_) {
           queue_done_ = true;
-          break;
+          return ok();
         }
-        SB_TRY(open_source(*t));
         continue;
       }
+      SB_TRY(open_source((*set_)[set_pos_++]));
+    }
+    return ok();
+  }
+
+  // Keeps free buffers busy with reads, round-robin over the open units, as far as the
+  // rate limits allow. Returns how long to wait for tokens (zero if not throttled).
+  Result<io::Clock::duration> issue_reads() {
+    SB_TRY(open_units());
+    std::vector<io::IoOp> ops;
+    size_t per_source = std::max<size_t>(1, pool_->count() / std::max<size_t>(1, sources_.size()));
+    io::Clock::duration wait{};
+    size_t idle_rounds = 0;
+    while (pool_->free_count() > 0 && !sources_.empty() && idle_rounds < sources_.size()) {
+      if (rr_ == sources_.end()) rr_ = sources_.begin();
+      Source* s = rr_->get();
+      ++rr_;
+      if (s->next >= s->end || s->ops_out >= per_source) {
+        ++idle_rounds;
+        continue;
+      }
+      idle_rounds = 0;
+      uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(s->end - s->next, pool_->data_size()));
+      wait = std::max(bucket_.wait_time(),
+                      ctx_.job_bucket ? ctx_.job_bucket->wait_time() : io::Clock::duration{});
+      if (wait > io::Clock::duration::zero()) break;
+      bucket_.consume(want);
+      if (ctx_.job_bucket) ctx_.job_bucket->consume(want);
       uint32_t slot = *pool_->acquire();
-      Source* s = current_;
-      uint64_t left = s->size - s->next_offset;
-      uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(left, pool_->data_size()));
       uint32_t len = s->file.direct ? static_cast<uint32_t>(align_up(want)) : want;
-      slots_[slot] = Slot{s, s->next_offset, want, false};
-      ops.push_back({io::OpKind::read, s->file.fd.get(), s->next_offset, pool_->data(slot), len,
-                     slot});
-      s->next_offset += want;
+      slots_[slot] = Slot{s, nullptr, s->next, want, false};
+      ops.push_back({io::OpKind::read, s->file.fd.get(), s->next, pool_->data(slot), len, slot});
+      s->next += want;
       ++s->ops_out;
       ++reads_out_;
     }
     if (!ops.empty()) SB_TRY(engine_->submit(ops));
-    return ok();
+    if (wait > io::Clock::duration::zero()) out_.stats.throttled = true;
+    return wait;
   }
 
-  Result<void> open_source(const FileTask& t) {
+  Result<void> open_source(const WorkUnit& u) {
     auto src = std::make_unique<Source>();
-    src->task = &t;
-    SB_ASSIGN(src->file, io::open_read(t.path, ctx_.config.direct));
+    src->unit = &u;
+    SB_ASSIGN(src->file, io::open_read(u.file->path, ctx_.config.direct));
     struct stat st;
     if (::fstat(src->file.fd.get(), &st) != 0)
-      return sys_error(errno, "unable to stat '" + t.path + "'");
+      return sys_error(errno, "unable to stat '" + u.file->path + "'");
     if (!S_ISREG(st.st_mode))
-      return fail(Errc::invalid_argument, "'" + t.path + "' is no longer a regular file");
-    src->size = static_cast<uint64_t>(st.st_size);
-    src->mtime_ns = mtime_ns_of(st);
+      return fail(Errc::invalid_argument, "'" + u.file->path + "' is no longer a regular file");
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    src->next = u.offset;
+    // A whole file is read to its size at open; a section to its planned end.
+    src->end = u.sections == 1 ? size : u.offset + u.length;
+    if (u.sections > 1 && size != u.file->size)
+      out_.warnings.push_back("'" + u.file->path + "' changed size since the backup started");
     out_.stats.direct_source = out_.stats.direct_source || src->file.direct;
-    if (!piece_) SB_TRY(open_piece());
-    FileMeta meta;
-    meta.path = t.path;
-    meta.size = src->size;
-    meta.mode = st.st_mode;
-    meta.mtime_ns = src->mtime_ns;
-    meta.uid = st.st_uid;
-    meta.gid = st.st_gid;
-    src->file_id = piece_->add_file(meta);
-    auto [block, placement] = piece_->file_frame(src->file_id);
-    if (!block) return fail(Errc::no_space, "unable to allocate a file record block");
-    uint64_t tag = kMetaTag + next_meta_++;
-    io::IoOp op{io::OpKind::write, piece_->fd(), placement.offset, block->data, placement.length,
-                tag};
-    meta_blocks_.emplace(tag, std::make_pair(std::move(block), src.get()));
-    ++src->ops_out;
-    ++writes_out_;
-    SB_TRY(engine_->submit({&op, 1}));
+    src->meta.path = u.file->path;
+    src->meta.size = u.sections == 1 ? size : u.file->size;
+    src->meta.mode = st.st_mode;
+    src->meta.mtime_ns = mtime_ns_of(st);
+    src->meta.uid = st.st_uid;
+    src->meta.gid = st.st_gid;
+    src->done.unit = &u;
+    src->done.size = src->meta.size;
+    src->done.mode = st.st_mode;
+    src->done.mtime_ns = src->meta.mtime_ns;
+    src->done.uid = st.st_uid;
+    src->done.gid = st.st_gid;
+    // Register it in the current piece right away, so even an empty file has its record.
+    SB_ASSIGN(OpenPiece * p, piece_for(0));
+    SB_TRY(ensure_registered(*src, *p));
     sources_.push_back(std::move(src));
-    current_ = sources_.back().get();
+    if (sources_.back()->next >= sources_.back()->end) SB_TRY(maybe_done(sources_.back().get()));
     return ok();
   }
 
-  Result<void> open_piece() {
-    PieceHeader h;
-    h.backup_id = ctx_.backup_id;
-    h.channel = channel_;
-    h.piece_number = ++pieces_made_;
-    h.created_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::system_clock::now().time_since_epoch()).count();
-    h.name = "sb" + std::to_string(ctx_.backup_id) + "-" + ctx_.stamp + "-c" +
-             std::to_string(channel_) + "-p" + std::to_string(h.piece_number) + ".sbp";
-    SB_ASSIGN(piece_, PieceWriter::create(ctx_.dest_dir, h, ctx_.config.direct));
-    out_.stats.direct_sink = piece_->direct();
-    return ok();
+  // The piece the next frame of `frame_length` bytes goes to: the current one, or a new one
+  // when that frame would pass the size limit.
+  Result<OpenPiece*> piece_for(uint64_t frame_length) {
+    OpenPiece* cur = pieces_.empty() || pieces_.back()->closing ? nullptr : pieces_.back().get();
+    uint64_t limit = ctx_.config.max_piece_size;
+    if (cur && limit && cur->writer->file_count() > 0 &&
+        cur->writer->projected_size(frame_length + 2 * kBlock) > limit) {
+      cur->closing = true;
+      cur = nullptr;
+    }
+    if (!cur) {
+      PieceHeader h;
+      h.backup_id = ctx_.backup_id;
+      h.channel = channel_;
+      h.piece_number = ++pieces_made_;
+      h.created_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch()).count();
+      h.name = "sb" + std::to_string(ctx_.backup_id) + "-" + ctx_.stamp + "-c" +
+               std::to_string(channel_) + "-p" + std::to_string(h.piece_number) + ".sbp";
+      auto p = std::make_unique<OpenPiece>();
+      p->number = h.piece_number;
+      SB_ASSIGN(p->writer, PieceWriter::create(ctx_.dest_dir, h, ctx_.config.direct));
+      out_.stats.direct_sink = p->writer->direct();
+      pieces_.push_back(std::move(p));
+      cur = pieces_.back().get();
+    }
+    return cur;
+  }
+
+  // Makes sure `s` has a file entry (and its FILE frame) in piece `p`.
+  Result<void> ensure_registered(Source& s, OpenPiece& p) {
+    if (p.file_ids.count(s.meta.path)) {
+      s.pieces.insert(p.writer->name());
+      return ok();
+    }
+    uint32_t id = p.writer->add_file(s.meta);
+    p.file_ids[s.meta.path] = id;
+    s.pieces.insert(p.writer->name());
+    auto [block, placement] = p.writer->file_frame(id);
+    if (!block) return fail(Errc::no_space, "unable to allocate a file record block");
+    uint64_t tag = kMetaTag + next_meta_++;
+    io::IoOp op{io::OpKind::write, p.writer->fd(), placement.offset, block->data,
+                placement.length, tag};
+    meta_.emplace(tag, Meta{std::move(block), &p});
+    ++p.writes_out;
+    ++writes_out_;
+    return engine_->submit({&op, 1});
   }
 
   Result<void> handle(const io::IoCompletion& c) {
     if (c.tag >= kMetaTag) {
-      auto it = meta_blocks_.find(c.tag);
-      Source* s = it->second.second;
-      uint32_t len = static_cast<uint32_t>(it->second.first->size);
-      meta_blocks_.erase(it);
+      auto it = meta_.find(c.tag);
+      OpenPiece* p = it->second.piece;
+      uint64_t len = it->second.block->size;
+      meta_.erase(it);
       --writes_out_;
-      if (!c.result) return c.result.error().wrap("unable to write piece '" + piece_->path() + "'");
+      --p->writes_out;
+      if (!c.result)
+        return c.result.error().wrap("unable to write piece '" + p->writer->path() + "'");
       ++out_.stats.writes;
       out_.stats.bytes_written += len;
-      (void)len;
-      return op_done(s);
+      return ok();
     }
     auto slot = static_cast<uint32_t>(c.tag);
     Slot& sl = slots_[slot];
     if (!sl.writing) return read_done(slot, c);
     --writes_out_;
+    --sl.piece->writes_out;
     if (!c.result)
-      return c.result.error().wrap("unable to write piece '" + piece_->path() + "'");
+      return c.result.error().wrap("unable to write piece '" + sl.piece->writer->path() + "'");
     ++out_.stats.writes;
     out_.stats.bytes_written += *c.result;
     Source* s = sl.src;
+    --s->ops_out;
     pool_->release(slot);
-    return op_done(s);
+    return maybe_done(s);
   }
 
   Result<void> read_done(uint32_t slot, const io::IoCompletion& c) {
     Slot& sl = slots_[slot];
     Source* s = sl.src;
     --reads_out_;
+    const std::string& path = s->meta.path;
     if (!c.result)
-      return c.result.error().wrap("unable to read '" + s->task->path + "' at offset " +
+      return c.result.error().wrap("unable to read '" + path + "' at offset " +
                                    std::to_string(sl.offset));
     if (*c.result < sl.want)
-      return fail(Errc::io, "'" + s->task->path + "' shrank while it was read: expected " +
+      return fail(Errc::io, "'" + path + "' shrank while it was read: expected " +
                                 std::to_string(sl.want) + " bytes at offset " +
                                 std::to_string(sl.offset) + ", got " +
                                 std::to_string(*c.result));
     ++out_.stats.reads;
     out_.stats.bytes_read += sl.want;
+    if (ctx_.bytes_done) ctx_.bytes_done->fetch_add(sl.want, std::memory_order_relaxed);
     std::byte* data = pool_->data(slot);
     FrameHeader h;
-    h.file_id = s->file_id;
     h.offset = sl.offset;
     h.raw_len = sl.want;
     if (all_zero(data, sl.want)) {
@@ -219,83 +326,102 @@ class BackupChannel {
       h.raw_digest = util::digest(data, sl.want);
     }
     ++out_.stats.frames;
-    FramePlacement p = piece_->place(h, pool_->header(slot));
+    s->done.extents.push_back({sl.offset, sl.want, h.raw_digest});
+    uint64_t frame_len = kBlock + align_up(h.stored_len);
+    SB_ASSIGN(OpenPiece * p, piece_for(frame_len + kBlock + align_up(s->meta.path.size() + 64)));
+    SB_TRY(ensure_registered(*s, *p));
+    h.file_id = p->file_ids[path];
+    FramePlacement pl = p->writer->place(h, pool_->header(slot));
     sl.writing = true;
+    sl.piece = p;
     ++writes_out_;
-    io::IoOp op{io::OpKind::write, piece_->fd(), p.offset, pool_->header(slot), p.length, slot};
+    ++p->writes_out;
+    io::IoOp op{io::OpKind::write, p->writer->fd(), pl.offset, pool_->header(slot), pl.length,
+                slot};
     return engine_->submit({&op, 1});
   }
 
-  // One operation of `s` finished; when it was the last and all reads are issued, the file
-  // is complete in this piece.
-  Result<void> op_done(Source* s) {
-    if (--s->ops_out > 0 || s->next_offset < s->size) return ok();
+  // A unit whose reads are all issued and whose frames are all written is done here; it
+  // counts as backed up once the pieces holding it are finished.
+  Result<void> maybe_done(Source* s) {
+    if (s->ops_out > 0 || s->next < s->end) return ok();
     struct stat st;
-    if (::fstat(s->file.fd.get(), &st) == 0 &&
-        (static_cast<uint64_t>(st.st_size) != s->size || mtime_ns_of(st) != s->mtime_ns)) {
-      out_.warnings.push_back("'" + s->task->path +
+    if (s->unit->sections == 1 && ::fstat(s->file.fd.get(), &st) == 0 &&
+        (static_cast<uint64_t>(st.st_size) != s->meta.size ||
+         mtime_ns_of(st) != s->meta.mtime_ns)) {
+      out_.warnings.push_back("'" + s->meta.path +
                               "' changed while it was backed up; its copy holds a mix of "
                               "old and new contents");
     }
-    auto& ex = piece_->extents(s->file_id);
-    std::sort(ex.begin(), ex.end(),
-              [](const Extent& a, const Extent& b) { return a.file_offset < b.file_offset; });
-    util::DigestCombiner comb;
-    for (const Extent& e : ex) comb.add(e.file_offset, e.raw_len, e.raw_digest);
-    piece_->set_file_digest(s->file_id, comb.finish());
-    files_in_piece_.push_back(s->file_id);
-    ++out_.stats.files;
-    if (current_ == s) current_ = nullptr;
-    sources_.remove_if([s](const std::unique_ptr<Source>& p) { return p.get() == s; });
+    s->done.pieces.assign(s->pieces.begin(), s->pieces.end());
+    finished_.push_back(std::move(s->done));
+    if (s->unit->section + 1 == s->unit->sections || s->unit->sections == 1) ++out_.stats.files;
+    auto it = std::find_if(sources_.begin(), sources_.end(),
+                           [s](const std::unique_ptr<Source>& p) { return p.get() == s; });
+    if (rr_ == it) ++rr_;
+    sources_.erase(it);
     return ok();
   }
 
-  // After a failure: wait for everything in flight so no buffer is freed under the kernel.
+  // Finishes pieces marked closing (or all, at the end) once their writes are done.
+  Result<void> close_pieces(bool all) {
+    for (auto& p : pieces_) {
+      if (!p->writer || (!p->closing && !all) || p->writes_out > 0) continue;
+      clock_.mark(reads_out_ > 0, writes_out_ > 0, false, out_.stats);
+      SB_ASSIGN(uint32_t crc, p->writer->finish());
+      clock_.mark(false, true, false, out_.stats);
+      out_.stats.bytes_written += kBlock;  // the header block written at creation
+      catalog::PieceRecord rec;
+      rec.name = p->writer->name();
+      rec.location = ctx_.dest_dir;
+      rec.channel = channel_;
+      rec.number = p->number;
+      rec.size = p->writer->size();
+      rec.checksum = crc;
+      out_.pieces.push_back(rec);
+      ++out_.stats.pieces;
+      p->writer.reset();
+    }
+    if (all) {
+      // Units finished by now are in durable pieces.
+      for (auto& d : finished_) out_.units.push_back(std::move(d));
+      finished_.clear();
+    }
+    return ok();
+  }
+
+  // After a failure: wait for everything in flight so no buffer is
+  // freed under the kernel.
   void drain() {
     std::vector<io::IoCompletion> comps(64);
     while (engine_ && engine_->in_flight() > 0)
-      engine_->reap(comps, 1, io::Clock::now() + std::chrono::milliseconds(200));
+      engine_->reap(comps, 1, io::Clock::now() + kIdleWait);
   }
 
-  Result<void> close_piece() {
-    clock_.mark(false, false, false, out_.stats);
-    SB_ASSIGN(uint32_t crc, piece_->finish());
-    clock_.mark(false, true, false, out_.stats);
-    out_.stats.bytes_written += kBlock;  // header block written at creation
-    catalog::PieceRecord rec;
-    rec.name = piece_->name();
-    rec.location = ctx_.dest_dir;
-    rec.channel = channel_;
-    rec.number = pieces_made_;
-    rec.size = piece_->size();
-    rec.checksum = crc;
-    std::vector<catalog::FileRecord> files;
-    for (uint32_t id : files_in_piece_) {
-      const FileMeta& m = piece_->file(id);
-      files.push_back({m.path, m.size, m.mode, m.mtime_ns, m.uid, m.gid, m.digest, {rec.name}});
-    }
-    SB_TRY(ctx_.catalog->add_piece(ctx_.backup_id, rec, files));
-    out_.pieces.push_back(rec);
-    ++out_.stats.pieces;
-    piece_.reset();
-    return ok();
-  }
+  struct Meta {
+    std::unique_ptr<AlignedBlock> block;
+    OpenPiece* piece;
+  };
 
   const BackupContext& ctx_;
   uint32_t channel_;
+  TokenBucket bucket_;
   ChannelOutcome out_;
   BusyClock clock_;
   std::unique_ptr<io::IoEngine> engine_;
   std::unique_ptr<io::BufferPool> pool_;
   std::vector<Slot> slots_;
   std::list<std::unique_ptr<Source>> sources_;
-  Source* current_ = nullptr;
+  std::list<std::unique_ptr<Source>>::iterator rr_ = sources_.end();
+  const WorkSet* set_ = nullptr;
+  size_t set_pos_ = 0;
   bool queue_done_ = false;
+  bool stopping_ = false;
   uint32_t reads_out_ = 0, writes_out_ = 0;
-  std::unique_ptr<PieceWriter> piece_;
+  std::vector<std::unique_ptr<OpenPiece>> pieces_;
   uint32_t pieces_made_ = 0;
-  std::vector<uint32_t> files_in_piece_;
-  std::map<uint64_t, std::pair<std::unique_ptr<AlignedBlock>, Source*>> meta_blocks_;
+  std::vector<UnitDone> finished_;
+  std::map<uint64_t, Meta> meta_;
   uint64_t next_meta_ = 0;
 };
 

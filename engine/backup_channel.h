@@ -1,20 +1,28 @@
-// One backup channel: a thread that takes files from the work queue, reads them through
-// its own IoEngine into its own buffer pool (several reads in flight at 1 MiB
-// stripe-aligned offsets), frames each block and writes it to the channel's piece while
-// further reads run. Shares nothing with other channels but the queue, the catalog and the
-// cancel flag.
+// One backup channel: a thread that takes backup sets from the work queue and copies their
+// units (files or file sections) into the channel's own pieces. It reads through its own
+// IoEngine into its own buffer pool, several reads in flight at stripe-aligned offsets,
+// from up to `max_open_files` units at once (multiplexing: their blocks interleave in one
+// piece), frames each block and writes it while further reads run. It starts a new piece
+// when the next frame would pass the piece size limit, takes read tokens from the rate
+// limiters, and stops issuing reads at the job's deadline.
+//
+// Shares nothing with other channels but the queue, the job's token bucket and the flags.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "catalog/catalog.h"
 #include "engine/planner.h"
 #include "engine/stats.h"
+#include "engine/throttle.h"
 #include "io/file.h"
 #include "stripeback/result.h"
+#include "util/digest.h"
 
 namespace stripeback::engine {
 
@@ -25,6 +33,9 @@ struct ChannelConfig {
   size_t buffer_size = 1 << 20;
   unsigned queue_depth = 64;
   io::Direct direct = io::Direct::yes;
+  uint32_t max_open_files = 8;  // units read at once (multiplexing level)
+  uint64_t max_piece_size = 0;  // 0: one piece per channel
+  double rate = 0;              // bytes per second read by this channel; 0: unlimited
 };
 
 struct BackupContext {
@@ -32,17 +43,37 @@ struct BackupContext {
   std::string dest_dir;
   std::string stamp;  // time stamp used in piece names
   WorkQueue* queue = nullptr;
-  catalog::Catalog* catalog = nullptr;
   const std::atomic<bool>* cancel = nullptr;
   // Set by the first channel that fails, so the others stop instead of filling the medium.
   std::atomic<bool>* abort = nullptr;
+  TokenBucket* job_bucket = nullptr;  // shared by all channels; may be null
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::atomic<uint64_t>* bytes_done = nullptr;  // job progress, for pacing
   ChannelConfig config;
+};
+
+struct UnitExtent {
+  uint64_t offset = 0;
+  uint32_t length = 0;
+  util::Digest digest{};
+};
+
+// A unit copied completely into durable pieces.
+struct UnitDone {
+  const WorkUnit* unit = nullptr;
+  uint64_t size = 0;  // file size seen when it was opened
+  uint32_t mode = 0, uid = 0, gid = 0;
+  int64_t mtime_ns = 0;
+  std::vector<UnitExtent> extents;
+  std::vector<std::string> pieces;
 };
 
 struct ChannelOutcome {
   ChannelStats stats;
-  std::vector<catalog::PieceRecord> pieces;  // recorded in the catalog, durable
+  std::vector<catalog::PieceRecord> pieces;  // finished and durable
+  std::vector<UnitDone> units;
   Result<void> status;
+  bool deadline_hit = false;
   std::vector<std::string> warnings;
 };
 

@@ -2,12 +2,19 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <set>
 #include <cstdio>
 #include <ctime>
 #include <random>
 #include <thread>
 
+#include "engine/piece_format.h"
 #include "engine/planner.h"
 #include "io/file.h"
 #include "util/json.h"
@@ -43,16 +50,149 @@ Result<void> check_options(const BackupOptions& o) {
   if (o.channels < 1 || o.channels > 256)
     return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
   if (o.destination.empty()) return fail(Errc::invalid_argument, "no destination given (--to)");
-  if (o.channel.buffers < 2 || o.channel.buffers > 4096)
+  if (o.buffers && (*o.buffers < 2 || *o.buffers > 4096))
     return fail(Errc::invalid_argument, "--buffers must be between 2 and 4096");
-  if (o.channel.buffer_size < 4096 || o.channel.buffer_size % 4096 != 0 ||
-      o.channel.buffer_size > (64u << 20))
+  if (o.buffer_size && (*o.buffer_size < 4096 || *o.buffer_size % 4096 != 0 ||
+                        *o.buffer_size > (64u << 20)))
     return fail(Errc::invalid_argument,
                 "--buffer-size must be a multiple of 4 KiB between 4 KiB and 64 MiB");
+  if (o.files_per_set < 1) return fail(Errc::invalid_argument, "--files-per-set must be at least 1");
+  if (o.channel.max_open_files < 1 || o.channel.max_open_files > 256)
+    return fail(Errc::invalid_argument, "--max-open-files must be between 1 and 256");
+  if (o.section_size && o.section_size < (1u << 20))
+    return fail(Errc::invalid_argument, "--section-size must be at least 1 MiB");
+  if (o.duration && o.duration->count() <= 0)
+    return fail(Errc::invalid_argument, "--duration must be longer than zero");
+  if ((o.partial || o.minimize_load) && !o.duration)
+    return fail(Errc::invalid_argument, "--partial and --minimize-load need --duration");
   return ok();
 }
 
+// For --partial: files that have gone longest without a backup come first (never backed
+// up before anything), then largest first.
+void order_least_recent_first(std::vector<FileTask>& files, const catalog::Catalog& cat) {
+  std::map<std::string, int64_t> last;
+  for (const auto& b : cat.backups()) {
+    if (!b.ended || (b.end.status != catalog::BackupStatus::complete &&
+                     b.end.status != catalog::BackupStatus::partial))
+      continue;
+    for (const auto& f : b.files) {
+      auto& t = last[f.path];
+      t = std::max(t, b.begin.start_time_ns);
+    }
+  }
+  auto when = [&](const FileTask& f) {
+    auto it = last.find(f.path);
+    return it == last.end() ? std::numeric_limits<int64_t>::min() : it->second;
+  };
+  std::stable_sort(files.begin(), files.end(), [&](const FileTask& a, const FileTask& b) {
+    int64_t ta = when(a), tb = when(b);
+    return ta != tb ? ta < tb : a.size > b.size;
+  });
+}
+
+struct FileAssembly {
+  const FileTask* file = nullptr;
+  UnitDone attrs;  // of its first section
+  std::set<uint32_t> sections;
+  std::vector<UnitExtent> extents;
+  std::set<std::string> pieces;
+};
+
+// Files whose every section is in a durable piece, with their whole-file digests.
+std::vector<catalog::FileRecord> assemble_files(std::vector<ChannelOutcome>& outcomes) {
+  std::map<std::string, FileAssembly> byname;
+  for (auto& o : outcomes)
+    for (auto& u : o.units) {
+      auto& a = byname[u.unit->file->path];
+      if (!a.file || u.unit->section == 0) a.attrs = u;
+      a.file = u.unit->file;
+      a.sections.insert(u.unit->section);
+      a.extents.insert(a.extents.end(), u.extents.begin(), u.extents.end());
+      a.pieces.insert(u.pieces.begin(), u.pieces.end());
+    }
+  std::vector<catalog::FileRecord> out;
+  for (auto& [path, a] : byname) {
+    auto* first = a.attrs.unit;
+    if (a.sections.size() != first->sections) continue;
+    std::sort(a.extents.begin(), a.extents.end(),
+              [](const UnitExtent& x, const UnitExtent& y) { return x.offset < y.offset; });
+    util::DigestCombiner comb;
+    for (const auto& e : a.extents) comb.add(e.offset, e.length, e.digest);
+    catalog::FileRecord r;
+    r.path = path;
+    r.size = a.attrs.size;
+    r.mode = a.attrs.mode;
+    r.mtime_ns = a.attrs.mtime_ns;
+    r.uid = a.attrs.uid;
+    r.gid = a.attrs.gid;
+    r.digest = comb.finish();
+    r.pieces.assign(a.pieces.begin(), a.pieces.end());
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// --minimize-load: every quarter second, set the job's rate to what finishes the remaining
+// bytes a little before the deadline.
+class Pacer {
+ public:
+  Pacer(TokenBucket& bucket, uint64_t total, const std::atomic<uint64_t>& done,
+        std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point deadline,
+        double cap)
+      : thread_([this, &bucket, total, &done, start, deadline, cap] {
+          auto window = deadline - start;
+          // Aim to end at 95% of the window, at least 1 s before the deadline.
+          auto target = start + std::min<std::chrono::steady_clock::duration>(
+                                    window * 95 / 100, window - std::chrono::seconds(1));
+          if (target <= start) target = start + window / 2;
+          std::unique_lock lock(mu_);
+          while (!stop_) {
+            auto now = std::chrono::steady_clock::now();
+            double left = std::chrono::duration<double>(target - now).count();
+            uint64_t d = done.load(std::memory_order_relaxed);
+            double remaining = total > d ? static_cast<double>(total - d) : 0.0;
+            double rate = left > 0.05 ? remaining / left : 0.0;  // 0: unlimited, catch up
+            if (rate > 0) rate = std::max(rate, 64.0 * 1024);
+            if (cap > 0) rate = rate > 0 ? std::min(rate, cap) : cap;
+            bucket.set_rate(rate);
+            cv_.wait_for(lock, std::chrono::milliseconds(250));
+          }
+        }) {}
+  ~Pacer() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
+
+BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers,
+                            std::optional<size_t> buffer_size) {
+  BufferChoice c;
+  c.multiplexing = std::max<uint32_t>(1, multiplexing);
+  if (c.multiplexing > 8) {
+    c.buffers = 64;
+    c.buffer_size = 256 << 10;
+  } else if (c.multiplexing > 4) {
+    c.buffers = 32;
+    c.buffer_size = 512 << 10;
+  }
+  if (buffer_size && !buffers) c.buffers = std::max<size_t>(2, (16u << 20) / *buffer_size);
+  if (buffers) c.buffers = *buffers;
+  if (buffer_size) c.buffer_size = *buffer_size;
+  return c;
+}
 
 Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& cat) {
   SB_TRY(check_options(opts));
@@ -63,6 +203,29 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   if (::access(dest.c_str(), W_OK) != 0)
     return sys_error(errno, "backup destination '" + dest + "' is not writable")
         .wrap("backup destination is not usable");
+  if (opts.partial) order_least_recent_first(plan.files, cat);
+
+  SetOptions so;
+  so.section_size = opts.section_size;
+  so.files_per_set = opts.files_per_set;
+  so.channels = opts.channels;
+  so.keep_order = opts.partial;
+  std::vector<WorkSet> sets = make_sets(plan.files, so);
+  size_t largest_set = 0;
+  uint32_t sections = 0;
+  for (const auto& st : sets) {
+    largest_set = std::max(largest_set, st.size());
+    for (const auto& u : st) sections += u.sections > 1 ? 1 : 0;
+  }
+  BufferChoice buffers = choose_buffers(
+      std::min<uint32_t>(opts.channel.max_open_files, static_cast<uint32_t>(largest_set)),
+      opts.buffers, opts.buffer_size);
+  if (opts.channel.max_piece_size &&
+      opts.channel.max_piece_size < buffers.buffer_size + 16 * kBlock + (64u << 10))
+    return fail(Errc::invalid_argument,
+                "--max-piece-size " + std::to_string(opts.channel.max_piece_size) +
+                    " is too small: a piece must hold at least one buffer of " +
+                    std::to_string(buffers.buffer_size) + " bytes plus 128 KiB of metadata");
 
   auto start = std::chrono::steady_clock::now();
   catalog::BackupBegin begin;
@@ -75,57 +238,116 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   begin.pid = static_cast<int32_t>(::getpid());
   SB_ASSIGN(uint64_t id, cat.begin_backup(begin));
 
-  WorkQueue queue(plan.files);
+  WorkQueue queue(sets);
   BackupContext ctx;
   ctx.backup_id = id;
   ctx.dest_dir = dest;
   ctx.stamp = make_stamp();
   ctx.queue = &queue;
-  ctx.catalog = &cat;
   ctx.cancel = opts.cancel;
   std::atomic<bool> abort{false};
   ctx.abort = &abort;
   ctx.config = opts.channel;
+  ctx.config.buffers = buffers.buffers;
+  ctx.config.buffer_size = buffers.buffer_size;
+  std::atomic<uint64_t> bytes_done{0};
+  ctx.bytes_done = &bytes_done;
+  std::unique_ptr<TokenBucket> job_bucket;
+  if (opts.job_rate > 0 || opts.minimize_load) {
+    job_bucket = std::make_unique<TokenBucket>(opts.job_rate,
+                                               static_cast<double>(buffers.buffer_size));
+    ctx.job_bucket = job_bucket.get();
+  }
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (opts.duration) deadline = start + *opts.duration;
+  ctx.deadline = deadline;
 
   std::vector<ChannelOutcome> outcomes(opts.channels);
-  std::vector<std::thread> threads;
-  for (uint32_t c = 0; c < opts.channels; ++c)
-    threads.emplace_back([&, c] { outcomes[c] = run_backup_channel(ctx, c + 1); });
-  for (auto& t : threads) t.join();
+  {
+    std::unique_ptr<Pacer> pacer;
+    if (opts.minimize_load)
+      pacer = std::make_unique<Pacer>(*job_bucket, plan.total_bytes, bytes_done, start,
+                                      *deadline, opts.job_rate);
+    std::vector<std::thread> threads;
+    for (uint32_t c = 0; c < opts.channels; ++c)
+      threads.emplace_back([&, c] { outcomes[c] = run_backup_channel(ctx, c + 1); });
+    for (auto& t : threads) t.join();
+  }
 
   BackupSummary sum;
   sum.backup_id = id;
-  bool first_is_secondary = false;  // the error kept so far only echoes another channel's
   sum.skipped = plan.skipped;
+  sum.files_planned = plan.files.size();
+  sum.sets = static_cast<uint32_t>(sets.size());
+  sum.sections = sections;
+  sum.buffers = buffers;
+  sum.max_piece_size = opts.channel.max_piece_size;
+  sum.section_size = opts.section_size;
+  sum.rate = opts.channel.rate;
+  sum.job_rate = opts.job_rate;
+  bool first_is_secondary = false;  // the error kept so far only echoes another channel's
+  std::vector<catalog::PieceRecord> pieces;
   for (auto& o : outcomes) {
     sum.channels.push_back(o.stats);
-    sum.files += o.stats.files;
     sum.bytes_read += o.stats.bytes_read;
     sum.bytes_written += o.stats.bytes_written;
-    sum.pieces += static_cast<uint32_t>(o.pieces.size());
+    sum.deadline_hit = sum.deadline_hit || o.deadline_hit;
+    pieces.insert(pieces.end(), o.pieces.begin(), o.pieces.end());
     for (auto& w : o.warnings) sum.warnings.push_back(w);
     if (!o.status && (sum.error.empty() || first_is_secondary)) {
       first_is_secondary = o.status.error().code == Errc::cancelled && abort.load();
       sum.error = o.status.error().what;
     }
   }
+  auto files = assemble_files(outcomes);
+  sum.files = files.size();
+  sum.pieces = static_cast<uint32_t>(pieces.size());
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (sum.error.empty() && !plan.dirs.empty()) {
-    std::vector<catalog::FileRecord> dirs;
-    for (const auto& d : plan.dirs)
-      dirs.push_back({d.path, 0, d.mode, d.mtime_ns, d.uid, d.gid, {}, {}});
-    if (auto r = cat.add_files(id, dirs); !r) sum.error = r.error().what;
-  }
+  sum.effective_rate = sum.elapsed_s > 0 ? static_cast<double>(sum.bytes_read) / sum.elapsed_s : 0;
 
+  catalog::BackupStatus status = catalog::BackupStatus::complete;
+  if (!sum.error.empty()) {
+    status = catalog::BackupStatus::failed;
+  } else if (files.size() < plan.files.size()) {
+    std::string why = "the duration ended with " + std::to_string(files.size()) + " of " +
+                      std::to_string(plan.files.size()) + " files backed up";
+    status = opts.partial ? catalog::BackupStatus::partial : catalog::BackupStatus::failed;
+    sum.error = opts.partial ? why : why + " (use --partial to keep them)";
+  }
+  // Record pieces, then files, then the end: a reader sees the backup complete (or
+  // partial) only when all it names is there. A failed backup keeps nothing.
+  if (status != catalog::BackupStatus::failed) {
+    for (const auto& p : pieces)
+      if (auto r = cat.add_piece(id, p, {}); !r && sum.error.empty()) {
+        sum.error = r.error().what;
+        status = catalog::BackupStatus::failed;
+      }
+    if (status != catalog::BackupStatus::failed) {
+      for (const auto& d : plan.dirs)
+        files.push_back({d.path, 0, d.mode, d.mtime_ns, d.uid, d.gid, {}, {}});
+      if (auto r = cat.add_files(id, files); !r) {
+        sum.error = r.error().what;
+        status = catalog::BackupStatus::failed;
+      }
+    }
+  }
+  if (status == catalog::BackupStatus::failed) {
+    for (const auto& p : pieces) ::unlink((p.location + "/" + p.name).c_str());
+    if (!pieces.empty()) (void)io::fsync_dir(dest);
+    sum.pieces = 0;
+    sum.files = 0;
+  }
   catalog::BackupEnd end;
-  end.status = sum.error.empty() ? catalog::BackupStatus::complete : catalog::BackupStatus::failed;
+  end.status = status;
   end.end_time_ns = now_ns();
   end.files = sum.files;
   end.bytes_read = sum.bytes_read;
   end.bytes_written = sum.bytes_written;
-  end.pieces = sum.pieces;
+  end.pieces = status == catalog::BackupStatus::failed ? 0 : static_cast<uint32_t>(pieces.size());
   end.message = sum.error;
-  sum.status = sum.error.empty() ? "complete" : "failed";
+  sum.status = status == catalog::BackupStatus::complete  ? "complete"
+               : status == catalog::BackupStatus::partial ? "partial"
+                                                          : "failed";
   if (auto r = cat.end_backup(id, end); !r) {
     sum.status = "failed";
     sum.error = r.error().what;
@@ -146,6 +368,18 @@ std::string BackupSummary::to_json() const {
   w.kv("elapsed_s", elapsed_s);
   w.kv("mb_per_s", util::mb_per_s(bytes_read, elapsed_s));
   w.kv("bound_by", verdict(channels));
+  w.kv("files_planned", files_planned);
+  w.kv("sets", sets);
+  w.kv("sections", sections);
+  w.kv("multiplexing", buffers.multiplexing);
+  w.kv("buffers", static_cast<uint64_t>(buffers.buffers));
+  w.kv("buffer_size", static_cast<uint64_t>(buffers.buffer_size));
+  w.kv("max_piece_size", max_piece_size);
+  w.kv("section_size", section_size);
+  w.kv("rate", rate);
+  w.kv("job_rate", job_rate);
+  w.kv("effective_rate", effective_rate);
+  w.kv("deadline_hit", deadline_hit);
   w.begin_array("channels");
   for (const auto& c : channels) c.to_json(w);
   w.end_array();
@@ -175,15 +409,22 @@ std::string BackupSummary::to_text() const {
                 util::format_bytes(bytes_written).c_str(), pieces, elapsed_s,
                 util::mb_per_s(bytes_read, elapsed_s), verdict(channels).c_str());
   s += buf;
+  std::snprintf(buf, sizeof buf,
+                "  %u sets (%u sections), multiplexing %u, %zu x %s buffers per channel%s%s\n",
+                sets, sections, buffers.multiplexing, buffers.buffers,
+                util::format_bytes(buffers.buffer_size).c_str(),
+                rate > 0 || job_rate > 0 ? ", rate-limited" : "",
+                deadline_hit ? ", stopped at the deadline" : "");
+  s += buf;
   for (const auto& c : channels) {
     std::snprintf(buf, sizeof buf,
                   "  channel %u [%s%s]: %llu files, %s read, %s written, %.2f s: reading %.2f s, "
-                  "writing %.2f s, waiting %.2f s, cpu %.2f s\n",
+                  "writing %.2f s, waiting %.2f s (throttled %.2f s), cpu %.2f s\n",
                   c.channel, c.io_engine.c_str(), c.direct_source ? ", O_DIRECT" : "",
                   static_cast<unsigned long long>(c.files),
                   util::format_bytes(c.bytes_read).c_str(),
                   util::format_bytes(c.bytes_written).c_str(), c.elapsed_s, c.read_busy_s,
-                  c.write_busy_s, c.wait_s, c.cpu_s);
+                  c.write_busy_s, c.wait_s, c.throttle_s, c.cpu_s);
     s += buf;
   }
   for (const auto& k : skipped) s += "  skipped '" + k.path + "': " + k.why + "\n";

@@ -1,10 +1,13 @@
-// A backup job: plans the sources, registers the backup in the catalog, runs N channels in
-// parallel and records the outcome. The catalog shows the backup complete only after every
-// piece is durable and recorded.
+// A backup job: plans the sources into backup sets, registers the backup in the catalog,
+// runs N channels in parallel and records the outcome. The catalog shows the backup
+// complete (or partial) only after every piece it names is durable and recorded, and every
+// file it lists is complete in them.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,17 +24,47 @@ struct BackupOptions {
   std::string tag;
   uint32_t channels = kDefaultChannels;
   ChannelConfig channel;
+  // Buffer count and size as the user gave them; unset ones follow the multiplexing rule
+  // (see choose_buffers).
+  std::optional<size_t> buffers, buffer_size;
+  uint32_t files_per_set = 64;
+  uint64_t section_size = 0;  // 0: never split files
+  double job_rate = 0;        // bytes per second for the whole job; 0: unlimited
+  std::optional<std::chrono::seconds> duration;
+  bool partial = false;        // at the deadline keep what is complete (status partial)
+  bool minimize_load = false;  // pace the job to end just inside the duration
   const std::atomic<bool>* cancel = nullptr;
 };
 
+struct BufferChoice {
+  size_t buffers = 16;
+  size_t buffer_size = 1 << 20;
+  uint32_t multiplexing = 1;
+};
+
+// The buffer rule: with multiplexing level L (units a channel reads at once) up to 4, 16
+// buffers of 1 MiB per channel shared by the open files; up to 8, 32 of 512 KiB; above,
+// 64 of 256 KiB: always 16 MiB per channel. --buffers and --buffer-size override.
+BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers,
+                            std::optional<size_t> buffer_size);
+
 struct BackupSummary {
   uint64_t backup_id = 0;
-  std::string status;  // "complete" or "failed"
-  std::string error;   // set when failed
+  std::string status;  // "complete", "partial" or "failed"
+  std::string error;   // set when failed or partial
   uint64_t files = 0;
+  uint64_t files_planned = 0;
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
   uint32_t pieces = 0;
+  uint32_t sets = 0;
+  uint32_t sections = 0;  // units that are sections of larger files
+  BufferChoice buffers;
+  uint64_t max_piece_size = 0;
+  uint64_t section_size = 0;
+  double rate = 0, job_rate = 0;  // limits in bytes per second (0: none)
+  double effective_rate = 0;      // bytes read per second of elapsed time
+  bool deadline_hit = false;
   double elapsed_s = 0;
   std::vector<ChannelStats> channels;
   std::vector<SkippedEntry> skipped;
@@ -43,7 +76,8 @@ struct BackupSummary {
 
 // Errors before anything is written (bad source, unusable destination) come back as the
 // Result's error with code invalid_argument or not_found. Once the job has started, a
-// failure is reported in the summary (status "failed") and recorded in the catalog.
+// failure is reported in the summary (status "failed") and recorded in the catalog; the
+// pieces of a failed backup are removed.
 Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& cat);
 
 }  // namespace stripeback::engine

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -68,7 +69,13 @@ uint32_t PieceWriter::add_file(const FileMeta& meta) {
   files_.push_back(meta);
   files_.back().file_id = id;
   extents_.emplace_back();
+  trailer_estimate_ += 64 + meta.path.size();
   return id;
+}
+
+uint64_t PieceWriter::projected_size(uint64_t frame_length) const {
+  // Each extent costs 41 bytes in the trailer; count one more for the frame being placed.
+  return next_offset_ + frame_length + kBlock + align_up(trailer_estimate_ + 41) + kBlock;
 }
 
 FramePlacement PieceWriter::place(FrameHeader h, std::byte* header_block) {
@@ -82,6 +89,7 @@ FramePlacement PieceWriter::place(FrameHeader h, std::byte* header_block) {
   if (h.type == FrameType::data || h.type == FrameType::zero) {
     extents_[h.file_id].push_back(
         Extent{h.offset, h.raw_len, p.offset, h.stored_len, h.type, h.raw_digest});
+    trailer_estimate_ += 41;
   }
   next_offset_ += p.length;
   return p;
@@ -103,6 +111,14 @@ std::pair<std::unique_ptr<AlignedBlock>, FramePlacement> PieceWriter::file_frame
 }
 
 Result<uint32_t> PieceWriter::finish() {
+  for (size_t i = 0; i < files_.size(); ++i) {
+    auto& ex = extents_[i];
+    std::sort(ex.begin(), ex.end(),
+              [](const Extent& a, const Extent& b) { return a.file_offset < b.file_offset; });
+    util::DigestCombiner comb;
+    for (const Extent& e : ex) comb.add(e.file_offset, e.raw_len, e.raw_digest);
+    files_[i].digest = comb.finish();
+  }
   Trailer t{files_, extents_};
   auto payload = encode_trailer(t);
   size_t padded = align_up(payload.size());

@@ -47,8 +47,11 @@ class PieceWriter {
 
   // Registers a file; returns its id in this piece.
   uint32_t add_file(const FileMeta& meta);
-  void set_file_digest(uint32_t file_id, const util::Digest& d) { files_[file_id].digest = d; }
   const FileMeta& file(uint32_t file_id) const { return files_[file_id]; }
+  uint32_t file_count() const { return static_cast<uint32_t>(files_.size()); }
+  // The piece size if a frame of `frame_length` bytes were added now, trailer and footer
+  // included (an upper bound).
+  uint64_t projected_size(uint64_t frame_length) const;
   std::vector<Extent>& extents(uint32_t file_id) { return extents_[file_id]; }
 
   // Places a frame whose header block is `header_block` and whose payload (h.stored_len
@@ -59,7 +62,9 @@ class PieceWriter {
   std::pair<std::unique_ptr<AlignedBlock>, FramePlacement> file_frame(uint32_t file_id);
 
   // Writes trailer and footer, fdatasyncs the piece, closes it and fsyncs the directory.
-  // Call only when no write to this piece is in flight. Returns the piece checksum.
+  // Each file entry's digest is computed here from the extents this piece holds of it (the
+  // whole-file digest when the piece holds the whole file). Call only when no write to this
+  // piece is in flight. Returns the piece checksum.
   Result<uint32_t> finish();
   // Removes the unfinished piece file (after a failure).
   void abandon();
@@ -72,6 +77,7 @@ class PieceWriter {
   PieceChecksum checksum_;
   uint64_t next_offset_ = 0;
   uint32_t frames_ = 0;
+  uint64_t trailer_estimate_ = 16;
   std::vector<FileMeta> files_;
   std::vector<std::vector<Extent>> extents_;
 };

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 
 namespace stripeback::engine {
@@ -109,6 +110,68 @@ Result<Plan> make_plan(const std::vector<std::string>& sources) {
   });
   for (const auto& f : plan.files) plan.total_bytes += f.size;
   return plan;
+}
+
+std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOptions& opts) {
+  std::vector<WorkSet> sets;
+  std::vector<const FileTask*> whole;
+  uint64_t align = std::max<uint64_t>(1, opts.align);
+  for (const FileTask& f : files) {
+    if (opts.section_size == 0 || f.size <= opts.section_size) {
+      whole.push_back(&f);
+      continue;
+    }
+    uint64_t section = std::max(align, opts.section_size / align * align);
+    auto n = static_cast<uint32_t>((f.size + section - 1) / section);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t off = section * i;
+      sets.push_back(WorkSet{WorkUnit{&f, off, std::min(section, f.size - off), i, n}});
+    }
+  }
+  if (!whole.empty()) {
+    uint32_t per_set = std::max<uint32_t>(1, opts.files_per_set);
+    size_t n = std::max<size_t>((whole.size() + per_set - 1) / per_set,
+                                std::min<size_t>(std::max<uint32_t>(1, opts.channels), whole.size()));
+    std::vector<WorkSet> groups(n);
+    std::vector<uint64_t> bytes(n, 0);
+    // Largest first into the lightest set that still has room: balanced by bytes.
+    std::vector<const FileTask*> by_size = whole;
+    std::stable_sort(by_size.begin(), by_size.end(),
+                     [](const FileTask* a, const FileTask* b) { return a->size > b->size; });
+    std::map<const FileTask*, size_t> group_of;
+    for (const FileTask* f : by_size) {
+      size_t best = n;
+      for (size_t g = 0; g < n; ++g)
+        if (groups[g].size() < per_set && (best == n || bytes[g] < bytes[best])) best = g;
+      groups[best].push_back(WorkUnit{f, 0, f->size, 0, 1});
+      bytes[best] += f->size;
+      group_of[f] = best;
+    }
+    // Within a set, keep the caller's order.
+    std::map<const FileTask*, size_t> order;
+    for (size_t i = 0; i < whole.size(); ++i) order[whole[i]] = i;
+    for (auto& g : groups)
+      std::sort(g.begin(), g.end(), [&](const WorkUnit& a, const WorkUnit& b) {
+        return order[a.file] < order[b.file];
+      });
+    for (auto& g : groups) sets.push_back(std::move(g));
+  }
+  auto total = [](const WorkSet& s) {
+    uint64_t t = 0;
+    for (const auto& u : s) t += u.length;
+    return t;
+  };
+  if (opts.keep_order) {
+    std::map<const FileTask*, size_t> pos;
+    for (size_t i = 0; i < files.size(); ++i) pos[&files[i]] = i;
+    std::stable_sort(sets.begin(), sets.end(), [&](const WorkSet& a, const WorkSet& b) {
+      return pos[a.front().file] < pos[b.front().file];
+    });
+  } else {
+    std::stable_sort(sets.begin(), sets.end(),
+                     [&](const WorkSet& a, const WorkSet& b) { return total(a) > total(b); });
+  }
+  return sets;
 }
 
 }  // namespace stripeback::engine

@@ -39,17 +39,45 @@ struct Plan {
 // a directory, is an invalid_argument error naming it. A file reached twice is taken once.
 Result<Plan> make_plan(const std::vector<std::string>& sources);
 
-// Hands out plan entries to channels; safe to call from any thread.
+// A unit of work for one channel: a whole file, or one section of a file larger than the
+// section size (sections of one file go to whichever channels ask, in parallel).
+struct WorkUnit {
+  const FileTask* file = nullptr;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  uint32_t section = 0;   // from 0
+  uint32_t sections = 1;  // sections the file was split into
+};
+
+// A backup set: the units one channel takes at once and may multiplex into its pieces.
+using WorkSet = std::vector<WorkUnit>;
+
+struct SetOptions {
+  uint64_t section_size = 0;    // 0: never split files
+  uint32_t files_per_set = 64;  // units per set
+  uint32_t channels = 1;        // at least this many sets when there are enough files
+  bool keep_order = false;      // sets in the caller's file order, not largest first
+  uint64_t align = 1 << 20;     // section boundaries are multiples of this
+};
+
+// Splits files into units and groups them into sets: files larger than the section size
+// become one set per section, so that different channels take them; the other files are
+// spread over max(files / files_per_set, channels) sets, balanced by bytes, each keeping the
+// caller's order (largest first, or least recently backed up first). Sets come out
+// largest first.
+std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOptions& opts);
+
+// Hands out sets to channels; safe to call from any thread.
 class WorkQueue {
  public:
-  explicit WorkQueue(const std::vector<FileTask>& files) : files_(files) {}
-  const FileTask* next() {
+  explicit WorkQueue(const std::vector<WorkSet>& sets) : sets_(sets) {}
+  const WorkSet* next() {
     size_t i = next_.fetch_add(1, std::memory_order_relaxed);
-    return i < files_.size() ? &files_[i] : nullptr;
+    return i < sets_.size() ? &sets_[i] : nullptr;
   }
 
  private:
-  const std::vector<FileTask>& files_;
+  const std::vector<WorkSet>& sets_;
   std::atomic<size_t> next_{0};
 };
 

@@ -56,8 +56,13 @@ Result<void> set_attributes(int fd, const catalog::FileRecord& f, bool set_owner
   return ok();
 }
 
-struct Slot {
+struct PartExtent {
   const Extent* extent = nullptr;
+  const RestorePart* part = nullptr;
+};
+
+struct Slot {
+  const PartExtent* pe = nullptr;
   bool writing = false;
 };
 
@@ -98,45 +103,60 @@ class FileRestore {
   }
 
   Result<void> restore_into_temp() {
-    const PieceReader& pr = *item_->piece;
-    const auto& meta = pr.trailer().files[static_cast<size_t>(item_->piece_file_id)];
-    const auto& extents = pr.trailer().extents[static_cast<size_t>(item_->piece_file_id)];
-    if (meta.size != item_->file.size || meta.digest != item_->file.digest)
-      return fail(Errc::corrupt, "piece '" + pr.path() + "' does not hold the copy of '" +
-                                     item_->file.path + "' the catalog describes");
+    // Gather the extents from every piece holding part of the file; check each piece's
+    // own record of the file, then that together they cover it exactly.
+    extents_.clear();
+    for (const RestorePart& part : item_->parts) {
+      const PieceReader& pr = *part.piece;
+      const auto& meta = pr.trailer().files[part.file_id];
+      const auto& ex = pr.trailer().extents[part.file_id];
+      util::DigestCombiner comb;
+      for (const Extent& e : ex) comb.add(e.file_offset, e.raw_len, e.raw_digest);
+      if (meta.size != item_->file.size || comb.finish() != meta.digest)
+        return fail(Errc::corrupt, "piece '" + pr.path() + "' does not hold the copy of '" +
+                                       item_->file.path + "' the catalog describes");
+      for (const Extent& e : ex) extents_.push_back({&e, &part});
+    }
+    std::sort(extents_.begin(), extents_.end(), [](const PartExtent& a, const PartExtent& b) {
+      return a.extent->file_offset < b.extent->file_offset;
+    });
     uint64_t expect = 0;
-    for (const Extent& e : extents) {
+    for (const PartExtent& pe : extents_) {
+      const Extent& e = *pe.extent;
       if (e.file_offset != expect || align_up(e.stored_len) > pool_.data_size())
-        return fail(Errc::corrupt, "piece '" + pr.path() + "' index for '" + item_->file.path +
+        return fail(Errc::corrupt, "piece '" + pe.part->piece->path() + "' index for '" +
+                                       item_->file.path +
                                        "' has a gap, an overlap or an oversized frame at offset " +
                                        std::to_string(expect));
       expect += e.raw_len;
     }
-    if (expect != meta.size)
-      return fail(Errc::corrupt, "piece '" + pr.path() + "' index for '" + item_->file.path +
-                                     "' covers " + std::to_string(expect) + " of " +
-                                     std::to_string(meta.size) + " bytes");
+    if (expect != item_->file.size)
+      return fail(Errc::corrupt, "the pieces of '" + item_->file.path + "' cover " +
+                                     std::to_string(expect) + " of " +
+                                     std::to_string(item_->file.size) + " bytes");
     SB_TRY(open_temp());
-    stats_.direct_source = stats_.direct_source || pr.direct();
+    for (const RestorePart& part : item_->parts)
+      stats_.direct_source = stats_.direct_source || part.piece->direct();
     stats_.direct_sink = stats_.direct_sink || direct_;
-    SB_TRY(pump(extents));
+    SB_TRY(pump());
     util::DigestCombiner comb;
-    for (const Extent& e : extents) comb.add(e.file_offset, e.raw_len, e.raw_digest);
-    if (comb.finish() != meta.digest)
-      return fail(Errc::corrupt, "'" + item_->file.path + "' from piece '" + pr.path() +
-                                     "' fails its whole-file checksum");
+    for (const PartExtent& pe : extents_)
+      comb.add(pe.extent->file_offset, pe.extent->raw_len, pe.extent->raw_digest);
+    if (comb.finish() != item_->file.digest)
+      return fail(Errc::corrupt, "'" + item_->file.path + "' fails its whole-file checksum");
     return finish_file();
   }
 
   // Reads the file's frames and writes their data, keeping the pool busy.
-  Result<void> pump(const std::vector<Extent>& extents) {
+  Result<void> pump() {
     size_t next = 0;
     std::vector<io::IoCompletion> comps(64);
-    while (next < extents.size() || engine_.in_flight() > 0) {
+    while (next < extents_.size() || engine_.in_flight() > 0) {
       if (ctx_.cancel && ctx_.cancel->load()) return fail(Errc::cancelled, "restore cancelled");
       std::vector<io::IoOp> ops;
-      while (next < extents.size() && pool_.free_count() > 0) {
-        const Extent& e = extents[next++];
+      while (next < extents_.size() && pool_.free_count() > 0) {
+        const PartExtent& pe = extents_[next++];
+        const Extent& e = *pe.extent;
         if (e.type == FrameType::zero) {
           // Allocate the range (reads back as zeros) rather than leave a hole.
           if (::fallocate(out_.get(), 0, static_cast<off_t>(e.file_offset), e.raw_len) != 0 &&
@@ -145,8 +165,8 @@ class FileRestore {
           continue;
         }
         uint32_t slot = *pool_.acquire();
-        slots_[slot] = Slot{&e, false};
-        ops.push_back({io::OpKind::read, item_->piece->fd(), e.frame_offset, pool_.header(slot),
+        slots_[slot] = Slot{&pe, false};
+        ops.push_back({io::OpKind::read, pe.part->piece->fd(), e.frame_offset, pool_.header(slot),
                        static_cast<uint32_t>(kBlock + align_up(e.stored_len)), slot});
         ++reads_out_;
       }
@@ -163,7 +183,8 @@ class FileRestore {
   Result<void> handle(const io::IoCompletion& c) {
     auto slot = static_cast<uint32_t>(c.tag);
     Slot& s = slots_[slot];
-    const Extent& e = *s.extent;
+    const Extent& e = *s.pe->extent;
+    const PieceReader& piece = *s.pe->part->piece;
     if (s.writing) {
       --writes_out_;
       if (!c.result) return c.result.error().wrap("unable to write '" + shown_ + "'");
@@ -175,14 +196,14 @@ class FileRestore {
     --reads_out_;
     uint32_t len = static_cast<uint32_t>(kBlock + align_up(e.stored_len));
     if (!c.result)
-      return c.result.error().wrap("unable to read piece '" + item_->piece->path() + "'");
+      return c.result.error().wrap("unable to read piece '" + piece.path() + "'");
     if (*c.result < len)
-      return fail(Errc::corrupt, "piece '" + item_->piece->path() + "' is truncated at offset " +
+      return fail(Errc::corrupt, "piece '" + piece.path() + "' is truncated at offset " +
                                      std::to_string(e.frame_offset + *c.result));
     ++stats_.reads;
     stats_.bytes_read += len;
-    SB_TRY(verify_frame(pool_.header(slot), e, static_cast<uint32_t>(item_->piece_file_id),
-                        item_->piece->path(), item_->file.path));
+    SB_TRY(verify_frame(pool_.header(slot), e, s.pe->part->file_id, piece.path(),
+                        item_->file.path));
     ++stats_.frames;
     s.writing = true;
     ++writes_out_;
@@ -196,7 +217,7 @@ class FileRestore {
     while (engine_.in_flight() > 0)
       engine_.reap(comps, 1, io::Clock::now() + std::chrono::milliseconds(200));
     for (uint32_t i = 0; i < slots_.size(); ++i)
-      if (slots_[i].extent) {
+      if (slots_[i].pe) {
         pool_.release(i);
         slots_[i] = Slot{};
       }
@@ -231,6 +252,7 @@ class FileRestore {
   BusyClock& clock_;
   std::vector<Slot> slots_;
   const RestoreItem* item_ = nullptr;
+  std::vector<PartExtent> extents_;
   std::string shown_, name_, temp_;
   io::UniqueFd dir_, out_;
   bool direct_ = false;

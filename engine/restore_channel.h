@@ -16,11 +16,16 @@
 
 namespace stripeback::engine {
 
+// Where a file's extents are: one entry per piece holding some of them.
+struct RestorePart {
+  const PieceReader* piece = nullptr;
+  uint32_t file_id = 0;  // the file's id in that piece
+};
+
 struct RestoreItem {
   catalog::FileRecord file;
   uint64_t backup_id = 0;
-  const PieceReader* piece = nullptr;
-  int piece_file_id = -1;
+  std::vector<RestorePart> parts;
 };
 
 struct RestoreContext {

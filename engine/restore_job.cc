@@ -141,32 +141,40 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       sum.errors.push_back("catalog names no piece for '" + c.file->path + "'");
       continue;
     }
-    const std::string& pname = c.file->pieces.front();
-    auto pit = std::find_if(c.backup->pieces.begin(), c.backup->pieces.end(),
-                            [&](const catalog::PieceRecord& p) { return p.name == pname; });
-    if (pit == c.backup->pieces.end()) {
-      sum.errors.push_back("piece '" + pname + "' of '" + c.file->path +
-                           "' is not recorded in the catalog");
-      continue;
-    }
-    std::string ppath = pit->location + "/" + pit->name;
-    auto& reader = readers[ppath];
-    if (!reader) {
-      auto r = PieceReader::open(ppath, opts.channel.direct);
-      if (!r) {
-        sum.errors.push_back(r.error().what);
-        readers.erase(ppath);
-        continue;
+    RestoreItem item{*c.file, c.backup->id, {}};
+    bool ok_item = true;
+    for (const std::string& pname : c.file->pieces) {
+      auto pit = std::find_if(c.backup->pieces.begin(), c.backup->pieces.end(),
+                              [&](const catalog::PieceRecord& p) { return p.name == pname; });
+      if (pit == c.backup->pieces.end()) {
+        sum.errors.push_back("piece '" + pname + "' of '" + c.file->path +
+                             "' is not recorded in the catalog");
+        ok_item = false;
+        break;
       }
-      reader = std::move(*r);
-      sum.piece_bytes_read += reader->metadata_bytes();
+      std::string ppath = pit->location + "/" + pit->name;
+      auto& reader = readers[ppath];
+      if (!reader) {
+        auto r = PieceReader::open(ppath, opts.channel.direct);
+        if (!r) {
+          sum.errors.push_back(r.error().what + " (needed for '" + c.file->path + "')");
+          readers.erase(ppath);
+          ok_item = false;
+          break;
+        }
+        reader = std::move(*r);
+        sum.piece_bytes_read += reader->metadata_bytes();
+      }
+      int fid = reader->find_file(c.file->path);
+      if (fid < 0) {
+        sum.errors.push_back("piece '" + ppath + "' does not hold '" + c.file->path + "'");
+        ok_item = false;
+        break;
+      }
+      item.parts.push_back({reader.get(), static_cast<uint32_t>(fid)});
     }
-    int fid = reader->find_file(c.file->path);
-    if (fid < 0) {
-      sum.errors.push_back("piece '" + ppath + "' does not hold '" + c.file->path + "'");
-      continue;
-    }
-    items.push_back({*c.file, c.backup->id, reader.get(), fid});
+    if (!ok_item) continue;
+    items.push_back(std::move(item));
     used.insert(c.backup->id);
   }
   sum.backups_used.assign(used.begin(), used.end());
@@ -177,8 +185,10 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   // Buffers must hold the largest frame the pieces hold, whatever buffer size the backup used.
   ChannelConfig config = opts.channel;
   for (const auto& it : items)
-    for (const Extent& e : it.piece->trailer().extents[static_cast<size_t>(it.piece_file_id)])
-      config.buffer_size = std::max<size_t>(config.buffer_size, align_up(e.raw_len));
+    for (const auto& part : it.parts)
+      for (const Extent& e : part.piece->trailer().extents[part.file_id])
+        config.buffer_size = std::max<size_t>(
+            config.buffer_size, align_up(std::max(e.stored_len, e.raw_len)));
 
   std::atomic<size_t> next{0};
   RestoreContext ctx;

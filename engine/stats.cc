@@ -44,6 +44,7 @@ void ChannelStats::to_json(util::JsonWriter& w) const {
   w.kv("read_busy_s", read_busy_s);
   w.kv("write_busy_s", write_busy_s);
   w.kv("wait_s", wait_s);
+  w.kv("throttle_s", throttle_s);
   w.kv("cpu_s", cpu_s);
   w.end_object();
 }
@@ -57,6 +58,9 @@ std::string verdict(const std::vector<ChannelStats>& channels) {
     cpu += c.cpu_s;
   }
   if (elapsed <= 0) return "none";
+  double throttle = 0;
+  for (const auto& ch : channels) throttle += ch.throttle_s;
+  if (throttle / elapsed > 0.3) return "rate limit";
   // The stage busy for the largest share of the channels' time is the one to look at.
   double r = rd / elapsed, w = wr / elapsed, c = cpu / elapsed;
   if (c > 0.8 && c >= r && c >= w) return "cpu";

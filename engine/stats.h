@@ -5,6 +5,7 @@
 //   read_busy   some read was in flight
 //   write_busy  some write (or sync) was in flight
 //   wait        the thread was blocked waiting for a completion (neither CPU nor submit)
+//   throttle    of wait, the time a rate limit held reads back
 //   cpu         CPU time the thread used (checksums, framing, system calls)
 // read_busy and write_busy overlap when reads and writes run together, which is the goal.
 #pragma once
@@ -28,6 +29,8 @@ struct ChannelStats {
   uint64_t frames = 0, zero_frames = 0;
   uint64_t reads = 0, writes = 0;
   uint32_t pieces = 0;
+  bool throttled = false;  // a rate limit held reads back
+  double throttle_s = 0;   // of wait_s, time spent waiting for read tokens
   double elapsed_s = 0, read_busy_s = 0, write_busy_s = 0, wait_s = 0, cpu_s = 0;
 
   void to_json(util::JsonWriter& w) const;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "tests/support/temp_dir.h"
@@ -54,13 +55,87 @@ TEST(Planner, SpecialFileAsSourceIsRefused) {
   EXPECT_NE(plan.error().what.find("character device"), std::string::npos);
 }
 
-TEST(WorkQueue, HandsOutEachFileOnce) {
-  std::vector<FileTask> files(5);
-  WorkQueue q(files);
+TEST(WorkQueue, HandsOutEachSetOnce) {
+  std::vector<WorkSet> sets(5);
+  WorkQueue q(sets);
   int n = 0;
   while (q.next()) ++n;
   EXPECT_EQ(n, 5);
   EXPECT_EQ(q.next(), nullptr);
+}
+
+std::vector<FileTask> files_of(std::initializer_list<uint64_t> sizes) {
+  std::vector<FileTask> f;
+  int i = 0;
+  for (uint64_t s : sizes) f.push_back({"/f" + std::to_string(i++), s, 0100644, 0, 0, 0});
+  return f;
+}
+
+TEST(MakeSets, AtLeastOneSetPerChannelBalancedByBytes) {
+  auto files = files_of({100, 90, 50, 40, 10, 5});
+  SetOptions o;
+  o.channels = 2;
+  auto sets = make_sets(files, o);
+  ASSERT_EQ(sets.size(), 2u);
+  uint64_t a = 0, b = 0;
+  for (auto& u : sets[0]) a += u.length;
+  for (auto& u : sets[1]) b += u.length;
+  EXPECT_EQ(a + b, 295u);
+  EXPECT_LE(a > b ? a - b : b - a, 20u) << a << " vs " << b;
+}
+
+TEST(MakeSets, FilesPerSetLimitsSetSize) {
+  auto files = files_of({9, 8, 7, 6, 5, 4, 3});
+  SetOptions o;
+  o.files_per_set = 2;
+  auto sets = make_sets(files, o);
+  EXPECT_EQ(sets.size(), 4u);
+  size_t units = 0;
+  for (auto& s : sets) {
+    EXPECT_LE(s.size(), 2u);
+    units += s.size();
+  }
+  EXPECT_EQ(units, 7u);
+}
+
+TEST(MakeSets, LargeFilesSplitIntoAlignedSectionsThatCoverThem) {
+  auto files = files_of({(10u << 20) + 123, 1u << 20});
+  SetOptions o;
+  o.section_size = (3u << 20) + 5;  // rounded down to whole MiB
+  auto sets = make_sets(files, o);
+  uint64_t covered = 0, next = 0;
+  uint32_t sections = 0;
+  for (auto& s : sets)
+    for (auto& u : s)
+      if (u.file == &files[0]) {
+        EXPECT_EQ(u.sections, 4u);
+        EXPECT_EQ(s.size(), 1u) << "a section shares its set";
+        ++sections;
+        covered += u.length;
+      }
+  EXPECT_EQ(sections, 4u);
+  EXPECT_EQ(covered, files[0].size);
+  std::vector<WorkUnit> secs;
+  for (auto& s : sets)
+    for (auto& u : s)
+      if (u.file == &files[0]) secs.push_back(u);
+  std::sort(secs.begin(), secs.end(),
+            [](const WorkUnit& x, const WorkUnit& y) { return x.offset < y.offset; });
+  for (auto& u : secs) {
+    EXPECT_EQ(u.offset, next);
+    EXPECT_EQ(u.offset % (1u << 20), 0u);
+    next += u.length;
+  }
+}
+
+TEST(MakeSets, KeepOrderPutsTheCallersFirstFileFirst) {
+  auto files = files_of({1, 100, 50});
+  SetOptions o;
+  o.channels = 3;
+  o.keep_order = true;
+  auto sets = make_sets(files, o);
+  ASSERT_EQ(sets.size(), 3u);
+  EXPECT_EQ(sets[0].front().file, &files[0]);
 }
 
 }  // namespace
