@@ -11,6 +11,7 @@
 
 #include "catalog/catalog.h"
 #include "engine/backup_job.h"
+#include "engine/compress.h"
 #include "engine/demo_data.h"
 #include "engine/restore_job.h"
 #include "util/json.h"
@@ -156,6 +157,9 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   }
   o.partial = f.partial;
   o.minimize_load = f.minimize_load;
+  auto level = engine::parse_compress(f.compress);
+  if (!level) return report(level.error());
+  o.channel.compress_level = *level;
   auto sum = engine::run_backup(o, **cat);
   if (!sum) return report(sum.error());
   for (const auto& s : sum->skipped) spdlog::warn("skipped '{}': {}", s.path, s.why);

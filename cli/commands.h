@@ -37,6 +37,7 @@ struct BackupFlags {
   std::string duration;
   bool partial = false;
   bool minimize_load = false;
+  std::string compress = "none";
 };
 
 struct RestoreFlags {

@@ -100,6 +100,10 @@ int main(int argc, char** argv) {
   backup->add_flag("--partial", bf.partial,
                    "with --duration: keep and record what finished by the deadline (exit code "
                    "3); files backed up least recently go first");
+  backup->add_option("--compress", bf.compress,
+                     "compress each frame with zstd: none, low (level 1), medium (3), high "
+                     "(9) or zstd:N; frames that do not shrink by 1/16 are stored raw")
+      ->default_val("none");
   backup->add_flag("--minimize-load", bf.minimize_load,
                    "with --duration: pace the backup to end just inside the window instead "
                    "of running at full speed");

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/compress.h"
 #include "engine/piece_writer.h"
 #include "io/buffer_pool.h"
 #include "io/io_engine.h"
@@ -79,6 +80,13 @@ class BackupChannel {
                                                 kBlock));
     pool_ = std::make_unique<io::BufferPool>(std::move(pool));
     slots_.resize(pool_->count());
+    if (ctx_.config.compress_level > 0) {
+      // One output buffer per slot: a compressed frame goes out from there.
+      compressor_ = std::make_unique<Compressor>(ctx_.config.compress_level);
+      size_t cap = align_up(Compressor::bound(ctx_.config.buffer_size));
+      SB_ASSIGN(auto cpool, io::BufferPool::create(pool_->count(), cap, kBlock));
+      cpool_ = std::make_unique<io::BufferPool>(std::move(cpool));
+    }
     return ok();
   }
 
@@ -232,6 +240,7 @@ class BackupChannel {
       h.backup_id = ctx_.backup_id;
       h.channel = channel_;
       h.piece_number = ++pieces_made_;
+      if (compressor_) h.codec = Codec::zstd;
       h.created_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch()).count();
       h.name = "sb" + std::to_string(ctx_.backup_id) + "-" + ctx_.stamp + "-c" +
@@ -321,9 +330,23 @@ class BackupChannel {
       ++out_.stats.zero_frames;
     } else {
       h.type = FrameType::data;
-      h.stored_len = sl.want;
-      h.stored_crc = util::crc32c(data, sl.want);
       h.raw_digest = util::digest(data, sl.want);
+      size_t csize = 0;
+      if (compressor_) {
+        double t0 = thread_cpu_seconds();
+        csize = compressor_->compress(data, sl.want, cpool_->data(slot), cpool_->data_size());
+        out_.stats.compress_s += thread_cpu_seconds() - t0;
+        out_.stats.bytes_compressed_in += sl.want;
+        out_.stats.bytes_compressed_out += csize ? csize : sl.want;
+      }
+      if (csize) {
+        h.compressed = true;
+        h.stored_len = static_cast<uint32_t>(csize);
+        h.stored_crc = util::crc32c(cpool_->data(slot), csize);
+      } else {
+        h.stored_len = sl.want;
+        h.stored_crc = util::crc32c(data, sl.want);
+      }
     }
     ++out_.stats.frames;
     s->done.extents.push_back({sl.offset, sl.want, h.raw_digest});
@@ -331,13 +354,13 @@ class BackupChannel {
     SB_ASSIGN(OpenPiece * p, piece_for(frame_len + kBlock + align_up(s->meta.path.size() + 64)));
     SB_TRY(ensure_registered(*s, *p));
     h.file_id = p->file_ids[path];
-    FramePlacement pl = p->writer->place(h, pool_->header(slot));
+    std::byte* frame = h.compressed ? cpool_->header(slot) : pool_->header(slot);
+    FramePlacement pl = p->writer->place(h, frame);
     sl.writing = true;
     sl.piece = p;
     ++writes_out_;
     ++p->writes_out;
-    io::IoOp op{io::OpKind::write, p->writer->fd(), pl.offset, pool_->header(slot), pl.length,
-                slot};
+    io::IoOp op{io::OpKind::write, p->writer->fd(), pl.offset, frame, pl.length, slot};
     return engine_->submit({&op, 1});
   }
 
@@ -410,6 +433,8 @@ class BackupChannel {
   BusyClock clock_;
   std::unique_ptr<io::IoEngine> engine_;
   std::unique_ptr<io::BufferPool> pool_;
+  std::unique_ptr<Compressor> compressor_;
+  std::unique_ptr<io::BufferPool> cpool_;  // compressed frames, slot for slot with pool_
   std::vector<Slot> slots_;
   std::list<std::unique_ptr<Source>> sources_;
   std::list<std::unique_ptr<Source>>::iterator rr_ = sources_.end();

@@ -36,6 +36,7 @@ struct ChannelConfig {
   uint32_t max_open_files = 8;  // units read at once (multiplexing level)
   uint64_t max_piece_size = 0;  // 0: one piece per channel
   double rate = 0;              // bytes per second read by this channel; 0: unlimited
+  int compress_level = 0;       // zstd level; 0: no compression
 };
 
 struct BackupContext {

@@ -90,7 +90,7 @@ Result<PieceHeader> decode_piece_header(std::span<const std::byte> block) {
   if (h.block != kBlock)
     return fail(Errc::unsupported, "piece block size " + std::to_string(h.block) +
                                        " is not supported");
-  if (h.codec != Codec::none || h.cipher != Cipher::none || h.hash != HashAlg::xxh3_128)
+  if (h.codec > Codec::zstd || h.cipher != Cipher::none || h.hash != HashAlg::xxh3_128)
     return fail(Errc::unsupported, "piece uses a codec, cipher or hash this build lacks");
   return h;
 }
@@ -99,7 +99,7 @@ void encode_frame_header(const FrameHeader& h, std::span<std::byte, kBlock> out)
   uint8_t* p = raw(out);
   util::put_le32(p, kFrameMagic);
   p[4] = static_cast<uint8_t>(h.type);
-  p[5] = 0;  // flags
+  p[5] = h.compressed ? 1 : 0;  // flags
   util::put_le16(p + 6, static_cast<uint16_t>(kFrameHeaderSize));
   util::put_le32(p + 8, h.file_id);
   util::put_le32(p + 12, h.sequence);
@@ -122,6 +122,8 @@ Result<FrameHeader> decode_frame_header(std::span<const std::byte> block) {
   h.type = static_cast<FrameType>(p[4]);
   if (h.type < FrameType::data || h.type > FrameType::trailer)
     return fail(Errc::corrupt, "unknown frame type " + std::to_string(p[4]));
+  h.compressed = (p[5] & 1) != 0;
+  if ((p[5] & ~1) != 0) return fail(Errc::unsupported, "frame uses unknown flags");
   h.file_id = util::get_le32(p + 8);
   h.sequence = util::get_le32(p + 12);
   h.offset = util::get_le64(p + 16);
@@ -129,6 +131,11 @@ Result<FrameHeader> decode_frame_header(std::span<const std::byte> block) {
   h.stored_len = util::get_le32(p + 28);
   h.stored_crc = util::get_le32(p + 32);
   std::memcpy(h.raw_digest.data(), p + 36, 16);
+  if (h.type == FrameType::data && (h.compressed ? h.stored_len >= h.raw_len
+                                                 : h.stored_len != h.raw_len))
+    return fail(Errc::corrupt, "frame lengths are inconsistent");
+  if (h.compressed && h.type != FrameType::data)
+    return fail(Errc::corrupt, "only data frames may be compressed");
   return h;
 }
 

@@ -29,7 +29,7 @@ inline constexpr uint32_t kFrameHeaderSize = 64;  // bytes used in a frame heade
 inline uint64_t align_up(uint64_t v) { return (v + kBlock - 1) / kBlock * kBlock; }
 
 enum class FrameType : uint8_t { data = 1, zero = 2, file = 3, trailer = 4 };
-enum class Codec : uint8_t { none = 0 };
+enum class Codec : uint8_t { none = 0, zstd = 1 };
 enum class Cipher : uint8_t { none = 0 };
 enum class HashAlg : uint8_t { xxh3_128 = 1 };
 
@@ -57,6 +57,7 @@ struct FrameHeader {
   uint32_t stored_len = 0;  // payload bytes on the medium (0 for zero frames)
   uint32_t stored_crc = 0;  // CRC32C of the stored payload bytes
   util::Digest raw_digest{};  // strong hash of the raw bytes
+  bool compressed = false;    // payload is zstd (data frames only; stored_len < raw_len)
 };
 
 // File metadata as recorded in FILE frames and in the trailer's file table.

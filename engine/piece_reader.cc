@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "engine/compress.h"
 #include "engine/piece_writer.h"
 #include "util/crc32c.h"
 
@@ -90,8 +91,10 @@ int PieceReader::find_file(const std::string& path) const {
   return -1;
 }
 
-Result<void> verify_frame(const std::byte* frame, const Extent& expect, uint32_t file_id,
-                          const std::string& piece_path, const std::string& file_path) {
+Result<const std::byte*> verify_frame(const std::byte* frame, const Extent& expect,
+                                      uint32_t file_id, const std::string& piece_path,
+                                      const std::string& file_path, Decompressor* dz,
+                                      std::byte* scratch) {
   auto bad = [&](uint64_t at, const std::string& what) {
     return fail(Errc::corrupt, "piece '" + piece_path + "' is corrupt at offset " +
                                    std::to_string(at) + " (file '" + file_path +
@@ -105,13 +108,21 @@ Result<void> verify_frame(const std::byte* frame, const Extent& expect, uint32_t
     return bad(expect.frame_offset, "frame header does not match the piece index");
   if (h->raw_digest != expect.raw_digest)
     return bad(expect.frame_offset, "frame digest does not match the piece index");
-  if (h->type == FrameType::zero) return ok();
   const std::byte* payload = frame + kBlock;
+  if (h->type == FrameType::zero) return payload;
   if (util::crc32c(payload, h->stored_len) != h->stored_crc)
     return bad(expect.frame_offset + kBlock, "data checksum mismatch");
-  if (util::digest(payload, h->raw_len) != h->raw_digest)
+  const std::byte* raw = payload;
+  if (h->compressed) {
+    if (!dz || !scratch)
+      return bad(expect.frame_offset, "frame is compressed but no decompressor was set up");
+    if (auto r = dz->decompress(payload, h->stored_len, scratch, h->raw_len); !r)
+      return bad(expect.frame_offset + kBlock, r.error().what);
+    raw = scratch;
+  }
+  if (util::digest(raw, h->raw_len) != h->raw_digest)
     return bad(expect.frame_offset + kBlock, "data digest mismatch");
-  return ok();
+  return raw;
 }
 
 }  // namespace stripeback::engine

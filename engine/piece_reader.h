@@ -42,11 +42,16 @@ class PieceReader {
   uint64_t metadata_bytes_ = 0;
 };
 
+class Decompressor;
+
 // Checks a frame read from a piece (header block followed by its padded payload) against
 // the extent the index promised: header checksum, type, file id, offset and lengths, the
-// payload's CRC32C and the raw digest. The error names the piece, the byte offset and
-// `file_path`.
-Result<void> verify_frame(const std::byte* frame, const Extent& expect, uint32_t file_id,
-                          const std::string& piece_path, const std::string& file_path);
+// payload's CRC32C; decodes a compressed payload into `scratch` (raw_len bytes); then checks
+// the raw digest. Returns where the raw bytes are (the payload itself, or `scratch`). The
+// error names the piece, the byte offset and `file_path`.
+Result<const std::byte*> verify_frame(const std::byte* frame, const Extent& expect,
+                                      uint32_t file_id, const std::string& piece_path,
+                                      const std::string& file_path, Decompressor* dz = nullptr,
+                                      std::byte* scratch = nullptr);
 
 }  // namespace stripeback::engine

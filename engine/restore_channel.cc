@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
+#include "engine/compress.h"
 #include "engine/restore_job.h"
 #include "io/buffer_pool.h"
 #include "io/io_engine.h"
@@ -69,9 +71,9 @@ struct Slot {
 class FileRestore {
  public:
   FileRestore(const RestoreContext& ctx, io::IoEngine& engine, io::BufferPool& pool,
-              ChannelStats& stats, BusyClock& clock)
-      : ctx_(ctx), engine_(engine), pool_(pool), stats_(stats), clock_(clock),
-        slots_(pool.count()) {}
+              io::BufferPool& scratch, Decompressor& dz, ChannelStats& stats, BusyClock& clock)
+      : ctx_(ctx), engine_(engine), pool_(pool), scratch_(scratch), dz_(dz), stats_(stats),
+        clock_(clock), slots_(pool.count()) {}
 
   Result<void> run(const RestoreItem& item) {
     item_ = &item;
@@ -202,13 +204,24 @@ class FileRestore {
                                      std::to_string(e.frame_offset + *c.result));
     ++stats_.reads;
     stats_.bytes_read += len;
-    SB_TRY(verify_frame(pool_.header(slot), e, s.pe->part->file_id, piece.path(),
-                        item_->file.path));
+    double t0 = thread_cpu_seconds();
+    SB_ASSIGN(const std::byte* raw,
+              verify_frame(pool_.header(slot), e, s.pe->part->file_id, piece.path(),
+                           item_->file.path, &dz_, scratch_.data(slot)));
+    if (e.stored_len < e.raw_len) {
+      stats_.compress_s += thread_cpu_seconds() - t0;
+      stats_.bytes_compressed_in += e.raw_len;
+      stats_.bytes_compressed_out += e.stored_len;
+    }
     ++stats_.frames;
     s.writing = true;
     ++writes_out_;
     uint32_t wlen = direct_ ? static_cast<uint32_t>(align_up(e.raw_len)) : e.raw_len;
-    io::IoOp op{io::OpKind::write, out_.get(), e.file_offset, pool_.data(slot), wlen, slot};
+    // Padding after the raw bytes must be zeros (the write is rounded up for O_DIRECT).
+    if (raw != pool_.data(slot) && wlen > e.raw_len)
+      std::memset(const_cast<std::byte*>(raw) + e.raw_len, 0, wlen - e.raw_len);
+    io::IoOp op{io::OpKind::write, out_.get(), e.file_offset, const_cast<std::byte*>(raw), wlen,
+                slot};
     return engine_.submit({&op, 1});
   }
 
@@ -248,6 +261,8 @@ class FileRestore {
   const RestoreContext& ctx_;
   io::IoEngine& engine_;
   io::BufferPool& pool_;
+  io::BufferPool& scratch_;  // decoded frames, slot for slot with pool_
+  Decompressor& dz_;
   ChannelStats& stats_;
   BusyClock& clock_;
   std::vector<Slot> slots_;
@@ -283,6 +298,14 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
     out.errors.push_back(pool.error().what);
     return out;
   }
+  // Decoded frames need a second buffer per slot; only pieces with compression use it, but
+  // a small pool costs little next to the frames themselves.
+  auto scratch = io::BufferPool::create(ctx.config.buffers, ctx.config.buffer_size, kBlock);
+  if (!scratch) {
+    out.errors.push_back(scratch.error().what);
+    return out;
+  }
+  Decompressor dz;
   while (true) {
     if (ctx.cancel && ctx.cancel->load()) {
       out.errors.push_back("restore cancelled");
@@ -291,7 +314,7 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
     size_t i = ctx.next->fetch_add(1);
     if (i >= ctx.items->size()) break;
     const RestoreItem& item = (*ctx.items)[i];
-    FileRestore fr(ctx, *engine, *pool, out.stats, clock);
+    FileRestore fr(ctx, *engine, *pool, *scratch, dz, out.stats, clock);
     if (auto r = fr.run(item); !r) out.errors.push_back(r.error().what);
     else out.file_bytes += item.file.size;
   }

@@ -46,6 +46,9 @@ void ChannelStats::to_json(util::JsonWriter& w) const {
   w.kv("wait_s", wait_s);
   w.kv("throttle_s", throttle_s);
   w.kv("cpu_s", cpu_s);
+  w.kv("compress_in", bytes_compressed_in);
+  w.kv("compress_out", bytes_compressed_out);
+  w.kv("compress_s", compress_s);
   w.end_object();
 }
 

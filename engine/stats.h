@@ -29,6 +29,8 @@ struct ChannelStats {
   uint64_t frames = 0, zero_frames = 0;
   uint64_t reads = 0, writes = 0;
   uint32_t pieces = 0;
+  uint64_t bytes_compressed_in = 0, bytes_compressed_out = 0;  // data frames only
+  double compress_s = 0;   // CPU spent compressing (or decompressing, in a restore)
   bool throttled = false;  // a rate limit held reads back
   double throttle_s = 0;   // of wait_s, time spent waiting for read tokens
   double elapsed_s = 0, read_busy_s = 0, write_busy_s = 0, wait_s = 0, cpu_s = 0;

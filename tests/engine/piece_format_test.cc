@@ -83,6 +83,27 @@ TEST(PieceFormat, FrameHeaderRoundTripAndEveryBitMatters) {
   }
 }
 
+TEST(PieceFormat, CompressedFlagRoundTripsAndLengthsAreChecked) {
+  FrameHeader h;
+  h.type = FrameType::data;
+  h.raw_len = 1 << 20;
+  h.stored_len = 1000;
+  h.compressed = true;
+  auto b = block();
+  encode_frame_header(h, span_of(b));
+  auto d = decode_frame_header(b);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  EXPECT_TRUE(d->compressed);
+  // A "compressed" frame that is not smaller, or a raw one whose lengths differ, is refused.
+  h.stored_len = h.raw_len;
+  encode_frame_header(h, span_of(b));
+  EXPECT_FALSE(decode_frame_header(b).has_value());
+  h.compressed = false;
+  h.stored_len = 1000;
+  encode_frame_header(h, span_of(b));
+  EXPECT_FALSE(decode_frame_header(b).has_value());
+}
+
 TEST(PieceFormat, FooterRoundTripAndDamage) {
   Footer f{8192 * 5, 17, 0x12345678};
   auto b = block();

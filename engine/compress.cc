@@ -1,0 +1,57 @@
+#include "engine/compress.h"
+
+#include <zstd.h>
+
+#include <cstdlib>
+
+namespace stripeback::engine {
+
+Result<int> parse_compress(const std::string& text) {
+  if (text.empty() || text == "none") return 0;
+  if (text == "low") return 1;
+  if (text == "medium") return 3;
+  if (text == "high") return 9;
+  if (text.rfind("zstd:", 0) == 0) {
+    std::string n = text.substr(5);
+    char* end = nullptr;
+    long v = std::strtol(n.c_str(), &end, 10);
+    if (!n.empty() && end && *end == '\0' && v >= 1 && v <= 19) return static_cast<int>(v);
+  }
+  return fail(Errc::invalid_argument, "invalid --compress '" + text +
+                                          "': expected none, low, medium, high or zstd:N "
+                                          "with N from 1 to 19");
+}
+
+Compressor::Compressor(int level) : level_(level), cctx_(ZSTD_createCCtx()) {
+  ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level);
+  // The frame header carries the sizes and a CRC32C; zstd's own checksum would be a third.
+  ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_checksumFlag, 0);
+}
+
+Compressor::~Compressor() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_)); }
+
+size_t Compressor::bound(size_t n) { return ZSTD_compressBound(n); }
+
+size_t Compressor::compress(const std::byte* in, size_t n, std::byte* out, size_t cap) {
+  size_t r = ZSTD_compress2(static_cast<ZSTD_CCtx*>(cctx_), out, cap, in, n);
+  if (ZSTD_isError(r) || r > n - n / 16) return 0;
+  return r;
+}
+
+Decompressor::Decompressor() : dctx_(ZSTD_createDCtx()) {}
+
+Decompressor::~Decompressor() { ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(dctx_)); }
+
+Result<void> Decompressor::decompress(const std::byte* in, size_t n, std::byte* out,
+                                      size_t raw_len) {
+  size_t r = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(dctx_), out, raw_len, in, n);
+  if (ZSTD_isError(r))
+    return fail(Errc::corrupt, std::string("compressed data does not decode: ") +
+                                   ZSTD_getErrorName(r));
+  if (r != raw_len)
+    return fail(Errc::corrupt, "compressed data decodes to " + std::to_string(r) +
+                                   " bytes instead of " + std::to_string(raw_len));
+  return ok();
+}
+
+}  // namespace stripeback::engine
