@@ -78,6 +78,18 @@ uint64_t PieceWriter::projected_size(uint64_t frame_length) const {
   return next_offset_ + frame_length + kBlock + align_up(trailer_estimate_ + 41) + kBlock;
 }
 
+void PieceWriter::preallocate_ahead() {
+  constexpr uint64_t kStep = 64u << 20;
+  if (!can_preallocate_ || next_offset_ + (2u << 20) <= allocated_) return;
+  uint64_t want = next_offset_ + kStep;
+  if (::fallocate(fd(), 0, static_cast<off_t>(allocated_),
+                  static_cast<off_t>(want - allocated_)) != 0) {
+    can_preallocate_ = false;  // not supported here (or full): writes simply extend
+    return;
+  }
+  allocated_ = want;
+}
+
 FramePlacement PieceWriter::place(FrameHeader h, std::byte* header_block) {
   uint64_t padded = align_up(h.stored_len);
   if (padded > h.stored_len)
@@ -85,6 +97,7 @@ FramePlacement PieceWriter::place(FrameHeader h, std::byte* header_block) {
   h.sequence = frames_++;
   encode_frame_header(h, std::span<std::byte, kBlock>(header_block, kBlock));
   checksum_.add_frame_header({header_block, kBlock});
+  preallocate_ahead();
   FramePlacement p{next_offset_, static_cast<uint32_t>(kBlock + padded)};
   if (h.type == FrameType::data || h.type == FrameType::zero) {
     extents_[h.file_id].push_back(
@@ -136,6 +149,8 @@ Result<uint32_t> PieceWriter::finish() {
   encode_footer(f, std::span<std::byte, kBlock>(block->data + kBlock + padded, kBlock));
   SB_TRY(write_all(fd(), block->data, block->size, trailer_offset, path_));
   next_offset_ = trailer_offset + block->size;
+  if (allocated_ > next_offset_ && ::ftruncate(fd(), static_cast<off_t>(next_offset_)) != 0)
+    return sys_error(errno, "unable to trim piece '" + path_ + "'");
   if (::fdatasync(fd()) != 0) return sys_error(errno, "unable to sync piece '" + path_ + "'");
   file_.fd.reset();
   SB_TRY(io::fsync_dir(dir_));

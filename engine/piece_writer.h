@@ -58,6 +58,10 @@ class PieceWriter {
   // bytes) follows it contiguously; zeroes the payload padding, fills the header block,
   // records the extent for data and zero frames.
   FramePlacement place(FrameHeader h, std::byte* header_block);
+  // Allocates space ahead of the write offset in large steps, so frame writes land inside
+  // the file instead of extending it (an extending O_DIRECT write takes the inode lock
+  // exclusively and cannot be issued without blocking). finish() trims what is unused.
+  void preallocate_ahead();
   // Builds a FILE frame for `file_id` in a new block that the caller keeps until written.
   std::pair<std::unique_ptr<AlignedBlock>, FramePlacement> file_frame(uint32_t file_id);
 
@@ -76,6 +80,8 @@ class PieceWriter {
   PieceHeader header_;
   PieceChecksum checksum_;
   uint64_t next_offset_ = 0;
+  uint64_t allocated_ = 0;  // file size after preallocation
+  bool can_preallocate_ = true;
   uint32_t frames_ = 0;
   uint64_t trailer_estimate_ = 16;
   std::vector<FileMeta> files_;

@@ -137,6 +137,11 @@ class FileRestore {
                                      std::to_string(expect) + " of " +
                                      std::to_string(item_->file.size) + " bytes");
     SB_TRY(open_temp());
+    // Allocate the whole file first: writes then land inside it instead of extending it
+    // (an extending O_DIRECT write takes the inode lock exclusively and is punted to a
+    // worker thread), and zero extents need nothing more.
+    preallocated_ = item_->file.size == 0 ||
+                    ::fallocate(out_.get(), 0, 0, static_cast<off_t>(item_->file.size)) == 0;
     for (const RestorePart& part : item_->parts)
       stats_.direct_source = stats_.direct_source || part.piece->direct();
     stats_.direct_sink = stats_.direct_sink || direct_;
@@ -161,7 +166,8 @@ class FileRestore {
         const Extent& e = *pe.extent;
         if (e.type == FrameType::zero) {
           // Allocate the range (reads back as zeros) rather than leave a hole.
-          if (::fallocate(out_.get(), 0, static_cast<off_t>(e.file_offset), e.raw_len) != 0 &&
+          if (!preallocated_ &&
+              ::fallocate(out_.get(), 0, static_cast<off_t>(e.file_offset), e.raw_len) != 0 &&
               errno != EOPNOTSUPP)
             return sys_error(errno, "unable to allocate space in '" + shown_ + "'");
           continue;
@@ -271,6 +277,7 @@ class FileRestore {
   std::string shown_, name_, temp_;
   io::UniqueFd dir_, out_;
   bool direct_ = false;
+  bool preallocated_ = false;
   uint32_t reads_out_ = 0, writes_out_ = 0;
 };
 
