@@ -146,40 +146,38 @@ void write_text(const std::string& path, const std::string& text) {
   ::close(fd);
 }
 
-std::vector<std::string> files_under(const std::string& dir) {
-  std::vector<std::string> out;
+namespace {
+// Entries below `dir` (links not followed) for which `keep` holds, sorted; `out` may start
+// with entries of its own.
+template <typename Keep>
+std::vector<std::string> walk(const std::string& dir, std::vector<std::string> out, Keep keep) {
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec) && !it->is_symlink(ec)) out.push_back(it->path().string());
+    if (keep(*it, ec)) out.push_back(it->path().string());
   }
   if (ec) ADD_FAILURE() << "unable to list " << dir << ": " << ec.message();
   std::sort(out.begin(), out.end());
   return out;
+}
+}  // namespace
+
+std::vector<std::string> files_under(const std::string& dir) {
+  return walk(dir, {}, [](const fs::directory_entry& e, std::error_code& ec) {
+    return e.is_regular_file(ec) && !e.is_symlink(ec);
+  });
 }
 
 std::vector<std::string> dirs_under(const std::string& dir) {
-  std::vector<std::string> out{dir};
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_directory(ec) && !it->is_symlink(ec)) out.push_back(it->path().string());
-  }
-  if (ec) ADD_FAILURE() << "unable to list " << dir << ": " << ec.message();
-  std::sort(out.begin(), out.end());
-  return out;
+  return walk(dir, {dir}, [](const fs::directory_entry& e, std::error_code& ec) {
+    return e.is_directory(ec) && !e.is_symlink(ec);
+  });
 }
 
 std::vector<std::string> entries_under(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_symlink(ec) || !it->is_directory(ec)) out.push_back(it->path().string());
-  }
-  if (ec) ADD_FAILURE() << "unable to list " << dir << ": " << ec.message();
-  std::sort(out.begin(), out.end());
-  return out;
+  return walk(dir, {}, [](const fs::directory_entry& e, std::error_code& ec) {
+    return e.is_symlink(ec) || !e.is_directory(ec);
+  });
 }
 
 std::vector<std::string> pieces_in(const std::string& dir) {
