@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
       "stripeback: multi-channel backup and restore of large datafiles.\n"
       "Backs files up into self-describing pieces, records them in a flat catalog, and "
       "restores them byte-exact.\nExit codes: 0 success, 1 the job failed, 2 bad usage or "
-      "input.",
+      "input, 3 a --partial backup stopped at its deadline.",
       "stripeback"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "stripeback 0.1.0");
