@@ -282,7 +282,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   sum.sections = sections;
   sum.buffers = buffers;
   sum.max_piece_size = opts.channel.max_piece_size;
-  sum.section_size = opts.section_size;
+  sum.section_size = opts.section_size ? std::max<uint64_t>(1u << 20, opts.section_size >> 20 << 20) : 0;
   sum.rate = opts.channel.rate;
   sum.job_rate = opts.job_rate;
   bool first_is_secondary = false;  // the error kept so far only echoes another channel's
@@ -308,11 +308,26 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   catalog::BackupStatus status = catalog::BackupStatus::complete;
   if (!sum.error.empty()) {
     status = catalog::BackupStatus::failed;
+  } else if (files.empty() && !plan.files.empty()) {
+    status = catalog::BackupStatus::failed;
+    sum.error = "the duration ended before any file was completely backed up";
   } else if (files.size() < plan.files.size()) {
     std::string why = "the duration ended with " + std::to_string(files.size()) + " of " +
                       std::to_string(plan.files.size()) + " files backed up";
     status = opts.partial ? catalog::BackupStatus::partial : catalog::BackupStatus::failed;
     sum.error = opts.partial ? why : why + " (use --partial to keep them)";
+  }
+  // Pieces that hold no completed file (the deadline cut their files short) are of no use.
+  if (status == catalog::BackupStatus::partial) {
+    std::set<std::string> used;
+    for (const auto& f : files) used.insert(f.pieces.begin(), f.pieces.end());
+    std::vector<catalog::PieceRecord> kept;
+    for (auto& p : pieces) {
+      if (used.count(p.name)) kept.push_back(std::move(p));
+      else ::unlink((p.location + "/" + p.name).c_str());
+    }
+    pieces = std::move(kept);
+    sum.pieces = static_cast<uint32_t>(pieces.size());
   }
   // Record pieces, then files, then the end: a reader sees the backup complete (or
   // partial) only when all it names is there. A failed backup keeps nothing.
