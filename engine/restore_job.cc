@@ -260,9 +260,10 @@ std::string RestoreSummary::to_text() const {
   s += buf;
   for (const auto& c : channels) {
     std::snprintf(buf, sizeof buf,
-                  "  channel %u [%s]: %llu files, %s read from pieces, %.2f s: reading %.2f s, "
+                  "  channel %u [%s%s]: %llu files, %s read from pieces, %.2f s: reading %.2f s, "
                   "writing %.2f s, waiting %.2f s, cpu %.2f s\n",
-                  c.channel, c.io_engine.c_str(), static_cast<unsigned long long>(c.files),
+                  c.channel, c.io_engine.c_str(), c.direct_sink ? ", O_DIRECT" : "",
+                  static_cast<unsigned long long>(c.files),
                   util::format_bytes(c.bytes_read).c_str(), c.elapsed_s, c.read_busy_s,
                   c.write_busy_s, c.wait_s, c.cpu_s);
     s += buf;
