@@ -14,7 +14,7 @@
 namespace stripeback::engine {
 
 // --compress: none, low, medium, high or zstd:N (N from 1 to 19). Returns the zstd level,
-// 0 for none. low/medium/high are levels 1, 3 and 9: see docs/compression.md.
+// 0 for none. low/medium/high are levels 1, 3 and 9 (docs/compression.md says why).
 Result<int> parse_compress(const std::string& text);
 
 class Compressor {
