@@ -58,120 +58,125 @@ Result<void> set_attributes(int fd, const catalog::FileRecord& f, bool set_owner
   return ok();
 }
 
-struct PartExtent {
-  const Extent* extent = nullptr;
-  const RestorePart* part = nullptr;
-};
-
 struct Slot {
   const PartExtent* pe = nullptr;
   bool writing = false;
 };
 
-class FileRestore {
+// Opens the file's temporary file (once, by the first chunk to start) and allocates its
+// full size, so writes land inside it instead of extending it (an extending O_DIRECT write
+// takes the inode lock exclusively and is punted to a worker thread).
+Result<void> open_file(const RestoreContext& ctx, FileState& f) {
+  f.shown = ctx.target + f.item->file.path;
+  SB_ASSIGN(auto comps, safe_components(f.item->file.path));
+  SB_ASSIGN(f.dir, open_parent(ctx.target_fd, comps, f.shown));
+  f.name = comps.back();
+  f.temp = "." + f.name + ".sbrestore-" + std::to_string(::getpid());
+  int flags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC;
+  bool want_direct = ctx.config.direct == io::Direct::yes;
+  int fd = ::openat(f.dir.get(), f.temp.c_str(), flags | (want_direct ? O_DIRECT : 0), 0600);
+  f.direct = fd >= 0 && want_direct;
+  if (fd < 0 && errno == EINVAL) fd = ::openat(f.dir.get(), f.temp.c_str(), flags, 0600);
+  if (fd < 0) return sys_error(errno, "unable to create '" + f.shown + "'");
+  f.out = io::UniqueFd(fd);
+  uint64_t size = f.item->file.size;
+  if (size > 0 && ::fallocate(fd, 0, 0, static_cast<off_t>(size)) != 0 && errno != EOPNOTSUPP)
+    return sys_error(errno, "unable to allocate " + std::to_string(size) + " bytes for '" +
+                                f.shown + "'");
+  return ok();
+}
+
+// Verifies the whole file, sets its size and attributes, syncs it and moves it into place.
+Result<void> finish_file(const RestoreContext& ctx, FileState& f) {
+  const auto& rec = f.item->file;
+  util::DigestCombiner comb;
+  for (const PartExtent& pe : f.extents)
+    comb.add(pe.extent->file_offset, pe.extent->raw_len, pe.extent->raw_digest);
+  if (comb.finish() != rec.digest)
+    return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
+  int fd = f.out.get();
+  if (::ftruncate(fd, static_cast<off_t>(rec.size)) != 0)
+    return sys_error(errno, "unable to set the size of '" + f.shown + "'");
+  if (::fdatasync(fd) != 0) return sys_error(errno, "unable to sync '" + f.shown + "'");
+  SB_TRY(set_attributes(fd, rec, ctx.set_owner, f.shown));
+  if (::fsync(fd) != 0) return sys_error(errno, "unable to sync '" + f.shown + "'");
+  f.out.reset();
+  unsigned flags = ctx.force ? 0 : RENAME_NOREPLACE;
+  if (::renameat2(f.dir.get(), f.temp.c_str(), f.dir.get(), f.name.c_str(), flags) != 0) {
+    if (errno == EEXIST)
+      return fail(Errc::exists, "refusing to overwrite existing file '" + f.shown +
+                                    "' (use --force to replace it)");
+    return sys_error(errno, "unable to move '" + f.shown + "' into place");
+  }
+  if (::fsync(f.dir.get()) != 0)
+    return sys_error(errno, "unable to sync the directory of '" + f.shown + "'");
+  return ok();
+}
+
+class ChunkRestore {
  public:
-  FileRestore(const RestoreContext& ctx, io::IoEngine& engine, io::BufferPool& pool,
-              io::BufferPool& scratch, Decompressor& dz, ChannelStats& stats, BusyClock& clock)
+  ChunkRestore(const RestoreContext& ctx, io::IoEngine& engine, io::BufferPool& pool,
+               io::BufferPool& scratch, Decompressor& dz, ChannelStats& stats, BusyClock& clock)
       : ctx_(ctx), engine_(engine), pool_(pool), scratch_(scratch), dz_(dz), stats_(stats),
         clock_(clock), slots_(pool.count()) {}
 
-  Result<void> run(const RestoreItem& item) {
-    item_ = &item;
-    shown_ = ctx_.target + item.file.path;
-    SB_ASSIGN(auto comps, safe_components(item.file.path));
-    SB_ASSIGN(dir_, open_parent(ctx_.target_fd, comps, shown_));
-    name_ = comps.back();
-    temp_ = "." + name_ + ".sbrestore-" + std::to_string(::getpid());
-    auto r = restore_into_temp();
-    if (!r) {
-      drain();
-      out_.reset();
-      ::unlinkat(dir_.get(), temp_.c_str(), 0);
-      return r;
+  // Restores one chunk. When it was the file's last, finishes (or, after a failure
+  // anywhere in the file, removes) the file and returns true in *finished with the
+  // file's outcome in the result.
+  Result<void> run(const RestoreChunk& c, bool* finished) {
+    FileState& f = *c.file;
+    *finished = false;
+    bool go = false;
+    {
+      std::lock_guard lock(f.mu);
+      if (!f.opened && !f.failed) {
+        f.opened = true;
+        if (auto r = open_file(ctx_, f); !r) fail_file(f, r.error());
+      }
+      go = !f.failed;
     }
+    if (go) {
+      auto r = pump(f, c);
+      if (!r) {
+        drain();
+        std::lock_guard lock(f.mu);
+        fail_file(f, r.error());
+      }
+    }
+    std::lock_guard lock(f.mu);
+    if (++f.chunks_done < f.chunks_total) return ok();
+    *finished = true;
+    if (!f.failed)
+      if (auto r = finish_file(ctx_, f); !r) fail_file(f, r.error());
+    if (f.failed) {
+      f.out.reset();
+      if (f.dir.valid()) ::unlinkat(f.dir.get(), f.temp.c_str(), 0);
+      f.dir.reset();
+      return f.error;
+    }
+    f.dir.reset();
+    ++stats_.files;
     return ok();
   }
 
  private:
-  Result<void> open_temp() {
-    int flags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC;
-    int fd = ::openat(dir_.get(), temp_.c_str(),
-                      flags | (ctx_.config.direct == io::Direct::yes ? O_DIRECT : 0), 0600);
-    direct_ = fd >= 0 && ctx_.config.direct == io::Direct::yes;
-    if (fd < 0 && errno == EINVAL) fd = ::openat(dir_.get(), temp_.c_str(), flags, 0600);
-    if (fd < 0) return sys_error(errno, "unable to create '" + shown_ + "'");
-    out_ = io::UniqueFd(fd);
-    return ok();
+  static void fail_file(FileState& f, const Error& e) {
+    if (!f.failed) f.error = e;
+    f.failed = true;
   }
 
-  Result<void> restore_into_temp() {
-    // Gather the extents from every piece holding part of the file; check each piece's
-    // own record of the file, then that together they cover it exactly.
-    extents_.clear();
-    for (const RestorePart& part : item_->parts) {
-      const PieceReader& pr = *part.piece;
-      const auto& meta = pr.trailer().files[part.file_id];
-      const auto& ex = pr.trailer().extents[part.file_id];
-      util::DigestCombiner comb;
-      for (const Extent& e : ex) comb.add(e.file_offset, e.raw_len, e.raw_digest);
-      if (meta.size != item_->file.size || comb.finish() != meta.digest)
-        return fail(Errc::corrupt, "piece '" + pr.path() + "' does not hold the copy of '" +
-                                       item_->file.path + "' the catalog describes");
-      for (const Extent& e : ex) extents_.push_back({&e, &part});
-    }
-    std::sort(extents_.begin(), extents_.end(), [](const PartExtent& a, const PartExtent& b) {
-      return a.extent->file_offset < b.extent->file_offset;
-    });
-    uint64_t expect = 0;
-    for (const PartExtent& pe : extents_) {
-      const Extent& e = *pe.extent;
-      if (e.file_offset != expect || align_up(e.stored_len) > pool_.data_size())
-        return fail(Errc::corrupt, "piece '" + pe.part->piece->path() + "' index for '" +
-                                       item_->file.path +
-                                       "' has a gap, an overlap or an oversized frame at offset " +
-                                       std::to_string(expect));
-      expect += e.raw_len;
-    }
-    if (expect != item_->file.size)
-      return fail(Errc::corrupt, "the pieces of '" + item_->file.path + "' cover " +
-                                     std::to_string(expect) + " of " +
-                                     std::to_string(item_->file.size) + " bytes");
-    SB_TRY(open_temp());
-    // Allocate the whole file first: writes then land inside it instead of extending it
-    // (an extending O_DIRECT write takes the inode lock exclusively and is punted to a
-    // worker thread), and zero extents need nothing more.
-    preallocated_ = item_->file.size == 0 ||
-                    ::fallocate(out_.get(), 0, 0, static_cast<off_t>(item_->file.size)) == 0;
-    for (const RestorePart& part : item_->parts)
-      stats_.direct_source = stats_.direct_source || part.piece->direct();
-    stats_.direct_sink = stats_.direct_sink || direct_;
-    SB_TRY(pump());
-    util::DigestCombiner comb;
-    for (const PartExtent& pe : extents_)
-      comb.add(pe.extent->file_offset, pe.extent->raw_len, pe.extent->raw_digest);
-    if (comb.finish() != item_->file.digest)
-      return fail(Errc::corrupt, "'" + item_->file.path + "' fails its whole-file checksum");
-    return finish_file();
-  }
-
-  // Reads the file's frames and writes their data, keeping the pool busy.
-  Result<void> pump() {
-    size_t next = 0;
+  // Reads the chunk's frames and writes their data, keeping the pool busy.
+  Result<void> pump(FileState& f, const RestoreChunk& c) {
+    file_ = &f;
+    size_t next = c.begin;
     std::vector<io::IoCompletion> comps(64);
-    while (next < extents_.size() || engine_.in_flight() > 0) {
+    while (next < c.end || engine_.in_flight() > 0) {
       if (ctx_.cancel && ctx_.cancel->load()) return fail(Errc::cancelled, "restore cancelled");
       std::vector<io::IoOp> ops;
-      while (next < extents_.size() && pool_.free_count() > 0) {
-        const PartExtent& pe = extents_[next++];
+      while (next < c.end && pool_.free_count() > 0) {
+        const PartExtent& pe = f.extents[next++];
         const Extent& e = *pe.extent;
-        if (e.type == FrameType::zero) {
-          // Allocate the range (reads back as zeros) rather than leave a hole.
-          if (!preallocated_ &&
-              ::fallocate(out_.get(), 0, static_cast<off_t>(e.file_offset), e.raw_len) != 0 &&
-              errno != EOPNOTSUPP)
-            return sys_error(errno, "unable to allocate space in '" + shown_ + "'");
-          continue;
-        }
+        if (e.type == FrameType::zero) continue;  // the preallocated range reads as zeros
         uint32_t slot = *pool_.acquire();
         slots_[slot] = Slot{&pe, false};
         ops.push_back({io::OpKind::read, pe.part->piece->fd(), e.frame_offset, pool_.header(slot),
@@ -185,6 +190,7 @@ class FileRestore {
       clock_.mark(reads_out_ > 0, writes_out_ > 0, true, stats_);
       for (size_t i = 0; i < n; ++i) SB_TRY(handle(comps[i]));
     }
+    stats_.direct_sink = stats_.direct_sink || f.direct;
     return ok();
   }
 
@@ -193,12 +199,14 @@ class FileRestore {
     Slot& s = slots_[slot];
     const Extent& e = *s.pe->extent;
     const PieceReader& piece = *s.pe->part->piece;
+    const std::string& shown = file_->shown;
     if (s.writing) {
       --writes_out_;
-      if (!c.result) return c.result.error().wrap("unable to write '" + shown_ + "'");
+      if (!c.result) return c.result.error().wrap("unable to write '" + shown + "'");
       ++stats_.writes;
       stats_.bytes_written += e.raw_len;
       pool_.release(slot);
+      s = Slot{};
       return ok();
     }
     --reads_out_;
@@ -210,10 +218,11 @@ class FileRestore {
                                      std::to_string(e.frame_offset + *c.result));
     ++stats_.reads;
     stats_.bytes_read += len;
+    stats_.direct_source = stats_.direct_source || piece.direct();
     double t0 = thread_cpu_seconds();
     SB_ASSIGN(const std::byte* raw,
               verify_frame(pool_.header(slot), e, s.pe->part->file_id, piece.path(),
-                           item_->file.path, &dz_, scratch_.data(slot)));
+                           file_->item->file.path, &dz_, scratch_.data(slot)));
     if (e.stored_len < e.raw_len) {
       stats_.compress_s += thread_cpu_seconds() - t0;
       stats_.bytes_compressed_in += e.raw_len;
@@ -222,12 +231,12 @@ class FileRestore {
     ++stats_.frames;
     s.writing = true;
     ++writes_out_;
-    uint32_t wlen = direct_ ? static_cast<uint32_t>(align_up(e.raw_len)) : e.raw_len;
+    uint32_t wlen = file_->direct ? static_cast<uint32_t>(align_up(e.raw_len)) : e.raw_len;
     // Padding after the raw bytes must be zeros (the write is rounded up for O_DIRECT).
     if (raw != pool_.data(slot) && wlen > e.raw_len)
       std::memset(const_cast<std::byte*>(raw) + e.raw_len, 0, wlen - e.raw_len);
-    io::IoOp op{io::OpKind::write, out_.get(), e.file_offset, const_cast<std::byte*>(raw), wlen,
-                slot};
+    io::IoOp op{io::OpKind::write, file_->out.get(), e.file_offset, const_cast<std::byte*>(raw),
+                wlen, slot};
     return engine_.submit({&op, 1});
   }
 
@@ -240,28 +249,7 @@ class FileRestore {
         pool_.release(i);
         slots_[i] = Slot{};
       }
-  }
-
-  Result<void> finish_file() {
-    const auto& f = item_->file;
-    int fd = out_.get();
-    if (::ftruncate(fd, static_cast<off_t>(f.size)) != 0)
-      return sys_error(errno, "unable to set the size of '" + shown_ + "'");
-    if (::fdatasync(fd) != 0) return sys_error(errno, "unable to sync '" + shown_ + "'");
-    SB_TRY(set_attributes(fd, f, ctx_.set_owner, shown_));
-    if (::fsync(fd) != 0) return sys_error(errno, "unable to sync '" + shown_ + "'");
-    out_.reset();
-    unsigned flags = ctx_.force ? 0 : RENAME_NOREPLACE;
-    if (::renameat2(dir_.get(), temp_.c_str(), dir_.get(), name_.c_str(), flags) != 0) {
-      if (errno == EEXIST)
-        return fail(Errc::exists, "refusing to overwrite existing file '" + shown_ +
-                                      "' (use --force to replace it)");
-      return sys_error(errno, "unable to move '" + shown_ + "' into place");
-    }
-    if (::fsync(dir_.get()) != 0)
-      return sys_error(errno, "unable to sync the directory of '" + shown_ + "'");
-    ++stats_.files;
-    return ok();
+    reads_out_ = writes_out_ = 0;
   }
 
   const RestoreContext& ctx_;
@@ -272,12 +260,7 @@ class FileRestore {
   ChannelStats& stats_;
   BusyClock& clock_;
   std::vector<Slot> slots_;
-  const RestoreItem* item_ = nullptr;
-  std::vector<PartExtent> extents_;
-  std::string shown_, name_, temp_;
-  io::UniqueFd dir_, out_;
-  bool direct_ = false;
-  bool preallocated_ = false;
+  FileState* file_ = nullptr;
   uint32_t reads_out_ = 0, writes_out_ = 0;
 };
 
@@ -292,6 +275,53 @@ Result<void> restore_dir_attributes(int target_fd, const std::string& shown_pref
   SB_TRY(set_attributes(dir.get(), d, set_owner, shown));
   if (::fsync(dir.get()) != 0) return sys_error(errno, "unable to sync '" + shown + "'");
   return ok();
+}
+
+Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size_t max_frame,
+                                                   std::vector<RestoreChunk>& chunks) {
+  auto f = std::make_unique<FileState>();
+  f->item = &item;
+  for (const RestorePart& part : item.parts) {
+    const PieceReader& pr = *part.piece;
+    const auto& meta = pr.trailer().files[part.file_id];
+    const auto& ex = pr.trailer().extents[part.file_id];
+    util::DigestCombiner comb;
+    for (const Extent& e : ex) comb.add(e.file_offset, e.raw_len, e.raw_digest);
+    if (meta.size != item.file.size || comb.finish() != meta.digest)
+      return fail(Errc::corrupt, "piece '" + pr.path() + "' does not hold the copy of '" +
+                                     item.file.path + "' the catalog describes");
+    for (const Extent& e : ex) f->extents.push_back({&e, &part});
+  }
+  std::sort(f->extents.begin(), f->extents.end(), [](const PartExtent& a, const PartExtent& b) {
+    return a.extent->file_offset < b.extent->file_offset;
+  });
+  uint64_t expect = 0;
+  for (const PartExtent& pe : f->extents) {
+    const Extent& e = *pe.extent;
+    if (e.file_offset != expect || align_up(std::max(e.stored_len, e.raw_len)) > max_frame)
+      return fail(Errc::corrupt, "piece '" + pe.part->piece->path() + "' index for '" +
+                                     item.file.path +
+                                     "' has a gap, an overlap or an oversized frame at offset " +
+                                     std::to_string(expect));
+    expect += e.raw_len;
+  }
+  if (expect != item.file.size)
+    return fail(Errc::corrupt, "the pieces of '" + item.file.path + "' cover " +
+                                   std::to_string(expect) + " of " +
+                                   std::to_string(item.file.size) + " bytes");
+  size_t begin = 0;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < f->extents.size(); ++i) {
+    bytes += f->extents[i].extent->raw_len;
+    if (bytes >= kRestoreChunk) {
+      chunks.push_back({f.get(), begin, i + 1});
+      begin = i + 1;
+      bytes = 0;
+    }
+  }
+  if (begin < f->extents.size() || f->extents.empty())
+    chunks.push_back({f.get(), begin, f->extents.size()});
+  return f;
 }
 
 RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) {
@@ -313,18 +343,18 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
     return out;
   }
   Decompressor dz;
+  ChunkRestore cr(ctx, *engine, *pool, *scratch, dz, out.stats, clock);
   while (true) {
-    if (ctx.cancel && ctx.cancel->load()) {
-      out.errors.push_back("restore cancelled");
-      break;
-    }
     size_t i = ctx.next->fetch_add(1);
-    if (i >= ctx.items->size()) break;
-    const RestoreItem& item = (*ctx.items)[i];
-    FileRestore fr(ctx, *engine, *pool, *scratch, dz, out.stats, clock);
-    if (auto r = fr.run(item); !r) out.errors.push_back(r.error().what);
-    else out.file_bytes += item.file.size;
+    if (i >= ctx.chunks->size()) break;
+    const RestoreChunk& chunk = (*ctx.chunks)[i];
+    bool finished = false;
+    auto r = cr.run(chunk, &finished);
+    if (!finished) continue;
+    if (!r) out.errors.push_back(r.error().what);
+    else out.file_bytes += chunk.file->item->file.size;
   }
+  if (ctx.cancel && ctx.cancel->load()) out.errors.push_back("restore cancelled");
   clock.finish(out.stats);
   return out;
 }

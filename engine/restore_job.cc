@@ -190,18 +190,31 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
         config.buffer_size = std::max<size_t>(
             config.buffer_size, align_up(std::max(e.stored_len, e.raw_len)));
 
+  std::vector<RestoreChunk> chunks;
+  std::vector<std::unique_ptr<FileState>> states;
+  for (const auto& it : items) {
+    auto st = make_file_state(it, config.buffer_size, chunks);
+    if (!st) {
+      sum.errors.push_back(st.error().what);
+      continue;
+    }
+    states.push_back(std::move(*st));
+  }
+  for (auto& st : states) st->chunks_total = 0;
+  for (auto& c : chunks) ++c.file->chunks_total;
+
   std::atomic<size_t> next{0};
   RestoreContext ctx;
   ctx.target_fd = root.get();
   ctx.target = prefix;
   ctx.force = opts.force;
   ctx.set_owner = ::geteuid() == 0;
-  ctx.items = &items;
+  ctx.chunks = &chunks;
   ctx.next = &next;
   ctx.cancel = opts.cancel;
   ctx.config = config;
   uint32_t nch = std::max<uint32_t>(1, std::min<uint32_t>(opts.channels,
-                                                          static_cast<uint32_t>(items.size())));
+                                                          static_cast<uint32_t>(chunks.size())));
   std::vector<RestoreOutcome> outs(nch);
   std::vector<std::thread> threads;
   for (uint32_t c = 0; c < nch; ++c)
