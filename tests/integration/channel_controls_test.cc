@@ -273,9 +273,14 @@ TEST(ChannelControls, SectionsSpreadOneLargeFileOverChannels) {
   EXPECT_GT(pieces.size(), 2u) << join(pieces);
   for (const auto& p : pieces) EXPECT_LE(file_size(p), 300 * kMiB) << p;
 
-  RunResult r = sb({"restore", "--to", t / "r", "--catalog", cat, "--channels", "2"});
+  RunResult r = sb({"restore", "--to", t / "r", "--catalog", cat, "--channels", "2", "--json"});
   SB_ASSERT_EXIT(r, 0);
   EXPECT_TRUE(same_file(src, restored_path(t / "r", src)));
+  // Restore shares the file's chunks between the channels too.
+  Json rj = parse_json(r);
+  ASSERT_EQ(rj["channels"].items().size(), 2u);
+  for (const auto& ch : rj["channels"].items())
+    EXPECT_GT(*ch["bytes_read"].as_u64(), 256u << 20) << "a restore channel sat idle";
   EXPECT_TRUE(restored_exactly(t / "r", {src}));
   RecordProperty("seconds", std::to_string(std::chrono::duration<double>(
                                 std::chrono::steady_clock::now() - t0).count()));
