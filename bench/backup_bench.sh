@@ -31,8 +31,8 @@ each measurement:
                      iodepth $IODEPTH: a sequential read of every data set file and a
                      sequential write of the same number of bytes to a new file that
                      fio preallocates (fallocate=native), end_fsync=1
-  fio, no prealloc   the same with fallocate=none (every write extends the file, as
-                     stripeback's piece writes do); for information, not the ceiling
+  fio, no prealloc   the same with fallocate=none (every write extends the file); for
+                     information, not the ceiling
   cp -r              of the data set
   tar -cf            of the data set to one file
   stripeback backup  with 1 and 2 channels
@@ -126,7 +126,7 @@ BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 BIN_VERSION=$("$BIN" --version 2>/dev/null | head -n 1 || true)
 BIN_BUILT=$(date -u -r "$BIN" '+%Y-%m-%d %H:%M:%S UTC')
 BIN_SHA=$(sha256sum "$BIN" | cut -c1-12)
-TREE="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$( [[ -n "$(git -C "$REPO" status --porcelain 2>/dev/null)" ]] && echo ' + uncommitted changes')"
+TREE="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$( [[ -n "$(git -C "$REPO" status --porcelain 2>/dev/null)" ]] && echo ' + uncommitted changes' || true)"
 
 # ---- work directory ------------------------------------------------------------------
 [[ -n "$DIR" && "$DIR" != "/" ]] || die "refusing to use '$DIR' as the work directory"

@@ -134,7 +134,7 @@ BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 BIN_VERSION=$("$BIN" --version 2>/dev/null | head -n 1 || true)
 BIN_BUILT=$(date -u -r "$BIN" '+%Y-%m-%d %H:%M:%S UTC')
 BIN_SHA=$(sha256sum "$BIN" | cut -c1-12)
-TREE="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$( [[ -n "$(git -C "$REPO" status --porcelain 2>/dev/null)" ]] && echo ' + uncommitted changes')"
+TREE="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$( [[ -n "$(git -C "$REPO" status --porcelain 2>/dev/null)" ]] && echo ' + uncommitted changes' || true)"
 
 # ---- work directory and data set -----------------------------------------------------
 [[ -n "$DIR" && "$DIR" != "/" ]] || die "refusing to use '$DIR' as the work directory"
