@@ -1,11 +1,13 @@
 #include "engine/backup_job.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <limits>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -89,6 +91,29 @@ void order_least_recent_first(std::vector<FileTask>& files, const catalog::Catal
     int64_t ta = when(a), tb = when(b);
     return ta != tb ? ta < tb : a.size > b.size;
   });
+}
+
+// Piece files in `dest` that belong to backups with no end record whose process is gone
+// (killed): the catalog never learnt of them and nothing will clean them up.
+std::vector<std::string> leftover_pieces(const catalog::Catalog& cat, const std::string& dest) {
+  std::vector<std::string> prefixes;
+  std::string host = hostname();
+  for (const auto& b : cat.backups()) {
+    if (b.ended || b.begin.destination != dest) continue;
+    bool alive = b.begin.host == host && b.begin.pid > 0 && ::kill(b.begin.pid, 0) == 0;
+    if (!alive) prefixes.push_back("sb" + std::to_string(b.id) + "-");
+  }
+  std::vector<std::string> out;
+  if (prefixes.empty()) return out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dest, ec)) {
+    std::string name = e.path().filename().string();
+    if (e.path().extension() != ".sbp") continue;
+    for (const auto& p : prefixes)
+      if (name.compare(0, p.size(), p) == 0) out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 struct FileAssembly {
@@ -204,6 +229,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     return sys_error(errno, "backup destination '" + dest + "' is not writable")
         .wrap("backup destination is not usable");
   if (opts.partial) order_least_recent_first(plan.files, cat);
+  std::vector<std::string> leftovers = leftover_pieces(cat, dest);
 
   SetOptions so;
   so.section_size = opts.section_size;
@@ -276,6 +302,11 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
 
   BackupSummary sum;
   sum.backup_id = id;
+  if (!leftovers.empty())
+    sum.warnings.push_back(std::to_string(leftovers.size()) + " unfinished piece(s) of backups "
+                           "that never ended (killed) remain in '" + dest + "', e.g. '" +
+                           leftovers.front() + "': no restorable backup uses them; remove them "
+                           "to reclaim the space");
   sum.skipped = plan.skipped;
   sum.files_planned = plan.files.size();
   sum.sets = static_cast<uint32_t>(sets.size());

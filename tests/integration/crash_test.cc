@@ -103,6 +103,13 @@ TEST(Crash, KilledBackupIsIncompleteIgnoredAndRerunSucceeds) {
   EXPECT_EQ(b3j["status"].as_string(), "complete");
   uint64_t id3 = backup_id_of(b3j);
   EXPECT_GT(id3, id2);
+  // The killed backup's unfinished piece is reported, by name, so an operator can remove it.
+  bool reported = false;
+  for (const auto& w : b3j["warnings"].items())
+    reported = reported || (w.as_string().find("unfinished piece") != std::string::npos &&
+                            w.as_string().find("sb" + std::to_string(id2) + "-") !=
+                                std::string::npos);
+  EXPECT_TRUE(reported) << b3.out;
   l = sb({"list", "--catalog", cat, "--json"});
   SB_ASSERT_EXIT(l, 0);
   lj = parse_json(l);
