@@ -177,65 +177,12 @@ SRC_FILE="$DATA/$FILE"
 FILE_BYTES=$(stat -c %s "$SRC_FILE")
 ((FILE_BYTES > 0)) || die "--file '$FILE' is empty"
 
-# ---- cache, trim, quiet --------------------------------------------------------------
-CAN_DROP=1
-CAN_TRIM=1
-drop_caches() {
-  sync
-  if [[ "$CAN_DROP" == 1 ]] && ! (echo 3 >/proc/sys/vm/drop_caches) 2>/dev/null; then
-    CAN_DROP=0
-    note "NOTE: cannot drop the page cache (not root?); measurements may read from cache"
-  fi
-}
-trim() {
-  sync
-  if [[ "$CAN_TRIM" == 1 ]] && ! fstrim "$MOUNT" >/dev/null 2>&1; then
-    CAN_TRIM=0
-    note "NOTE: fstrim $MOUNT is not permitted or not supported; skipping trims"
-  fi
-}
-CLK_TCK=$(getconf CLK_TCK)
-NCPU=$(nproc)
-DISK_DEV=$(basename "$(df --output=source "$DIR" | tail -1)")
-busy_ticks() { awk '/^cpu / {printf "%.0f\n", $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
-disk_sectors() {
-  awk -v d="$DISK_DEV" '$3 == d {printf "%.0f\n", $6 + $10; found = 1} END {if (!found) print 0}' /proc/diskstats
-}
-QUIET_NOTES=0
-wait_quiet() {
-  ((QUIET_TIMEOUT > 0)) || return 0
-  local start=$SECONDS b1 b2 s1 s2 cpu_pct mbs
-  while true; do
-    b1=$(busy_ticks); s1=$(disk_sectors)
-    sleep 1
-    b2=$(busy_ticks); s2=$(disk_sectors)
-    cpu_pct=$(((b2 - b1) * 100 / CLK_TCK / NCPU))
-    mbs=$(((s2 - s1) * 512 / 1000000))
-    ((cpu_pct < 15 && mbs < 20)) && return 0
-    if ((SECONDS - start >= QUIET_TIMEOUT)); then
-      note "  machine still busy (${cpu_pct}% CPU, $mbs MB/s disk) after ${QUIET_TIMEOUT}s; measuring anyway"
-      QUIET_NOTES=$((QUIET_NOTES + 1))
-      return 0
-    fi
-    sleep 2
-  done
-}
+# ---- cache, trim, quiet, signals: bench/bench_lib.sh -------------------------------
+# shellcheck source=bench/bench_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
 # ---- measurement ---------------------------------------------------------------------
 declare -A R_EL R_CPU R_RSS R_OTHER
-now() { date +%s.%N; }
-CHILD=""
-on_signal() {
-  trap - INT TERM
-  if [[ -n "$CHILD" ]]; then
-    pkill -TERM -P "$CHILD" 2>/dev/null || true
-    kill -TERM "$CHILD" 2>/dev/null || true
-    wait "$CHILD" 2>/dev/null || true
-  fi
-  note "interrupted; partial outputs are in $OUT"
-  exit 130
-}
-trap on_signal INT TERM
 measure() {  # measure KEY CMD...: drop caches, wait for quiet, time "CMD; sync"
   local key=$1
   shift
