@@ -52,7 +52,6 @@ class PieceWriter {
   // The piece size if a frame of `frame_length` bytes were added now, trailer and footer
   // included (an upper bound).
   uint64_t projected_size(uint64_t frame_length) const;
-  std::vector<Extent>& extents(uint32_t file_id) { return extents_[file_id]; }
 
   // Places a frame whose header block is `header_block` and whose payload (h.stored_len
   // bytes) follows it contiguously; zeroes the payload padding, fills the header block,
