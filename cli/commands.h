@@ -1,5 +1,6 @@
 // The `stripeback` subcommands: each turns parsed flags into engine options, runs the job
-// and prints its result. Exit codes: 0 success, 1 the job failed, 2 bad usage or input.
+// and prints its result. Exit codes: 0 success, 1 the job failed, 2 bad usage or input,
+// 3 a partial backup, 4 a wrong passphrase or key.
 #pragma once
 
 #include <atomic>
@@ -14,6 +15,14 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitPartial = 3;  // backup --partial stopped at its deadline
+inline constexpr int kExitWrongKey = 4;  // the passphrase or key does not open the backup
+
+// Where the encryption key comes from: names only, never the secret itself.
+struct KeyFlags {
+  std::string passphrase_file;
+  std::string passphrase_env;
+  std::string key_file;
+};
 
 struct CommonFlags {
   std::string catalog;  // empty: the default location
@@ -38,6 +47,8 @@ struct BackupFlags {
   bool partial = false;
   bool minimize_load = false;
   std::string compress = "none";
+  bool encrypt = false;
+  KeyFlags keys;
 };
 
 struct RestoreFlags {
@@ -47,6 +58,7 @@ struct RestoreFlags {
   std::vector<std::string> paths;
   unsigned channels = 2;
   bool force = false;
+  KeyFlags keys;
 };
 
 struct DemoDataFlags {
@@ -59,6 +71,7 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
 int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atomic<bool>& cancel);
 int run_list_cmd(const CommonFlags& c);
 int run_demo_data_cmd(const DemoDataFlags& f);
+int run_keygen_cmd(const std::string& path);
 
 // $STRIPEBACK_CATALOG, else $XDG_STATE_HOME/stripeback, else ~/.local/state/stripeback.
 std::string default_catalog_dir();

@@ -32,6 +32,22 @@ void add_common(CLI::App* app, stripeback::cli::CommonFlags& c) {
   app->add_flag("--json", c.json, "print the result as one JSON document on stdout");
 }
 
+void add_keys(CLI::App* app, stripeback::cli::KeyFlags& k, const char* purpose) {
+  std::string p = purpose;
+  auto* pf = app->add_option("--passphrase-file", k.passphrase_file,
+                             "file whose first line is the passphrase " + p)
+                 ->group("Encryption");
+  auto* pe = app->add_option("--passphrase-env", k.passphrase_env,
+                             "name of an environment variable holding the passphrase " + p)
+                 ->group("Encryption");
+  auto* kf = app->add_option("--key-file", k.key_file,
+                             "file holding a 256-bit key (64 hex digits, see 'stripeback "
+                             "keygen') " + p)
+                 ->group("Encryption");
+  pf->excludes(pe)->excludes(kf);
+  pe->excludes(kf);
+}
+
 void add_io(CLI::App* app, stripeback::cli::CommonFlags& c) {
   app->add_option("--buffers", c.buffers,
                   "I/O buffers per channel (default: 16, or by the multiplexing rule)")
@@ -51,7 +67,7 @@ int main(int argc, char** argv) {
       "stripeback: multi-channel backup and restore of large datafiles.\n"
       "Backs files up into self-describing pieces, records them in a flat catalog, and "
       "restores them byte-exact.\nExit codes: 0 success, 1 the job failed, 2 bad usage or "
-      "input, 3 a --partial backup stopped at its deadline.",
+      "input, 3 a --partial backup stopped at its deadline, 4 wrong passphrase or key.",
       "stripeback"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "stripeback 0.1.0");
@@ -107,6 +123,11 @@ int main(int argc, char** argv) {
   backup->add_flag("--minimize-load", bf.minimize_load,
                    "with --duration: pace the backup to end just inside the window instead "
                    "of running at full speed");
+  backup->add_flag("--encrypt", bf.encrypt,
+                   "encrypt every piece with AES-256-GCM (a random key per piece, wrapped with "
+                   "the passphrase or key given below; see docs/encryption.md)")
+      ->group("Encryption");
+  add_keys(backup, bf.keys, "to encrypt with");
   add_common(backup, common);
   add_io(backup, common);
 
@@ -126,6 +147,7 @@ int main(int argc, char** argv) {
       ->default_val(stripeback::engine::kDefaultChannels)
       ->check(CLI::Range(1, 256));
   restore->add_flag("--force", rf.force, "replace files that already exist");
+  add_keys(restore, rf.keys, "of an encrypted backup");
   add_common(restore, common);
   add_io(restore, common);
 
@@ -140,14 +162,21 @@ int main(int argc, char** argv) {
   demo->add_option("--size", df.size, "approximate total size")->default_val("300M");
   demo->add_option("--seed", df.seed, "random seed (same seed, same data)")->default_val(1);
 
+  std::string key_path;
+  auto* keygen = app.add_subcommand(
+      "keygen", "write a new random 256-bit key file for backup --encrypt --key-file");
+  keygen->add_option("FILE", key_path, "file to create (mode 0600; never replaced)")->required();
+
   // Name an unknown command rather than CLI11's "a subcommand is required".
   bool known = false;
-  for (const auto* sub : app.get_subcommands({})) known = known || (argc > 1 && sub->get_name() == argv[1]);
+  std::string names;
+  for (const auto* sub : app.get_subcommands({})) {
+    known = known || (argc > 1 && sub->get_name() == argv[1]);
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
   if (argc > 1 && argv[1][0] != '-' && !known) {
-    std::fprintf(stderr,
-                 "stripeback: unknown command '%s' (expected backup, restore, list or "
-                 "demo-data; see --help)\n",
-                 argv[1]);
+    std::fprintf(stderr, "stripeback: unknown command '%s' (expected one of %s; see --help)\n",
+                 argv[1], names.c_str());
     return kExitUsage;
   }
   try {
@@ -167,5 +196,6 @@ int main(int argc, char** argv) {
   if (restore->parsed()) return run_restore_cmd(common, rf, g_cancel);
   if (list->parsed()) return run_list_cmd(common);
   if (demo->parsed()) return run_demo_data_cmd(df);
+  if (keygen->parsed()) return run_keygen_cmd(key_path);
   return kExitUsage;
 }

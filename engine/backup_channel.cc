@@ -76,14 +76,16 @@ class BackupChannel {
   Result<void> setup() {
     engine_ = io::make_engine({ctx_.config.queue_depth});
     out_.stats.io_engine = engine_->name();
-    SB_ASSIGN(auto pool, io::BufferPool::create(ctx_.config.buffers, ctx_.config.buffer_size,
-                                                kBlock));
+    // Encrypted frames need room for the tag after the data (in the padding block).
+    size_t tail = ctx_.keys ? kBlock : 0;
+    SB_ASSIGN(auto pool, io::BufferPool::create(ctx_.config.buffers,
+                                                ctx_.config.buffer_size + tail, kBlock));
     pool_ = std::make_unique<io::BufferPool>(std::move(pool));
     slots_.resize(pool_->count());
     if (ctx_.config.compress_level > 0) {
       // One output buffer per slot: a compressed frame goes out from there.
       compressor_ = std::make_unique<Compressor>(ctx_.config.compress_level);
-      size_t cap = align_up(Compressor::bound(ctx_.config.buffer_size));
+      size_t cap = align_up(Compressor::bound(ctx_.config.buffer_size)) + tail;
       SB_ASSIGN(auto cpool, io::BufferPool::create(pool_->count(), cap, kBlock));
       cpool_ = std::make_unique<io::BufferPool>(std::move(cpool));
     }
@@ -170,7 +172,7 @@ class BackupChannel {
         continue;
       }
       idle_rounds = 0;
-      uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(s->end - s->next, pool_->data_size()));
+      uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(s->end - s->next, ctx_.config.buffer_size));
       wait = std::max(bucket_.wait_time(),
                       ctx_.job_bucket ? ctx_.job_bucket->wait_time() : io::Clock::duration{});
       if (wait > io::Clock::duration::zero()) break;
@@ -247,7 +249,7 @@ class BackupChannel {
                std::to_string(channel_) + "-p" + std::to_string(h.piece_number) + ".sbp";
       auto p = std::make_unique<OpenPiece>();
       p->number = h.piece_number;
-      SB_ASSIGN(p->writer, PieceWriter::create(ctx_.dest_dir, h, ctx_.config.direct));
+      SB_ASSIGN(p->writer, PieceWriter::create(ctx_.dest_dir, h, ctx_.config.direct, ctx_.keys));
       out_.stats.direct_sink = p->writer->direct();
       pieces_.push_back(std::move(p));
       cur = pieces_.back().get();
@@ -264,8 +266,8 @@ class BackupChannel {
     uint32_t id = p.writer->add_file(s.meta);
     p.file_ids[s.meta.path] = id;
     s.pieces.insert(p.writer->name());
-    auto [block, placement] = p.writer->file_frame(id);
-    if (!block) return fail(Errc::no_space, "unable to allocate a file record block");
+    SB_ASSIGN(auto placed, p.writer->file_frame(id));
+    auto& [block, placement] = placed;
     uint64_t tag = kMetaTag + next_meta_++;
     io::IoOp op{io::OpKind::write, p.writer->fd(), placement.offset, block->data,
                 placement.length, tag};
@@ -339,23 +341,19 @@ class BackupChannel {
         out_.stats.bytes_compressed_in += sl.want;
         out_.stats.bytes_compressed_out += csize ? csize : sl.want;
       }
-      if (csize) {
-        h.compressed = true;
-        h.stored_len = static_cast<uint32_t>(csize);
-        h.stored_crc = util::crc32c(cpool_->data(slot), csize);
-      } else {
-        h.stored_len = sl.want;
-        h.stored_crc = util::crc32c(data, sl.want);
-      }
+      h.compressed = csize != 0;
+      h.stored_len = h.compressed ? static_cast<uint32_t>(csize) : sl.want;
     }
     ++out_.stats.frames;
     s->done.extents.push_back({sl.offset, sl.want, h.raw_digest});
-    uint64_t frame_len = kBlock + align_up(h.stored_len);
+    uint64_t frame_len = kBlock + align_up(h.stored_len + (ctx_.keys ? kTagSize : 0));
     SB_ASSIGN(OpenPiece * p, piece_for(frame_len + kBlock + align_up(s->meta.path.size() + 64)));
     SB_TRY(ensure_registered(*s, *p));
     h.file_id = p->file_ids[path];
     std::byte* frame = h.compressed ? cpool_->header(slot) : pool_->header(slot);
-    FramePlacement pl = p->writer->place(h, frame);
+    double t0 = p->writer->sealed() ? thread_cpu_seconds() : 0;
+    SB_ASSIGN(FramePlacement pl, p->writer->place(h, frame));
+    if (p->writer->sealed()) out_.stats.encrypt_s += thread_cpu_seconds() - t0;
     sl.writing = true;
     sl.piece = p;
     ++writes_out_;

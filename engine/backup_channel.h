@@ -26,6 +26,8 @@
 
 namespace stripeback::engine {
 
+class Keyring;
+
 inline constexpr uint32_t kDefaultChannels = 2;
 
 struct ChannelConfig {
@@ -50,6 +52,7 @@ struct BackupContext {
   TokenBucket* job_bucket = nullptr;  // shared by all channels; may be null
   std::optional<std::chrono::steady_clock::time_point> deadline;
   std::atomic<uint64_t>* bytes_done = nullptr;  // job progress, for pacing
+  Keyring* keys = nullptr;  // set: pieces are encrypted with keys from here
   ChannelConfig config;
 };
 

@@ -253,6 +253,9 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
                     " is too small: a piece must hold at least one buffer of " +
                     std::to_string(buffers.buffer_size) + " bytes plus 128 KiB of metadata");
 
+  // The job key is derived (scrypt) before the catalog hears of the backup.
+  if (opts.keys) SB_TRY(opts.keys->start_job());
+
   auto start = std::chrono::steady_clock::now();
   catalog::BackupBegin begin;
   begin.tag = opts.tag;
@@ -276,6 +279,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   ctx.config = opts.channel;
   ctx.config.buffers = buffers.buffers;
   ctx.config.buffer_size = buffers.buffer_size;
+  ctx.keys = opts.keys.get();
   std::atomic<uint64_t> bytes_done{0};
   ctx.bytes_done = &bytes_done;
   std::unique_ptr<TokenBucket> job_bucket;
@@ -316,6 +320,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   sum.section_size = opts.section_size ? std::max<uint64_t>(1u << 20, opts.section_size >> 20 << 20) : 0;
   sum.rate = opts.channel.rate;
   sum.job_rate = opts.job_rate;
+  if (opts.keys) sum.encryption = std::string("aes-256-gcm (") + opts.keys->kind_name() + ")";
   bool first_is_secondary = false;  // the error kept so far only echoes another channel's
   std::vector<catalog::PieceRecord> pieces;
   for (auto& o : outcomes) {
@@ -426,6 +431,7 @@ std::string BackupSummary::to_json() const {
   w.kv("job_rate", job_rate);
   w.kv("effective_rate", effective_rate);
   w.kv("deadline_hit", deadline_hit);
+  w.kv("encryption", encryption);
   w.begin_array("channels");
   for (const auto& c : channels) c.to_json(w);
   w.end_array();
@@ -462,6 +468,7 @@ std::string BackupSummary::to_text() const {
                 rate > 0 || job_rate > 0 ? ", rate-limited" : "",
                 deadline_hit ? ", stopped at the deadline" : "");
   s += buf;
+  if (encryption != "none") s += "  encrypted with " + encryption + "\n";
   for (const auto& c : channels) {
     std::snprintf(buf, sizeof buf,
                   "  channel %u [%s%s]: %llu files, %s read, %s written, %.2f s: reading %.2f s, "

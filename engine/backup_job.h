@@ -7,12 +7,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "catalog/catalog.h"
 #include "engine/backup_channel.h"
+#include "engine/crypto.h"
 #include "engine/stats.h"
 #include "stripeback/result.h"
 
@@ -33,6 +35,7 @@ struct BackupOptions {
   std::optional<std::chrono::seconds> duration;
   bool partial = false;        // at the deadline keep what is complete (status partial)
   bool minimize_load = false;  // pace the job to end just inside the duration
+  std::shared_ptr<Keyring> keys;  // set: encrypt every piece (see engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
 };
 
@@ -65,6 +68,7 @@ struct BackupSummary {
   double rate = 0, job_rate = 0;  // limits in bytes per second (0: none)
   double effective_rate = 0;      // bytes read per second of elapsed time
   bool deadline_hit = false;
+  std::string encryption = "none";  // or "aes-256-gcm (passphrase)" / "(key file)"
   double elapsed_s = 0;
   std::vector<ChannelStats> channels;
   std::vector<SkippedEntry> skipped;

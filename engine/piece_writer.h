@@ -31,12 +31,16 @@ struct FramePlacement {
   uint32_t length = 0;  // header block + padded payload
 };
 
+class FrameCipher;
+class Keyring;
+
 class PieceWriter {
  public:
   // Creates `dir/name` (never replacing anything) and writes the piece header block.
   static Result<std::unique_ptr<PieceWriter>> create(const std::string& dir,
                                                      const PieceHeader& header,
-                                                     io::Direct direct);
+                                                     io::Direct direct,
+                                                     Keyring* keys = nullptr);
   ~PieceWriter();
 
   int fd() const { return file_.fd.get(); }
@@ -56,13 +60,21 @@ class PieceWriter {
   // Places a frame whose header block is `header_block` and whose payload (h.stored_len
   // bytes) follows it contiguously; zeroes the payload padding, fills the header block,
   // records the extent for data and zero frames.
-  FramePlacement place(FrameHeader h, std::byte* header_block);
+  // Seals (when the piece is encrypted), checksums and places one frame whose payload of
+  // h.stored_len bytes follows the header block. An encrypted piece's frames need kTagSize
+  // bytes of room after the payload for the tag; sealed() says whether it is.
+  Result<FramePlacement> place(FrameHeader h, std::byte* header_block);
+  bool sealed() const { return cipher_ != nullptr; }
   // Allocates space ahead of the write offset in large steps, so frame writes land inside
   // the file instead of extending it (an extending O_DIRECT write takes the inode lock
   // exclusively and cannot be issued without blocking). finish() trims what is unused.
   void preallocate_ahead();
   // Builds a FILE frame for `file_id` in a new block that the caller keeps until written.
-  std::pair<std::unique_ptr<AlignedBlock>, FramePlacement> file_frame(uint32_t file_id);
+  struct PlacedBlock {
+    std::unique_ptr<AlignedBlock> block;
+    FramePlacement placement;
+  };
+  Result<PlacedBlock> file_frame(uint32_t file_id);
 
   // Writes trailer and footer, fdatasyncs the piece, closes it and fsyncs the directory.
   // Each file entry's digest is computed here from the extents this piece holds of it (the
@@ -85,6 +97,7 @@ class PieceWriter {
   uint64_t trailer_estimate_ = 16;
   std::vector<FileMeta> files_;
   std::vector<std::vector<Extent>> extents_;
+  std::unique_ptr<FrameCipher> cipher_;
 };
 
 }  // namespace stripeback::engine

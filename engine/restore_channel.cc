@@ -222,7 +222,7 @@ class ChunkRestore {
     double t0 = thread_cpu_seconds();
     SB_ASSIGN(const std::byte* raw,
               verify_frame(pool_.header(slot), e, s.pe->part->file_id, piece.path(),
-                           file_->item->file.path, &dz_, scratch_.data(slot)));
+                           file_->item->file.path, &dz_, scratch_.data(slot), piece.cipher()));
     if (e.stored_len < e.raw_len) {
       stats_.compress_s += thread_cpu_seconds() - t0;
       stats_.bytes_compressed_in += e.raw_len;
@@ -233,7 +233,7 @@ class ChunkRestore {
     ++writes_out_;
     uint32_t wlen = file_->direct ? static_cast<uint32_t>(align_up(e.raw_len)) : e.raw_len;
     // Padding after the raw bytes must be zeros (the write is rounded up for O_DIRECT).
-    if (raw != pool_.data(slot) && wlen > e.raw_len)
+    if (wlen > e.raw_len)
       std::memset(const_cast<std::byte*>(raw) + e.raw_len, 0, wlen - e.raw_len);
     io::IoOp op{io::OpKind::write, file_->out.get(), e.file_offset, const_cast<std::byte*>(raw),
                 wlen, slot};

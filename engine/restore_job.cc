@@ -125,11 +125,6 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
                       "' (use --force to replace them)";
     return fail(Errc::exists, msg);
   }
-  if (auto r = io::make_dirs(target); !r)
-    return fail(Errc::invalid_argument, "restore target is not usable: " + r.error().what);
-  io::UniqueFd root(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!root.valid()) return sys_error(errno, "unable to open restore target '" + target + "'");
-
   RestoreSummary sum;
   // Open each needed piece once and load its index.
   std::map<std::string, std::unique_ptr<PieceReader>> readers;
@@ -155,7 +150,11 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       std::string ppath = pit->location + "/" + pit->name;
       auto& reader = readers[ppath];
       if (!reader) {
-        auto r = PieceReader::open(ppath, opts.channel.direct);
+        auto r = PieceReader::open(ppath, opts.channel.direct, opts.keys.get());
+        // A missing or wrong key stops the job before anything is created or written.
+        if (!r && (r.error().code == Errc::wrong_key ||
+                   (r.error().code == Errc::invalid_argument && !opts.keys)))
+          return r.error();
         if (!r) {
           sum.errors.push_back(r.error().what + " (needed for '" + c.file->path + "')");
           readers.erase(ppath);
@@ -177,6 +176,11 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     items.push_back(std::move(item));
     used.insert(c.backup->id);
   }
+  if (auto r = io::make_dirs(target); !r)
+    return fail(Errc::invalid_argument, "restore target is not usable: " + r.error().what);
+  io::UniqueFd root(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root.valid()) return sys_error(errno, "unable to open restore target '" + target + "'");
+
   sum.backups_used.assign(used.begin(), used.end());
   std::sort(items.begin(), items.end(), [](const RestoreItem& a, const RestoreItem& b) {
     return a.file.size != b.file.size ? a.file.size > b.file.size : a.file.path < b.file.path;

@@ -7,12 +7,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "catalog/catalog.h"
 #include "engine/backup_channel.h"
+#include "engine/crypto.h"
 #include "engine/stats.h"
 #include "stripeback/result.h"
 
@@ -26,6 +28,7 @@ struct RestoreOptions {
   uint32_t channels = kDefaultChannels;
   bool force = false;                 // replace existing files
   ChannelConfig channel;
+  std::shared_ptr<Keyring> keys;  // opens encrypted pieces (engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
 };
 
@@ -44,8 +47,9 @@ struct RestoreSummary {
 };
 
 // Errors found before anything is written (nothing matches, a target exists without
-// force, an unusable backup id, an unsafe path) come back as the Result's error
-// (invalid_argument, not_found or exists). Failures while restoring are in the summary.
+// force, an unusable backup id, an unsafe path, an encrypted piece without a key or with
+// the wrong one) come back as the Result's error (invalid_argument, not_found, exists or
+// wrong_key). Failures while restoring are in the summary.
 Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Catalog& cat);
 
 // Joins `target` and an absolute original path, refusing paths that could leave `target`

@@ -49,6 +49,7 @@ void ChannelStats::to_json(util::JsonWriter& w) const {
   w.kv("compress_in", bytes_compressed_in);
   w.kv("compress_out", bytes_compressed_out);
   w.kv("compress_s", compress_s);
+  w.kv("encrypt_s", encrypt_s);
   w.end_object();
 }
 

@@ -31,6 +31,7 @@ struct ChannelStats {
   uint32_t pieces = 0;
   uint64_t bytes_compressed_in = 0, bytes_compressed_out = 0;  // data frames only
   double compress_s = 0;   // CPU spent compressing (or decompressing, in a restore)
+  double encrypt_s = 0;    // CPU spent sealing (or opening, in a restore) frames
   bool throttled = false;  // a rate limit held reads back
   double throttle_s = 0;   // of wait_s, time spent waiting for read tokens
   double elapsed_s = 0, read_busy_s = 0, write_busy_s = 0, wait_s = 0, cpu_s = 0;
