@@ -168,6 +168,14 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   auto level = engine::parse_compress(f.compress);
   if (!level) return report(level.error());
   o.channel.compress_level = *level;
+  if (f.cpu_budget) {
+    if (*level != engine::kCompressAuto)
+      return report(Error{Errc::invalid_argument, 0, "--cpu-budget needs --compress auto"});
+    if (!(*f.cpu_budget > 0) || *f.cpu_budget > 1024)
+      return report(Error{Errc::invalid_argument, 0,
+                          "--cpu-budget must be a number of cores above 0 (e.g. 0.5 or 1.5)"});
+    o.channel.cpu_budget = *f.cpu_budget / f.channels;
+  }
   auto keys = load_keys(f.keys);
   if (!keys) return report(keys.error());
   if (f.encrypt && !*keys)

@@ -47,6 +47,7 @@ struct BackupFlags {
   bool partial = false;
   bool minimize_load = false;
   std::string compress = "none";
+  std::optional<double> cpu_budget;
   bool encrypt = false;
   KeyFlags keys;
 };

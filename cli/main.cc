@@ -118,8 +118,13 @@ int main(int argc, char** argv) {
                    "3); files backed up least recently go first");
   backup->add_option("--compress", bf.compress,
                      "compress each frame with zstd: none, low (level 1), medium (3), high "
-                     "(9) or zstd:N; frames that do not shrink by 1/16 are stored raw")
+                     "(9), zstd:N, or auto (each channel picks levels 1-9 as it runs so "
+                     "compression never holds the devices back); frames that do not shrink "
+                     "by 1/16 are stored raw")
       ->default_val("none");
+  backup->add_option("--cpu-budget", bf.cpu_budget,
+                     "with --compress auto: cores the job's compression may use in all (e.g. "
+                     "0.5); levels step down when over it");
   backup->add_flag("--minimize-load", bf.minimize_load,
                    "with --duration: pace the backup to end just inside the window instead "
                    "of running at full speed");

@@ -82,9 +82,15 @@ class BackupChannel {
                                                 ctx_.config.buffer_size + tail, kBlock));
     pool_ = std::make_unique<io::BufferPool>(std::move(pool));
     slots_.resize(pool_->count());
-    if (ctx_.config.compress_level > 0) {
+    if (ctx_.config.compress_level != 0) {
       // One output buffer per slot: a compressed frame goes out from there.
-      compressor_ = std::make_unique<Compressor>(ctx_.config.compress_level);
+      int level = ctx_.config.compress_level;
+      if (level == kCompressAuto) {
+        auto_ = std::make_unique<AutoLevel>(ctx_.config.cpu_budget);
+        level = auto_->level();
+        window_ = Window{std::chrono::steady_clock::now(), 0, 0, 0};
+      }
+      compressor_ = std::make_unique<Compressor>(level);
       size_t cap = align_up(Compressor::bound(ctx_.config.buffer_size)) + tail;
       SB_ASSIGN(auto cpool, io::BufferPool::create(pool_->count(), cap, kBlock));
       cpool_ = std::make_unique<io::BufferPool>(std::move(cpool));
@@ -340,6 +346,8 @@ class BackupChannel {
         out_.stats.compress_s += thread_cpu_seconds() - t0;
         out_.stats.bytes_compressed_in += sl.want;
         out_.stats.bytes_compressed_out += csize ? csize : sl.want;
+        out_.stats.level_bytes[compressor_->level()] += sl.want;
+        if (auto_) adapt_level();
       }
       h.compressed = csize != 0;
       h.stored_len = h.compressed ? static_cast<uint32_t>(csize) : sl.want;
@@ -431,6 +439,24 @@ class BackupChannel {
   BusyClock clock_;
   std::unique_ptr<io::IoEngine> engine_;
   std::unique_ptr<io::BufferPool> pool_;
+  // --compress auto: the level follows what this thread did over windows of frames.
+  void adapt_level() {
+    if (++window_.frames < 8) return;
+    auto now = std::chrono::steady_clock::now();
+    double wall = std::chrono::duration<double>(now - window_.start).count();
+    if (wall < 0.25) return;
+    double idle = out_.stats.wait_s - out_.stats.throttle_s;
+    int level = auto_->update(wall, idle - window_.idle0, out_.stats.compress_s - window_.cpu0);
+    if (level != compressor_->level()) compressor_->set_level(level);
+    window_ = Window{now, idle, out_.stats.compress_s, 0};
+  }
+  struct Window {
+    std::chrono::steady_clock::time_point start;
+    double idle0 = 0, cpu0 = 0;
+    uint32_t frames = 0;
+  };
+  std::unique_ptr<AutoLevel> auto_;
+  Window window_;
   std::unique_ptr<Compressor> compressor_;
   std::unique_ptr<io::BufferPool> cpool_;  // compressed frames, slot for slot with pool_
   std::vector<Slot> slots_;

@@ -38,7 +38,8 @@ struct ChannelConfig {
   uint32_t max_open_files = 8;  // units read at once (multiplexing level)
   uint64_t max_piece_size = 0;  // 0: one piece per channel
   double rate = 0;              // bytes per second read by this channel; 0: unlimited
-  int compress_level = 0;       // zstd level; 0: no compression
+  int compress_level = 0;       // zstd level; 0: no compression; kCompressAuto: adaptive
+  double cpu_budget = 0;        // with auto: share of one core compression may use; 0: any
 };
 
 struct BackupContext {

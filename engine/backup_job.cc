@@ -479,6 +479,26 @@ std::string BackupSummary::to_text() const {
                   util::format_bytes(c.bytes_written).c_str(), c.elapsed_s, c.read_busy_s,
                   c.write_busy_s, c.wait_s, c.throttle_s, c.cpu_s);
     s += buf;
+    if (c.bytes_compressed_in > 0) {
+      std::string levels;
+      for (const auto& [level, bytes] : c.level_bytes)
+        levels += (levels.empty() ? "" : ", ") + std::to_string(level) + " (" +
+                  std::to_string(bytes * 100 / c.bytes_compressed_in) + "%)";
+      std::snprintf(buf, sizeof buf,
+                    "    compressed %s -> %s (%.2f : 1) in %.2f s cpu, zstd level %s\n",
+                    util::format_bytes(c.bytes_compressed_in).c_str(),
+                    util::format_bytes(c.bytes_compressed_out).c_str(),
+                    c.bytes_compressed_out
+                        ? static_cast<double>(c.bytes_compressed_in) /
+                              static_cast<double>(c.bytes_compressed_out)
+                        : 0.0,
+                    c.compress_s, levels.c_str());
+      s += buf;
+    }
+    if (c.encrypt_s > 0) {
+      std::snprintf(buf, sizeof buf, "    sealed with AES-256-GCM in %.2f s cpu\n", c.encrypt_s);
+      s += buf;
+    }
   }
   for (const auto& k : skipped) s += "  skipped '" + k.path + "': " + k.why + "\n";
   for (const auto& wmsg : warnings) s += "  warning: " + wmsg + "\n";

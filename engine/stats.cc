@@ -50,6 +50,9 @@ void ChannelStats::to_json(util::JsonWriter& w) const {
   w.kv("compress_out", bytes_compressed_out);
   w.kv("compress_s", compress_s);
   w.kv("encrypt_s", encrypt_s);
+  w.begin_object("compress_levels");
+  for (const auto& [level, bytes] : level_bytes) w.kv(std::to_string(level), bytes);
+  w.end_object();
   w.end_object();
 }
 

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct ChannelStats {
   uint64_t bytes_compressed_in = 0, bytes_compressed_out = 0;  // data frames only
   double compress_s = 0;   // CPU spent compressing (or decompressing, in a restore)
   double encrypt_s = 0;    // CPU spent sealing (or opening, in a restore) frames
+  std::map<int, uint64_t> level_bytes;  // raw bytes given to the compressor, by zstd level
   bool throttled = false;  // a rate limit held reads back
   double throttle_s = 0;   // of wait_s, time spent waiting for read tokens
   double elapsed_s = 0, read_busy_s = 0, write_busy_s = 0, wait_s = 0, cpu_s = 0;
