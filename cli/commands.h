@@ -60,6 +60,7 @@ struct RestoreFlags {
   unsigned channels = 2;
   bool force = false;
   KeyFlags keys;
+  bool verify_only = false;  // the validate command
 };
 
 struct DemoDataFlags {

@@ -156,6 +156,25 @@ int main(int argc, char** argv) {
   add_common(restore, common);
   add_io(restore, common);
 
+  RestoreFlags vf;
+  vf.verify_only = true;
+  auto* validate = app.add_subcommand(
+      "validate",
+      "read and check every frame of backed-up files (checksums, authentication, "
+      "decompression, whole-file digests) without writing anything; exit 1 names any damage");
+  validate->add_option("PATH", vf.paths,
+                       "original files or directories to check (default: everything)");
+  auto* vtag = validate->add_option("--tag", vf.tag,
+                                    "check the newest complete backup with this tag");
+  auto* vid = validate->add_option("--backup", vf.backup, "check this backup id");
+  vtag->excludes(vid);
+  validate->add_option("--channels", vf.channels, "parallel channels")
+      ->default_val(stripeback::engine::kDefaultChannels)
+      ->check(CLI::Range(1, 256));
+  add_keys(validate, vf.keys, "of an encrypted backup");
+  add_common(validate, common);
+  add_io(validate, common);
+
   auto* list = app.add_subcommand("list", "list the backups in the catalog");
   add_common(list, common);
 
@@ -199,6 +218,7 @@ int main(int argc, char** argv) {
 
   if (backup->parsed()) return run_backup_cmd(common, bf, g_cancel);
   if (restore->parsed()) return run_restore_cmd(common, rf, g_cancel);
+  if (validate->parsed()) return run_restore_cmd(common, vf, g_cancel);
   if (list->parsed()) return run_list_cmd(common);
   if (demo->parsed()) return run_demo_data_cmd(df);
   if (keygen->parsed()) return run_keygen_cmd(key_path);

@@ -68,6 +68,7 @@ struct Slot {
 // takes the inode lock exclusively and is punted to a worker thread).
 Result<void> open_file(const RestoreContext& ctx, FileState& f) {
   f.shown = ctx.target + f.item->file.path;
+  if (ctx.verify_only) return ok();
   SB_ASSIGN(auto comps, safe_components(f.item->file.path));
   SB_ASSIGN(f.dir, open_parent(ctx.target_fd, comps, f.shown));
   f.name = comps.back();
@@ -94,6 +95,7 @@ Result<void> finish_file(const RestoreContext& ctx, FileState& f) {
     comb.add(pe.extent->file_offset, pe.extent->raw_len, pe.extent->raw_digest);
   if (comb.finish() != rec.digest)
     return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
+  if (ctx.verify_only) return ok();
   int fd = f.out.get();
   if (::ftruncate(fd, static_cast<off_t>(rec.size)) != 0)
     return sys_error(errno, "unable to set the size of '" + f.shown + "'");
@@ -229,6 +231,11 @@ class ChunkRestore {
       stats_.bytes_compressed_out += e.stored_len;
     }
     ++stats_.frames;
+    if (ctx_.verify_only) {
+      pool_.release(slot);
+      s = Slot{};
+      return ok();
+    }
     s.writing = true;
     ++writes_out_;
     uint32_t wlen = file_->direct ? static_cast<uint32_t>(align_up(e.raw_len)) : e.raw_len;

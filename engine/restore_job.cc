@@ -99,7 +99,8 @@ Result<std::vector<std::string>> safe_components(const std::string& original) {
 Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Catalog& cat) {
   if (opts.channels < 1 || opts.channels > 256)
     return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
-  if (opts.target.empty()) return fail(Errc::invalid_argument, "no restore target given (--to)");
+  if (opts.target.empty() && !opts.verify_only)
+    return fail(Errc::invalid_argument, "no restore target given (--to)");
   auto start = std::chrono::steady_clock::now();
   auto backups = cat.backups();
   SB_ASSIGN(auto choices, select_files(opts, backups));
@@ -116,7 +117,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       continue;
     }
     struct stat st;
-    if (!opts.force && ::lstat((prefix + c.file->path).c_str(), &st) == 0)
+    if (!opts.force && !opts.verify_only && ::lstat((prefix + c.file->path).c_str(), &st) == 0)
       existing.push_back(prefix + c.file->path);
   }
   if (!existing.empty()) {
@@ -176,10 +177,13 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     items.push_back(std::move(item));
     used.insert(c.backup->id);
   }
-  if (auto r = io::make_dirs(target); !r)
-    return fail(Errc::invalid_argument, "restore target is not usable: " + r.error().what);
-  io::UniqueFd root(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!root.valid()) return sys_error(errno, "unable to open restore target '" + target + "'");
+  io::UniqueFd root;
+  if (!opts.verify_only) {
+    if (auto r = io::make_dirs(target); !r)
+      return fail(Errc::invalid_argument, "restore target is not usable: " + r.error().what);
+    root = io::UniqueFd(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root.valid()) return sys_error(errno, "unable to open restore target '" + target + "'");
+  }
 
   sum.backups_used.assign(used.begin(), used.end());
   std::sort(items.begin(), items.end(), [](const RestoreItem& a, const RestoreItem& b) {
@@ -209,6 +213,8 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
 
   std::atomic<size_t> next{0};
   RestoreContext ctx;
+  ctx.verify_only = opts.verify_only;
+  sum.verify_only = opts.verify_only;
   ctx.target_fd = root.get();
   ctx.target = prefix;
   ctx.force = opts.force;
@@ -235,7 +241,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   std::sort(dirs.begin(), dirs.end(), [](const auto* a, const auto* b) {
     return a->path.size() != b->path.size() ? a->path.size() > b->path.size() : a->path < b->path;
   });
-  if (!(opts.cancel && opts.cancel->load()))
+  if (!(opts.cancel && opts.cancel->load()) && !opts.verify_only)
     for (const auto* d : dirs)
       if (auto r = restore_dir_attributes(root.get(), prefix, *d, ctx.set_owner); !r)
         sum.errors.push_back(r.error().what);
@@ -247,6 +253,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
 std::string RestoreSummary::to_json() const {
   util::JsonWriter w;
   w.begin_object();
+  w.kv("operation", verify_only ? "validate" : "restore");
   w.kv("status", status);
   w.kv("files", files);
   w.kv("bytes", bytes);
@@ -271,7 +278,8 @@ std::string RestoreSummary::to_text() const {
   std::string s;
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "restore %s: %llu files, %s, %.2f s, %.1f MB/s (bound by %s)\n", status.c_str(),
+                "%s %s: %llu files, %s, %.2f s, %.1f MB/s (bound by %s)\n",
+                verify_only ? "validate" : "restore", status.c_str(),
                 static_cast<unsigned long long>(files), util::format_bytes(bytes).c_str(),
                 elapsed_s, util::mb_per_s(bytes, elapsed_s), verdict(channels).c_str());
   s += buf;

@@ -27,12 +27,14 @@ struct RestoreOptions {
   std::vector<std::string> paths;     // limit to these original files or directories
   uint32_t channels = kDefaultChannels;
   bool force = false;                 // replace existing files
+  bool verify_only = false;           // validate: check every frame, write nothing
   ChannelConfig channel;
   std::shared_ptr<Keyring> keys;  // opens encrypted pieces (engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
 };
 
 struct RestoreSummary {
+  bool verify_only = false;
   std::string status;  // "complete" or "failed"
   std::vector<std::string> errors;
   uint64_t files = 0;
