@@ -48,6 +48,18 @@ void add_keys(CLI::App* app, stripeback::cli::KeyFlags& k, const char* purpose) 
   pe->excludes(kf);
 }
 
+// What restore and validate work on: PATHs, --tag or --backup, and their channels.
+void add_selection(CLI::App* app, stripeback::cli::RestoreFlags& f, const std::string& verb) {
+  app->add_option("PATH", f.paths,
+                  "original files or directories to " + verb + " (default: everything)");
+  auto* tag = app->add_option("--tag", f.tag, verb + " the newest complete backup with this tag");
+  auto* id = app->add_option("--backup", f.backup, verb + " this backup id");
+  tag->excludes(id);
+  app->add_option("--channels", f.channels, "parallel channels")
+      ->default_val(stripeback::engine::kDefaultChannels)
+      ->check(CLI::Range(1, 256));
+}
+
 void add_io(CLI::App* app, stripeback::cli::CommonFlags& c) {
   app->add_option("--buffers", c.buffers,
                   "I/O buffers per channel (default: 16, or by the multiplexing rule)")
@@ -141,16 +153,8 @@ int main(int argc, char** argv) {
       "restore",
       "restore backed-up files under --to DIR at their original absolute paths "
       "(/data/a.dbf --to /r becomes /r/data/a.dbf)");
-  restore->add_option("PATH", rf.paths,
-                      "original files or directories to restore (default: everything)");
+  add_selection(restore, rf, "restore");
   restore->add_option("--to", rf.to, "directory to restore into")->required();
-  auto* tag_opt = restore->add_option("--tag", rf.tag,
-                                      "restore the newest complete backup with this tag");
-  auto* id_opt = restore->add_option("--backup", rf.backup, "restore this backup id");
-  tag_opt->excludes(id_opt);
-  restore->add_option("--channels", rf.channels, "parallel restore channels")
-      ->default_val(stripeback::engine::kDefaultChannels)
-      ->check(CLI::Range(1, 256));
   restore->add_flag("--force", rf.force, "replace files that already exist");
   add_keys(restore, rf.keys, "of an encrypted backup");
   add_common(restore, common);
@@ -162,15 +166,7 @@ int main(int argc, char** argv) {
       "validate",
       "read and check every frame of backed-up files (checksums, authentication, "
       "decompression, whole-file digests) without writing anything; exit 1 names any damage");
-  validate->add_option("PATH", vf.paths,
-                       "original files or directories to check (default: everything)");
-  auto* vtag = validate->add_option("--tag", vf.tag,
-                                    "check the newest complete backup with this tag");
-  auto* vid = validate->add_option("--backup", vf.backup, "check this backup id");
-  vtag->excludes(vid);
-  validate->add_option("--channels", vf.channels, "parallel channels")
-      ->default_val(stripeback::engine::kDefaultChannels)
-      ->check(CLI::Range(1, 256));
+  add_selection(validate, vf, "check");
   add_keys(validate, vf.keys, "of an encrypted backup");
   add_common(validate, common);
   add_io(validate, common);

@@ -87,14 +87,7 @@ std::vector<uint8_t> header_aad(const PieceHeader& h) {
   w.u8(static_cast<uint8_t>(h.hash));
   w.i64(h.created_ns);
   w.str(h.name);
-  const PieceCrypto& c = h.crypto;
-  w.u8(static_cast<uint8_t>(c.kdf));
-  w.u8(c.log2_n);
-  w.u8(c.r);
-  w.u8(c.p);
-  w.bytes(c.salt.data(), c.salt.size());
-  w.bytes(c.check.data(), c.check.size());
-  w.bytes(c.nonce_prefix.data(), c.nonce_prefix.size());
+  put_key_section(w, h.crypto, false);
   return w.take();
 }
 
