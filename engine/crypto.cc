@@ -73,22 +73,16 @@ std::array<uint8_t, 32> sha256(const char* label, std::initializer_list<std::spa
   return out;
 }
 
-// The header fields a piece's wrapped key is bound to: moving a wrapped key to another
-// piece, or editing these fields, makes unwrapping fail.
+// What a piece's wrapped key is bound to: its whole header block as written, with the wrap
+// nonce and wrapped key zeroed. Moving a wrapped key to another piece, or editing any
+// header field, makes unwrapping fail.
 std::vector<uint8_t> header_aad(const PieceHeader& h) {
-  util::ByteWriter w;
-  w.bytes("SBPIECE-KEY", 11);
-  w.u64(h.backup_id);
-  w.u32(h.channel);
-  w.u32(h.piece_number);
-  w.u32(h.set_number);
-  w.u8(static_cast<uint8_t>(h.codec));
-  w.u8(static_cast<uint8_t>(h.cipher));
-  w.u8(static_cast<uint8_t>(h.hash));
-  w.i64(h.created_ns);
-  w.str(h.name);
-  put_key_section(w, h.crypto, false);
-  return w.take();
+  PieceHeader copy = h;
+  copy.crypto.wrap_nonce = {};
+  copy.crypto.wrapped_key = {};
+  std::vector<uint8_t> block(kBlock);
+  encode_piece_header(copy, std::span<std::byte, kBlock>(reinterpret_cast<std::byte*>(block.data()), kBlock));
+  return block;
 }
 
 Result<std::string> read_small_file(const std::string& path, const char* what) {

@@ -36,19 +36,6 @@ Result<size_t> check_seal(const uint8_t* block, size_t body_len, const char* wha
 
 }  // namespace
 
-void put_key_section(util::ByteWriter& w, const PieceCrypto& c, bool with_wrapped_key) {
-  w.u8(static_cast<uint8_t>(c.kdf));
-  w.u8(c.log2_n);
-  w.u8(c.r);
-  w.u8(c.p);
-  w.bytes(c.salt.data(), c.salt.size());
-  w.bytes(c.check.data(), c.check.size());
-  w.bytes(c.nonce_prefix.data(), c.nonce_prefix.size());
-  if (!with_wrapped_key) return;
-  w.bytes(c.wrap_nonce.data(), c.wrap_nonce.size());
-  w.bytes(c.wrapped_key.data(), c.wrapped_key.size());
-}
-
 void encode_piece_header(const PieceHeader& h, std::span<std::byte, kBlock> out) {
   uint8_t* p = raw(out);
   util::ByteWriter w;
@@ -67,7 +54,18 @@ void encode_piece_header(const PieceHeader& h, std::span<std::byte, kBlock> out)
   w.bytes(h.key_id.data(), h.key_id.size());
   w.i64(h.created_ns);
   w.str(h.name.substr(0, 1024));
-  if (h.cipher != Cipher::none) put_key_section(w, h.crypto, true);
+  if (h.cipher != Cipher::none) {
+    const PieceCrypto& c = h.crypto;
+    w.u8(static_cast<uint8_t>(c.kdf));
+    w.u8(c.log2_n);
+    w.u8(c.r);
+    w.u8(c.p);
+    w.bytes(c.salt.data(), c.salt.size());
+    w.bytes(c.check.data(), c.check.size());
+    w.bytes(c.nonce_prefix.data(), c.nonce_prefix.size());
+    w.bytes(c.wrap_nonce.data(), c.wrap_nonce.size());
+    w.bytes(c.wrapped_key.data(), c.wrapped_key.size());
+  }
   auto body = w.take();
   util::put_le16(body.data() + 10, static_cast<uint16_t>(body.size()));
   seal(p, body);

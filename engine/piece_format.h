@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "stripeback/result.h"
-#include "util/bytes.h"
 #include "util/digest.h"
 
 namespace stripeback::engine {
@@ -108,10 +107,6 @@ struct Footer {
   uint32_t frames = 0;          // frames before the trailer
   uint32_t piece_crc = 0;       // see PieceChecksum
 };
-
-// The key section of an encrypted piece's header; without the wrap nonce and wrapped key
-// it is also part of what the wrapped key authenticates (engine/crypto.cc).
-void put_key_section(util::ByteWriter& w, const PieceCrypto& c, bool with_wrapped_key);
 
 // Encoders write into a caller-provided block of kBlock bytes (zero-filled by them).
 void encode_piece_header(const PieceHeader& h, std::span<std::byte, kBlock> out);
