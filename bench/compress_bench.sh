@@ -296,7 +296,9 @@ measure() {
     'BEGIN {o = b / t - c; printf "%.2f", (o < 0 ? 0 : o)}')
   note "  $key: ${R_EL[$key.$round]} s (sync ${R_SYNC[$key.$round]} s), cpu ${R_CPU[$key.$round]} s, rss $((m / 1024)) MiB, other cpu ${R_OTHER[$key.$round]} s"
 }
-tree_bytes() { du -s -B1 --apparent-size "$1" | cut -f1; }   # apparent size of a tree
+tree_bytes() {  # bytes in the regular files of a tree (or one file)
+  find "$1" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f\n", s}'
+}
 set_out() { R_OUT[$1.$2]=$3; note "  $1: output $3 bytes"; }
 
 json_field() {  # json_field FILE NAME: first numeric/string value of "NAME" in FILE
@@ -550,6 +552,15 @@ fi
     done
     a=$(ratio "$(mbs "sb_auto$suffix")" "$best_mbs")
     echo "| auto$( [[ -n "$suffix" ]] && echo ', encrypted') vs best fixed level ($best, $best_mbs MB/s): throughput | $a x | >= 0.9 x | $(verdict "$a" ">=" 0.9) |"
+    if [[ "$best" == none ]]; then  # auto always compresses: compare with compressing levels too
+      best=""; best_mbs=0
+      for l in low medium high; do
+        m=$(mbs "sb_$l$suffix")
+        if awk -v a="$m" -v b="$best_mbs" 'BEGIN {exit !(a > b)}'; then best=$l; best_mbs=$m; fi
+      done
+      a=$(ratio "$(mbs "sb_auto$suffix")" "$best_mbs")
+      echo "| auto$( [[ -n "$suffix" ]] && echo ', encrypted') vs best compressing level ($best, $best_mbs MB/s): throughput | $a x | for information | - |"
+    fi
   done
   if have restic_restore; then
     r=$(ratio "$(mbs sb_restore)" "$(mbs restic_restore)")
@@ -578,6 +589,14 @@ fi
     echo "$SSL_LINE"
     echo '```'
   fi
+  echo
+  echo "## zstd levels stripeback auto used (raw bytes per level, per channel; every round)"
+  echo
+  for k in sb_auto sb_auto_enc; do
+    for ((r = 1; r <= REPEAT; r++)); do
+      echo "- ${LABEL[$k]}, round $r: $(grep -o '"compress_levels":{[^}]*}' "$LOGS/$k.$r.out" | cut -d: -f2- | tr '\n' ' ')"
+    done
+  done
   echo
   echo "## stripeback JSON summaries (shown rounds)"
   echo
