@@ -342,7 +342,8 @@ class BackupChannel {
       size_t csize = 0;
       if (compressor_) {
         double t0 = thread_cpu_seconds();
-        csize = compressor_->compress(data, sl.want, cpool_->data(slot), cpool_->data_size());
+        if (compressor_->level() > 0)  // auto may choose 0: store raw for now
+          csize = compressor_->compress(data, sl.want, cpool_->data(slot), cpool_->data_size());
         out_.stats.compress_s += thread_cpu_seconds() - t0;
         out_.stats.bytes_compressed_in += sl.want;
         out_.stats.bytes_compressed_out += csize ? csize : sl.want;

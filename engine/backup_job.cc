@@ -482,7 +482,7 @@ std::string BackupSummary::to_text() const {
     if (c.bytes_compressed_in > 0) {
       std::string levels;
       for (const auto& [level, bytes] : c.level_bytes)
-        levels += (levels.empty() ? "" : ", ") + std::to_string(level) + " (" +
+        levels += (levels.empty() ? "" : ", ") + (level ? std::to_string(level) : "none") + " (" +
                   std::to_string(bytes * 100 / c.bytes_compressed_in) + "%)";
       std::snprintf(buf, sizeof buf,
                     "    compressed %s -> %s (%.2f : 1) in %.2f s cpu, zstd level %s\n",

@@ -38,7 +38,7 @@ void Compressor::set_level(int level) {
 int AutoLevel::update(double wall_s, double idle_s, double compress_s) {
   if (wall_s <= 0) return level();
   // Relative CPU cost of each ladder step on datafile-like pages (docs/compression.md).
-  static constexpr double kCost[] = {1.0, 1.3, 1.6, 2.6, 3.6, 5.0};
+  static constexpr double kCost[] = {0.05, 1.0, 1.3, 1.6, 2.6, 3.6, 5.0};
   constexpr size_t kTop = std::size(kLadder) - 1;
   double idle = idle_s / wall_s, busy = compress_s / wall_s;
   if (budget_ > 0 && busy > budget_) {

@@ -28,7 +28,9 @@ Result<int> parse_compress(const std::string& text);
 // the next level's expected cost would pass it.
 class AutoLevel {
  public:
-  static constexpr int kLadder[] = {1, 2, 3, 5, 7, 9};
+  // Level 0 stores frames raw: where the devices outrun even level 1, compression steps
+  // aside entirely.
+  static constexpr int kLadder[] = {0, 1, 2, 3, 5, 7, 9};
   explicit AutoLevel(double cpu_budget = 0) : budget_(cpu_budget) {}
   int level() const { return kLadder[step_]; }
   // One window of the channel's life: wall seconds, seconds its thread sat waiting for
@@ -37,7 +39,7 @@ class AutoLevel {
 
  private:
   double budget_;
-  size_t step_ = 0;  // start at the cheapest level
+  size_t step_ = 1;  // start at level 1, the cheapest that compresses
 };
 
 class Compressor {
