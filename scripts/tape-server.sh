@@ -8,7 +8,7 @@
 #   scripts/tape-server.sh status   exit 0 and print the URLs when the service runs
 #
 # Environment (all optional):
-#   SB_TAPE_CTL     tgtd control port (-C), default 7. Another tgtd on the machine uses
+#   SB_TAPE_CTL     tgtd control port (-C, at most 32767), default 7. Another tgtd uses
 #                   another control port and is never touched.
 #   SB_TAPE_PORT    iSCSI portal port on 127.0.0.1, default 13267
 #   SB_TAPE_DRIVES  number of drives, default 2
@@ -38,8 +38,11 @@ tgtd_pid() {
   [[ -f $DIR/tgtd.pid ]] || return 1
   pid=$(<"$DIR/tgtd.pid")
   [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 1
-  # A recycled pid is not ours: it must be a tgtd with our control port.
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "^tgtd -C $CTL " || return 1
+  # A recycled pid is not ours: it must be a tgtd with our control port (or, while starting,
+  # the shell or setsid that is about to become it).
+  local want="^tgtd -C $CTL "
+  [[ ${1:-} == starting ]] && want="^(tgtd|setsid tgtd) -C $CTL |^(/usr/bin/)?bash"
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qE "$want" || return 1
   echo "$pid"
 }
 
@@ -65,8 +68,8 @@ start() {
   echo $! >"$DIR/tgtd.pid"
   local i ready=0
   for ((i = 0; i < 100; i++)); do
-    if ! tgtd_pid >/dev/null; then
-      die "tgtd exited at start: $(grep -iE 'error|fail|cannot|can.t bind|in use' "$DIR/tgtd.log" | tail -n 3 | tr '\n' ' ')"
+    if ! tgtd_pid starting >/dev/null; then
+      die "tgtd exited at start: $(grep -vE 'RDMA|oom|nr_open' "$DIR/tgtd.log" | tail -n 3 | tr '\n' ' ')"
     fi
     if adm --mode target --op show >/dev/null 2>&1 && portal_open; then
       ready=1
