@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/tape_commands.h"
 #include "engine/backup_job.h"
 
 namespace {
@@ -140,13 +141,16 @@ int main(int argc, char** argv) {
   demo->add_option("--size", df.size, "approximate total size")->default_val("300M");
   demo->add_option("--seed", df.seed, "random seed (same seed, same data)")->default_val(1);
 
+  TapeFlags tf;
+  auto* tape = add_tape_command(app, tf);
+
   // Name an unknown command rather than CLI11's "a subcommand is required".
   bool known = false;
   for (const auto* sub : app.get_subcommands({})) known = known || (argc > 1 && sub->get_name() == argv[1]);
   if (argc > 1 && argv[1][0] != '-' && !known) {
     std::fprintf(stderr,
-                 "stripeback: unknown command '%s' (expected backup, restore, list or "
-                 "demo-data; see --help)\n",
+                 "stripeback: unknown command '%s' (expected backup, restore, list, "
+                 "demo-data or tape; see --help)\n",
                  argv[1]);
     return kExitUsage;
   }
@@ -167,5 +171,6 @@ int main(int argc, char** argv) {
   if (restore->parsed()) return run_restore_cmd(common, rf, g_cancel);
   if (list->parsed()) return run_list_cmd(common);
   if (demo->parsed()) return run_demo_data_cmd(df);
+  if (tape->parsed()) return run_tape_cmd(*tape, tf, g_cancel);
   return kExitUsage;
 }

@@ -1,0 +1,29 @@
+// `stripeback tape status|label|rewind|eject|test`: operator commands for tape drives.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace stripeback::cli {
+
+struct TapeFlags {
+  std::vector<std::string> urls;
+  std::string volume;
+  std::string block_size = "256K";
+  std::string size = "256M";
+  std::string block_sizes = "64K,256K,1M";
+  bool force = false;
+  bool json = false;
+};
+
+// Adds the `tape` command and its subcommands to `app`; returns the `tape` command.
+CLI::App* add_tape_command(CLI::App& app, TapeFlags& flags);
+// Runs the subcommand of `tape` that was parsed.
+int run_tape_cmd(const CLI::App& tape, const TapeFlags& flags, const std::atomic<bool>& cancel);
+
+}  // namespace stripeback::cli
