@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "cli/tape_commands.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -160,6 +161,12 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   auto level = engine::parse_compress(f.compress);
   if (!level) return report(level.error());
   o.channel.compress_level = *level;
+  if (auto t = tape_backup_options(f); !t) {
+    return report(t.error());
+  } else if (*t) {
+    o.tape = std::move(**t);
+    o.channels = static_cast<uint32_t>(o.tape->drives.size());
+  }
   auto sum = engine::run_backup(o, **cat);
   if (!sum) return report(sum.error());
   for (const auto& s : sum->skipped) spdlog::warn("skipped '{}': {}", s.path, s.why);
@@ -193,6 +200,7 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   o.force = f.force;
   o.channel = *cfg;
   o.cancel = &cancel;
+  o.tape_spool = f.tape_spool;
   auto sum = engine::run_restore(o, **cat);
   if (!sum) return report(sum.error());
   if (c.json) std::printf("%s\n", sum->to_json().c_str());

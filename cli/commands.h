@@ -38,6 +38,12 @@ struct BackupFlags {
   bool partial = false;
   bool minimize_load = false;
   std::string compress = "none";
+  // Tape (see cli/tape_commands.h): every --to as given; tape:URL ones become drives.
+  std::vector<std::string> to_all;
+  std::vector<std::string> tape_volumes;
+  std::string tape_block_size = "256K";
+  std::string tape_io = "async";
+  unsigned tape_wait = 10;  // seconds to wait for a drive that is not ready
 };
 
 struct RestoreFlags {
@@ -47,6 +53,7 @@ struct RestoreFlags {
   std::vector<std::string> paths;
   unsigned channels = 2;
   bool force = false;
+  std::string tape_spool;  // where pieces read from tape are staged
 };
 
 struct DemoDataFlags {

@@ -71,7 +71,12 @@ int main(int argc, char** argv) {
                      "files or directories to back up (directories recursively; symbolic "
                      "links and special files are reported and skipped)")
       ->required();
-  backup->add_option("--to", bf.to, "directory that receives the backup pieces")->required();
+  backup->add_option("--to", bf.to_all,
+                     "directory that receives the backup pieces, or a tape drive "
+                     "tape:iscsi://HOST:PORT/IQN/LUN or tape:/dev/sgN (repeat for more drives: "
+                     "one channel each)")
+      ->required();
+  add_backup_tape_flags(backup, bf);
   backup->add_option("--channels", bf.channels,
                      "parallel channels, each with its own I/O ring and pieces")
       ->default_val(stripeback::engine::kDefaultChannels)
@@ -127,6 +132,9 @@ int main(int argc, char** argv) {
       ->default_val(stripeback::engine::kDefaultChannels)
       ->check(CLI::Range(1, 256));
   restore->add_flag("--force", rf.force, "replace files that already exist");
+  restore->add_option("--tape-spool", rf.tape_spool,
+                      "directory where pieces read from tape are staged during the restore "
+                      "(default: $TMPDIR, else /var/tmp)");
   add_common(restore, common);
   add_io(restore, common);
 
@@ -167,7 +175,13 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
   install_signal_handlers();
 
-  if (backup->parsed()) return run_backup_cmd(common, bf, g_cancel);
+  if (backup->parsed()) {
+    if (auto r = resolve_backup_destinations(bf); !r) {
+      std::fprintf(stderr, "stripeback: %s\n", r.error().what.c_str());
+      return kExitUsage;
+    }
+    return run_backup_cmd(common, bf, g_cancel);
+  }
   if (restore->parsed()) return run_restore_cmd(common, rf, g_cancel);
   if (list->parsed()) return run_list_cmd(common);
   if (demo->parsed()) return run_demo_data_cmd(df);

@@ -191,6 +191,62 @@ int cmd_test(const TapeFlags& f, const std::atomic<bool>& cancel) {
 
 }  // namespace
 
+void add_backup_tape_flags(CLI::App* backup, BackupFlags& f) {
+  backup->add_option("--tape-volumes", f.tape_volumes,
+                     "spare tape volumes (drive URLs, tape:iscsi://... or tape:/dev/sgN) a "
+                     "channel continues on when its tape reaches end of medium; repeatable "
+                     "or comma-separated")
+      ->delimiter(',');
+  backup->add_option("--tape-block-size", f.tape_block_size,
+                     "tape block size (default 256K); checked against each drive's READ "
+                     "BLOCK LIMITS before anything is written")
+      ->default_val("256K");
+  backup->add_option("--tape-io", f.tape_io,
+                     "async: a helper thread per drive writes while the channel produces "
+                     "(default); sync: the channel writes itself (for comparison)")
+      ->default_val("async")
+      ->check(CLI::IsMember({"async", "sync"}));
+  backup->add_option("--tape-wait", f.tape_wait,
+                     "seconds to wait for a drive that is not ready (no tape loaded) before "
+                     "failing; the wait is logged as \"waiting for tape\"")
+      ->default_val(10)
+      ->check(CLI::Range(0, 86400));
+}
+
+Result<void> resolve_backup_destinations(BackupFlags& f) {
+  size_t tapes = 0;
+  for (const auto& t : f.to_all) tapes += t.rfind("tape:", 0) == 0 ? 1 : 0;
+  if (tapes > 0 && tapes != f.to_all.size())
+    return fail(Errc::invalid_argument,
+                "--to mixes tape drives and directories: give either one directory or "
+                "tape:URL drives");
+  if (tapes == 0 && f.to_all.size() > 1)
+    return fail(Errc::invalid_argument, "--to names " + std::to_string(f.to_all.size()) +
+                                            " directories; only tape drives may be repeated");
+  if (!f.to_all.empty()) f.to = f.to_all.front();
+  return ok();
+}
+
+Result<std::optional<engine::TapeOptions>> tape_backup_options(const BackupFlags& f) {
+  if (f.to_all.empty() || f.to_all.front().rfind("tape:", 0) != 0) {
+    if (!f.tape_volumes.empty())
+      return fail(Errc::invalid_argument, "--tape-volumes needs --to tape:URL drives");
+    return std::optional<engine::TapeOptions>();
+  }
+  engine::TapeOptions t;
+  t.drives = f.to_all;
+  for (const auto& v : f.tape_volumes) {
+    if (v.rfind("tape:", 0) != 0)
+      return fail(Errc::invalid_argument,
+                  "--tape-volumes '" + v + "' is not a tape URL (tape:iscsi://... or tape:/dev/sgN)");
+    t.volumes.push_back(v);
+  }
+  SB_ASSIGN(t.block_size, parse_block_size(f.tape_block_size));
+  t.sync_io = f.tape_io == "sync";
+  t.ready_wait = std::chrono::seconds(f.tape_wait);
+  return std::optional<engine::TapeOptions>(std::move(t));
+}
+
 CLI::App* add_tape_command(CLI::App& app, TapeFlags& f) {
   auto* tape = app.add_subcommand(
       "tape", "operate tape drives: tape:iscsi://HOST:PORT/IQN/LUN or tape:/dev/sgN");

@@ -39,6 +39,8 @@ struct ChannelConfig {
   int compress_level = 0;       // zstd level; 0: no compression
 };
 
+class TapeChannelSink;
+
 struct BackupContext {
   uint64_t backup_id = 0;
   std::string dest_dir;
@@ -51,6 +53,9 @@ struct BackupContext {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   std::atomic<uint64_t>* bytes_done = nullptr;  // job progress, for pacing
   ChannelConfig config;
+  // Backup to tape: channel N writes its pieces through tape_sinks[N-1] (one drive each);
+  // empty when pieces go to dest_dir.
+  std::vector<TapeChannelSink*> tape_sinks;
 };
 
 struct UnitExtent {

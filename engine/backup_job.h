@@ -14,6 +14,7 @@
 #include "catalog/catalog.h"
 #include "engine/backup_channel.h"
 #include "engine/stats.h"
+#include "engine/tape_backup.h"
 #include "stripeback/result.h"
 
 namespace stripeback::engine {
@@ -34,6 +35,9 @@ struct BackupOptions {
   bool partial = false;        // at the deadline keep what is complete (status partial)
   bool minimize_load = false;  // pace the job to end just inside the duration
   const std::atomic<bool>* cancel = nullptr;
+  // Backup to tape drives instead of a directory: `destination` is then only recorded, and
+  // `channels` must equal the number of drives.
+  std::optional<TapeOptions> tape;
 };
 
 struct BufferChoice {

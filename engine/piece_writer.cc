@@ -62,6 +62,27 @@ Result<std::unique_ptr<PieceWriter>> PieceWriter::create(const std::string& dir,
   return w;
 }
 
+Result<std::unique_ptr<PieceWriter>> PieceWriter::create_on(PieceOutput& out,
+                                                            const PieceHeader& header) {
+  std::unique_ptr<PieceWriter> w(new PieceWriter());
+  w->out_ = &out;
+  w->path_ = out.describe() + "/" + header.name;
+  w->header_ = header;
+  w->can_preallocate_ = false;
+  auto block = AlignedBlock::make(kBlock);
+  if (!block) return fail(Errc::no_space, "unable to allocate a piece header block");
+  encode_piece_header(header, std::span<std::byte, kBlock>(block->data, kBlock));
+  w->checksum_.add_piece_header({block->data, kBlock});
+  SB_TRY(w->write_raw(block->data, kBlock, 0));
+  w->next_offset_ = kBlock;
+  return w;
+}
+
+Result<void> PieceWriter::write_raw(const std::byte* p, size_t n, uint64_t off) {
+  if (out_) return out_->write_at(off, {p, n});
+  return write_all(fd(), p, n, off, path_);
+}
+
 PieceWriter::~PieceWriter() = default;
 
 uint32_t PieceWriter::add_file(const FileMeta& meta) {
@@ -147,8 +168,12 @@ Result<uint32_t> PieceWriter::finish() {
   place(h, block->data);
   Footer f{trailer_offset, frames_before, checksum_.value()};
   encode_footer(f, std::span<std::byte, kBlock>(block->data + kBlock + padded, kBlock));
-  SB_TRY(write_all(fd(), block->data, block->size, trailer_offset, path_));
+  SB_TRY(write_raw(block->data, block->size, trailer_offset));
   next_offset_ = trailer_offset + block->size;
+  if (out_) {
+    SB_TRY(out_->commit());
+    return f.piece_crc;
+  }
   if (allocated_ > next_offset_ && ::ftruncate(fd(), static_cast<off_t>(next_offset_)) != 0)
     return sys_error(errno, "unable to trim piece '" + path_ + "'");
   if (::fdatasync(fd()) != 0) return sys_error(errno, "unable to sync piece '" + path_ + "'");
@@ -158,6 +183,10 @@ Result<uint32_t> PieceWriter::finish() {
 }
 
 void PieceWriter::abandon() {
+  if (out_) {
+    out_->abandon();
+    return;
+  }
   file_.fd.reset();
   ::unlink(path_.c_str());
 }

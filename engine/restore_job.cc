@@ -13,6 +13,7 @@
 
 #include "engine/planner.h"
 #include "engine/restore_channel.h"
+#include "engine/tape_backup.h"
 #include "io/file.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -131,6 +132,31 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   if (!root.valid()) return sys_error(errno, "unable to open restore target '" + target + "'");
 
   RestoreSummary sum;
+  // Pieces on tape are staged in a private spool directory, removed at the end.
+  struct Spool {
+    std::string dir;
+    std::vector<std::string> files;
+    ~Spool() {
+      for (const auto& f : files) ::unlink(f.c_str());
+      if (!dir.empty()) ::rmdir(dir.c_str());
+    }
+  } spool;
+  auto stage = [&](const catalog::PieceRecord& p, uint64_t backup_id) -> Result<std::string> {
+    if (spool.dir.empty()) {
+      std::string base = opts.tape_spool;
+      if (base.empty()) base = ::getenv("TMPDIR") ? ::getenv("TMPDIR") : "/var/tmp";
+      std::string tmpl = base + "/stripeback-tape-XXXXXX";
+      if (!::mkdtemp(tmpl.data()))
+        return sys_error(errno, "unable to create a tape spool directory in '" + base + "'");
+      spool.dir = tmpl;
+    }
+    std::string path = spool.dir + "/" + p.name;
+    SB_ASSIGN(uint64_t n, stage_tape_piece(p, backup_id, path));
+    spool.files.push_back(path);
+    sum.tape_bytes_read += n;
+    sum.tape_pieces.push_back(p.name);
+    return path;
+  };
   // Open each needed piece once and load its index.
   std::map<std::string, std::unique_ptr<PieceReader>> readers;
   std::vector<RestoreItem> items;
@@ -154,6 +180,24 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       }
       std::string ppath = pit->location + "/" + pit->name;
       auto& reader = readers[ppath];
+      if (!reader && pit->tape) {
+        auto staged = stage(*pit, c.backup->id);
+        if (!staged) {
+          sum.errors.push_back(staged.error().what + " (needed for '" + c.file->path + "')");
+          readers.erase(ppath);
+          ok_item = false;
+          break;
+        }
+        auto r = PieceReader::open(*staged, opts.channel.direct);
+        if (!r) {
+          sum.errors.push_back(r.error().what + " (needed for '" + c.file->path + "')");
+          readers.erase(ppath);
+          ok_item = false;
+          break;
+        }
+        reader = std::move(*r);
+        sum.piece_bytes_read += reader->metadata_bytes();
+      }
       if (!reader) {
         auto r = PieceReader::open(ppath, opts.channel.direct);
         if (!r) {
@@ -247,6 +291,12 @@ std::string RestoreSummary::to_json() const {
   w.kv("files", files);
   w.kv("bytes", bytes);
   w.kv("piece_bytes_read", piece_bytes_read);
+  if (!tape_pieces.empty()) {
+    w.kv("tape_bytes_read", tape_bytes_read);
+    w.begin_array("tape_pieces");
+    for (const auto& p : tape_pieces) w.value(p);
+    w.end_array();
+  }
   w.kv("elapsed_s", elapsed_s);
   w.kv("mb_per_s", util::mb_per_s(bytes, elapsed_s));
   w.kv("bound_by", verdict(channels));

@@ -27,6 +27,9 @@ struct RestoreOptions {
   bool force = false;                 // replace existing files
   ChannelConfig channel;
   const std::atomic<bool>* cancel = nullptr;
+  // Pieces on tape are read (sequentially, straight from their tape files) into this
+  // directory first and removed when the restore ends; empty: $TMPDIR, else /var/tmp.
+  std::string tape_spool;
 };
 
 struct RestoreSummary {
@@ -35,6 +38,8 @@ struct RestoreSummary {
   uint64_t files = 0;
   uint64_t bytes = 0;           // file bytes restored
   uint64_t piece_bytes_read = 0;
+  uint64_t tape_bytes_read = 0;           // read from tape into the spool
+  std::vector<std::string> tape_pieces;   // pieces read from tape, in order
   double elapsed_s = 0;
   std::vector<uint64_t> backups_used;
   std::vector<ChannelStats> channels;

@@ -49,6 +49,23 @@ void ChannelStats::to_json(util::JsonWriter& w) const {
   w.kv("compress_in", bytes_compressed_in);
   w.kv("compress_out", bytes_compressed_out);
   w.kv("compress_s", compress_s);
+  if (tape) tape->to_json(w);
+  w.end_object();
+}
+
+void TapeStats::to_json(util::JsonWriter& w) const {
+  w.begin_object("tape");
+  w.kv("drive", drive);
+  w.kv("io", async ? "async" : "sync");
+  w.kv("bytes", bytes);
+  w.kv("commands", commands);
+  w.kv("write_s", write_s);
+  w.kv("write_mb_s", write_mb_s);
+  w.kv("stalls", stalls);
+  w.kv("stall_s", stall_s);
+  w.kv("producer_waits", producer_waits);
+  w.kv("producer_wait_s", producer_wait_s);
+  w.kv("volume_changes", volume_changes);
   w.end_object();
 }
 
