@@ -50,6 +50,7 @@ Result<void> TapeIoHelper::perform(const Job& job) {
   } else if (job.kind == Job::data) {
     uint8_t* p = bufs_[job.buffer].get();
     const size_t whole = (job.used + bs_ - 1) / bs_ * bs_;
+    if (whole == 0) return ok();  // a buffer given back unused
     if (whole > job.used) std::memset(p + job.used, 0, whole - job.used);
     r = writer_->write_blocks({p, whole}, job.used);
     std::lock_guard lock(mu_);
