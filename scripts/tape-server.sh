@@ -126,6 +126,8 @@ stop() {
       sleep 0.05
     done
   fi
+  # tgtd leaves its control socket behind.
+  [[ -e /proc/$pid ]] || rm -f "/var/run/tgtd/socket.$CTL" "/var/run/tgtd/socket.$CTL.lock"
   rm -rf "$DIR"
 }
 
