@@ -57,6 +57,9 @@ struct TapeSpan {
   uint64_t block = 0;      // block in that file where the segment header is
   uint64_t first_seq = 0;  // sequence number of the segment's first data block
   uint64_t blocks = 0;     // data blocks in the segment
+  // Logical object number of the segment header from READ POSITION, for LOCATE; all ones
+  // when the drive reports no position (tgt).
+  uint64_t address = ~uint64_t{0};
 };
 
 // Where a piece written to tape is: block size, stream length and its segments in order.

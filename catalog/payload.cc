@@ -208,6 +208,7 @@ Result<std::vector<EncodedRecord>> encode_piece(uint64_t backup_id, const PieceR
       pe.u64(sp.block);
       pe.u64(sp.first_seq);
       pe.u64(sp.blocks);
+      pe.u64(sp.address);
     }
   }
   util::ByteWriter head, tail_head;
@@ -291,6 +292,7 @@ Result<PiecePayload> decode_piece(std::span<const uint8_t> payload) {
       sp.block = pr.u64();
       sp.first_seq = pr.u64();
       sp.blocks = pr.u64();
+      sp.address = pr.u64();
       t.spans.push_back(std::move(sp));
     }
     p.tape = std::move(t);

@@ -54,7 +54,7 @@ Result<uint64_t> stage_tape_piece(const catalog::PieceRecord& p, uint64_t backup
   loc.block_size = p.tape->block_size;
   loc.bytes = p.tape->bytes;
   for (const auto& s : p.tape->spans)
-    loc.spans.push_back({s.volume_id, s.url, s.file, s.block, s.first_seq, s.blocks});
+    loc.spans.push_back({s.volume_id, s.url, s.file, s.block, s.first_seq, s.blocks, s.address});
   io::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd.valid()) return sys_error(errno, "unable to create '" + path + "'");
   std::vector<std::unique_ptr<tape::Volume>> open;

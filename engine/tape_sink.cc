@@ -174,7 +174,7 @@ catalog::TapeLocation TapeChannelSink::to_catalog(const tape::StreamLocation& lo
   t.block_size = loc.block_size;
   t.bytes = loc.bytes;
   for (const auto& s : loc.spans)
-    t.spans.push_back({s.volume_id, s.url, s.file, s.block, s.first_seq, s.blocks});
+    t.spans.push_back({s.volume_id, s.url, s.file, s.block, s.first_seq, s.blocks, s.address});
   return t;
 }
 

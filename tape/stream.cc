@@ -91,6 +91,9 @@ Result<void> StreamWriter::start_segment() {
   TapeDrive& d = *vol_->drive;
   SB_TRY(d.set_block_size(bs_));
   SB_TRY(d.seek_file(vol_->next_file));
+  // Drives that report positions get LOCATE on restore; tgt reports none.
+  uint64_t address = kNoAddress;
+  if (auto p = d.read_position(); p && !p->unknown) address = p->block;
   SegmentHeader h{bs_, id_, static_cast<uint32_t>(loc_.spans.size()), seq_, vol_->label.volume_id};
   encode_segment(h, header_);
   SB_ASSIGN(WriteResult w, d.write_fixed(header_, bs_));
@@ -98,7 +101,7 @@ Result<void> StreamWriter::start_segment() {
     return fail(Errc::end_of_medium, "tape '" + vol_->url + "': no room for a segment header");
   // Early warning on the header: the first data write will see it again and span.
   if (w.early_warning) vol_->full = true;
-  loc_.spans.push_back(Span{vol_->label.volume_id, vol_->url, vol_->next_file, 0, seq_, 0});
+  loc_.spans.push_back(Span{vol_->label.volume_id, vol_->url, vol_->next_file, 0, seq_, 0, address});
   return ok();
 }
 
@@ -155,8 +158,13 @@ Result<void> read_stream(const StreamLocation& loc, const StreamId& id, const Vo
     const std::string where = "volume " + sp.volume_id + " file " + std::to_string(sp.file) +
                               " in '" + v->url + "'";
     SB_TRY(d.set_block_size(bs));
-    SB_TRY(d.seek_file(sp.file));
-    if (sp.block > 0) SB_TRY(d.space_blocks(static_cast<int32_t>(sp.block)));
+    bool located = false;
+    if (sp.address != kNoAddress && sp.address <= UINT32_MAX)
+      located = static_cast<bool>(d.locate(static_cast<uint32_t>(sp.address)));
+    if (!located) {
+      SB_TRY(d.seek_file(sp.file));
+      if (sp.block > 0) SB_TRY(d.space_blocks(static_cast<int32_t>(sp.block)));
+    }
     buf.resize(chunk_bytes(bs, d.max_transfer()));
     SB_ASSIGN(ReadResult hr, d.read_fixed(std::span(buf).first(bs), bs));
     if (hr.blocks != 1) return fail(Errc::corrupt, where + ": segment header missing");

@@ -31,6 +31,8 @@ struct StreamId {
   uint32_t piece = 0;
 };
 
+inline constexpr uint64_t kNoAddress = ~uint64_t{0};
+
 // One segment of a stream on one volume.
 struct Span {
   std::string volume_id;
@@ -39,6 +41,7 @@ struct Span {
   uint64_t block = 0;        // block number in that file where the segment starts (its header)
   uint64_t first_seq = 0;    // sequence number of its first data block
   uint64_t blocks = 0;       // data blocks in the segment
+  uint64_t address = kNoAddress;  // READ POSITION of the segment header, when the drive has it
 };
 
 struct StreamLocation {
@@ -86,8 +89,9 @@ class StreamWriter {
 // Opens (or reuses) the drive for a span: returns a volume holding `span.volume_id`.
 using VolumeOpener = std::function<Result<Volume*>(const Span& span)>;
 
-// Reads a stream back: for each span goes straight to its tape file (REWIND + SPACE
-// filemarks; never reads other files), checks the segment header against `id` and the
+// Reads a stream back: for each span goes straight to its tape file (LOCATE to the recorded
+// address where the drive supports it, else REWIND + SPACE filemarks; never reads other
+// files), checks the segment header against `id` and the
 // block sequence, and hands the stream's bytes to `sink` in order, in chunks of whole
 // blocks (the last one cut to the stream length).
 Result<void> read_stream(const StreamLocation& loc, const StreamId& id,

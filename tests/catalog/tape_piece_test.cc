@@ -18,8 +18,8 @@ PieceRecord tape_piece() {
   TapeLocation t;
   t.block_size = 262144;
   t.bytes = 123456;
-  t.spans.push_back({"VOL1", "iscsi://h:1/iqn.x:t1/1", 3, 0, 0, 40});
-  t.spans.push_back({"VOL2", "iscsi://h:1/iqn.x:t2/1", 1, 0, 40, 7});
+  t.spans.push_back({"VOL1", "iscsi://h:1/iqn.x:t1/1", 3, 0, 0, 40, 123});
+  t.spans.push_back({"VOL2", "iscsi://h:1/iqn.x:t2/1", 1, 0, 40, 7, ~uint64_t{0}});
   p.tape = t;
   return p;
 }
@@ -41,6 +41,8 @@ TEST(TapePieceRecord, RoundTripsTheTapeLocation) {
   EXPECT_EQ(p.tape->spans[1].file, 1u);
   EXPECT_EQ(p.tape->spans[1].first_seq, 40u);
   EXPECT_EQ(p.tape->spans[1].blocks, 7u);
+  EXPECT_EQ(p.tape->spans[0].address, 123u);
+  EXPECT_EQ(p.tape->spans[1].address, ~uint64_t{0});
   EXPECT_EQ(p.checksum, 0xabcdef01u);
 }
 
