@@ -487,6 +487,7 @@ std::string BackupSummary::to_text() const {
                   util::format_bytes(c.bytes_written).c_str(), c.elapsed_s, c.read_busy_s,
                   c.write_busy_s, c.wait_s, c.throttle_s, c.cpu_s);
     s += buf;
+    if (c.tape) s += c.tape->to_text();
   }
   for (const auto& k : skipped) s += "  skipped '" + k.path + "': " + k.why + "\n";
   for (const auto& wmsg : warnings) s += "  warning: " + wmsg + "\n";

@@ -1,5 +1,7 @@
 #include "engine/stats.h"
 
+#include <cstdio>
+
 #include <time.h>
 
 namespace stripeback::engine {
@@ -51,6 +53,19 @@ void ChannelStats::to_json(util::JsonWriter& w) const {
   w.kv("compress_s", compress_s);
   if (tape) tape->to_json(w);
   w.end_object();
+}
+
+std::string TapeStats::to_text() const {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "    tape %s [%s I/O]: %.1f MB/s over %.2f s writing, %llu commands, %llu stalls "
+                "(drive waited for data %.2f s), %llu waits for a free buffer (%.2f s), %u volume "
+                "change(s)\n",
+                drive.c_str(), async ? "async" : "sync", write_mb_s, write_s,
+                static_cast<unsigned long long>(commands), static_cast<unsigned long long>(stalls),
+                stall_s, static_cast<unsigned long long>(producer_waits), producer_wait_s,
+                volume_changes);
+  return buf;
 }
 
 void TapeStats::to_json(util::JsonWriter& w) const {

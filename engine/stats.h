@@ -33,6 +33,7 @@ struct TapeStats {
   uint32_t volume_changes = 0;
 
   void to_json(util::JsonWriter& w) const;
+  std::string to_text() const;  // one indented line
 };
 
 struct ChannelStats {

@@ -67,6 +67,18 @@ TEST_F(TapeBackup, TwoDrivesRoundTrip) {
   EXPECT_EQ(parse_json(r)["tape_pieces"].size(), 2u);
 }
 
+TEST_F(TapeBackup, SyncIoAndTextStatsArePerDrive) {
+  label(0, "SYNC-1");
+  std::string src = make_source({3u << 20});
+  auto b = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--tape-io", "sync"});
+  SB_ASSERT_EXIT(b, 0);
+  EXPECT_TRUE(contains(b.out, "tape " + drive[0].substr(5) + " [sync I/O]"));
+  EXPECT_TRUE(contains(b.out, "stalls"));
+  auto a = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(a, 0);
+  EXPECT_EQ(parse_json(a)["channels"][0]["tape"]["io"].as_string(), "async");
+}
+
 TEST_F(TapeBackup, BlockSizeRejectedNamingBothNumbers) {
   label(0, "BS-A");
   std::string src = make_source({1u << 20});
