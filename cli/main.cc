@@ -75,10 +75,12 @@ int main(int argc, char** argv) {
                      "directory that receives the backup pieces, or a tape drive "
                      "tape:iscsi://HOST:PORT/IQN/LUN or tape:/dev/sgN (repeat for more drives: "
                      "one channel each)")
-      ->required();
+      ->required()
+      ->allow_extra_args(false);
   add_backup_tape_flags(backup, bf);
   backup->add_option("--channels", bf.channels,
-                     "parallel channels, each with its own I/O ring and pieces")
+                     "parallel channels, each with its own I/O ring and pieces (a backup to "
+                     "tape runs one per drive)")
       ->default_val(stripeback::engine::kDefaultChannels)
       ->check(CLI::Range(1, 256));
   backup->add_option("--tag", bf.tag, "a tag to find this backup by");

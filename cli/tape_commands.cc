@@ -196,7 +196,8 @@ void add_backup_tape_flags(CLI::App* backup, BackupFlags& f) {
                      "spare tape volumes (drive URLs, tape:iscsi://... or tape:/dev/sgN) a "
                      "channel continues on when its tape reaches end of medium; repeatable "
                      "or comma-separated")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);
   backup->add_option("--tape-block-size", f.tape_block_size,
                      "tape block size (default 256K); checked against each drive's READ "
                      "BLOCK LIMITS before anything is written")
