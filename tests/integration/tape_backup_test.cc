@@ -205,6 +205,14 @@ TEST_F(TapeBackup, NotReadyDriveGivesWaitStateAndError) {
   EXPECT_TRUE(contains(b.err, drive[0].substr(5)));
 }
 
+TEST(TapeBackupUsage, ASourceAfterToIsNotADestination) {
+  TempDir tmp;
+  make_file(tmp / "src/a", 1000, 1);
+  auto r = sb({"backup", "--to", tmp / "pieces", tmp / "src", "--catalog", tmp / "cat"});
+  SB_EXPECT_EXIT(r, 0);
+  EXPECT_FALSE(pieces_in(tmp / "pieces").empty());
+}
+
 TEST(TapeBackupUsage, MixedDestinationsAreRefused) {
   auto r = sb({"backup", "/etc/hostname", "--to", "/tmp/x", "--to", "tape:/dev/sg9"});
   SB_EXPECT_EXIT(r, 2);
