@@ -116,6 +116,31 @@ TEST_F(DriveTest, ShortReadStopsAtFilemarkWithCount) {
   EXPECT_EQ(back, data);
 }
 
+TEST_F(DriveTest, VariableModeBlocksOfTheirOwnLength) {
+  // tgt's variable-mode READ is only right when the request equals the block's length
+  // (shorter or longer requests misbehave there), which is all this checks.
+  ASSERT_TRUE(drive->set_block_size(0));
+  auto a = pattern(5000, 5), b = pattern(3000, 6);
+  auto w = drive->write_variable(a);
+  ASSERT_TRUE(w) << w.error().what;
+  ASSERT_TRUE(drive->write_variable(b));
+  ASSERT_TRUE(drive->write_filemarks(1));
+  ASSERT_TRUE(drive->rewind());
+  std::vector<uint8_t> ba(5000), bb(3000), more(3000);
+  auto r = drive->read_variable(ba);
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_EQ(r->blocks, 5000u);
+  EXPECT_EQ(ba, a);
+  r = drive->read_variable(bb);
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_EQ(r->blocks, 3000u);
+  EXPECT_EQ(bb, b);
+  r = drive->read_variable(more);
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_TRUE(r->filemark);
+  EXPECT_EQ(drive->position().file, 1u);
+}
+
 TEST_F(DriveTest, SpaceToFileN) {
   const uint32_t bs = 16 * 1024;
   ASSERT_TRUE(drive->set_block_size(bs));
