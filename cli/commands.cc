@@ -201,6 +201,7 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   o.channel = *cfg;
   o.cancel = &cancel;
   o.tape_spool = f.tape_spool;
+  o.tape_drives = f.tape_drives;
   auto sum = engine::run_restore(o, **cat);
   if (!sum) return report(sum.error());
   if (c.json) std::printf("%s\n", sum->to_json().c_str());

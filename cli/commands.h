@@ -54,6 +54,7 @@ struct RestoreFlags {
   unsigned channels = 2;
   bool force = false;
   std::string tape_spool;  // where pieces read from tape are staged
+  std::vector<std::string> tape_drives;  // where to look for the volumes
 };
 
 struct DemoDataFlags {

@@ -137,6 +137,10 @@ int main(int argc, char** argv) {
   restore->add_option("--tape-spool", rf.tape_spool,
                       "directory where pieces read from tape are staged during the restore "
                       "(default: $TMPDIR, else /var/tmp)");
+  restore->add_option("--tape-drive", rf.tape_drives,
+                      "look for the tape volumes in these drives (by their labels) instead "
+                      "of the drives recorded at backup; repeatable")
+      ->allow_extra_args(false);
   add_common(restore, common);
   add_io(restore, common);
 

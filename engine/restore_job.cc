@@ -151,7 +151,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       spool.dir = tmpl;
     }
     std::string path = spool.dir + "/" + p.name;
-    SB_ASSIGN(uint64_t n, stage_tape_piece(p, backup_id, path));
+    SB_ASSIGN(uint64_t n, stage_tape_piece(p, backup_id, path, opts.tape_drives));
     spool.files.push_back(path);
     sum.tape_bytes_read += n;
     sum.tape_pieces.push_back(p.name);

@@ -30,6 +30,8 @@ struct RestoreOptions {
   // Pieces on tape are read (sequentially, straight from their tape files) into this
   // directory first and removed when the restore ends; empty: $TMPDIR, else /var/tmp.
   std::string tape_spool;
+  // Drives to look for the volumes in (by label); empty: the drives recorded in the catalog.
+  std::vector<std::string> tape_drives;
 };
 
 struct RestoreSummary {

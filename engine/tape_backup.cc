@@ -48,7 +48,8 @@ Result<TapeDestination> open_tape_destination(const TapeOptions& opts,
 }
 
 Result<uint64_t> stage_tape_piece(const catalog::PieceRecord& p, uint64_t backup_id,
-                                  const std::string& path) {
+                                  const std::string& path,
+                                  const std::vector<std::string>& drives) {
   if (!p.tape) return fail(Errc::invalid_argument, "piece '" + p.name + "' is not on tape");
   tape::StreamLocation loc;
   loc.block_size = p.tape->block_size;
@@ -62,9 +63,21 @@ Result<uint64_t> stage_tape_piece(const catalog::PieceRecord& p, uint64_t backup
   tape::VolumeOpener opener = [&](const tape::Span& sp) -> Result<tape::Volume*> {
     for (auto& v : open)
       if (v->label.volume_id == sp.volume_id) return v.get();
-    SB_ASSIGN(auto v, tape::open_volume_for_read(sp.url, sp.volume_id));
-    open.push_back(std::move(v));
-    return open.back().get();
+    if (drives.empty()) {
+      SB_ASSIGN(auto v, tape::open_volume_for_read(sp.url, sp.volume_id));
+      open.push_back(std::move(v));
+      return open.back().get();
+    }
+    std::string tried;
+    for (const auto& d : drives) {
+      auto v = tape::open_volume_for_read(strip(d), sp.volume_id);
+      if (v) {
+        open.push_back(std::move(*v));
+        return open.back().get();
+      }
+      tried += "; " + v.error().what;
+    }
+    return fail(Errc::not_found, "volume " + sp.volume_id + " is in none of the drives given" + tried);
   };
   auto r = tape::read_stream(loc, {backup_id, p.channel, p.number}, opener,
                              [&](std::span<const uint8_t> b) -> Result<void> {

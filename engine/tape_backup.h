@@ -42,9 +42,11 @@ Result<TapeDestination> open_tape_destination(const TapeOptions& opts,
                                               const catalog::Catalog& cat);
 
 // Reads the piece `p` of backup `backup_id` from tape into the file `path` (created, never
-// replacing anything). Goes straight to each segment's tape file. Returns bytes read from
-// tape.
+// replacing anything). Goes straight to each segment's tape file. Each volume is looked for
+// in the drive recorded for it, or, when `drives` is not empty, in whichever of those
+// drives holds it (by its label). Returns bytes read from tape.
 Result<uint64_t> stage_tape_piece(const catalog::PieceRecord& p, uint64_t backup_id,
-                                  const std::string& path);
+                                  const std::string& path,
+                                  const std::vector<std::string>& drives = {});
 
 }  // namespace stripeback::engine

@@ -137,6 +137,27 @@ TEST_F(TapeBackup, EndOfMediumSpansToTheNextVolumeAndRestoresAcrossIt) {
   EXPECT_TRUE(restored_tree(tmp / "r", src));
 }
 
+TEST_F(TapeBackup, RestoreLooksForVolumesInTheDrivesGiven) {
+  label(0, "ELSEWHERE");
+  label(1, "WANTED");
+  std::string src = make_source({2u << 20});
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", drive[1], "--catalog", cat}), 0);
+  // Searched by label: the first drive holds another volume, the second the one needed.
+  auto found = sb({"restore", "--to", tmp / "r0", "--catalog", cat, "--tape-drive", drive[0],
+                   "--tape-drive", drive[1]});
+  SB_ASSERT_EXIT(found, 0);
+  EXPECT_TRUE(restored_tree(tmp / "r0", src));
+  // The volume is gone from its drive: both ways fail naming what was found.
+  label(1, "OTHER");
+  auto bad = sb({"restore", "--to", tmp / "r1", "--catalog", cat});
+  SB_EXPECT_EXIT(bad, 1);
+  EXPECT_TRUE(contains(bad.err, "holds volume OTHER, expected volume WANTED"));
+  auto none = sb({"restore", "--to", tmp / "r2", "--catalog", cat, "--tape-drive", drive[0],
+                  "--tape-drive", drive[1]});
+  SB_EXPECT_EXIT(none, 1);
+  EXPECT_TRUE(contains(none.err, "volume WANTED is in none of the drives given"));
+}
+
 TEST_F(TapeBackup, EndOfMediumWithoutAnotherVolumeFailsClearly) {
   label(2, "FULL-1");
   std::string src = make_source({12u << 20, 10u << 20});
