@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "cli/tape_commands.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -168,13 +169,19 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   auto level = engine::parse_compress(f.compress);
   if (!level) return report(level.error());
   o.channel.compress_level = *level;
+  if (auto t = tape_backup_options(f); !t) {
+    return report(t.error());
+  } else if (*t) {
+    o.tape = std::move(**t);
+    o.channels = static_cast<uint32_t>(o.tape->drives.size());
+  }
   if (f.cpu_budget) {
     if (*level != engine::kCompressAuto)
       return report(Error{Errc::invalid_argument, 0, "--cpu-budget needs --compress auto"});
     if (!(*f.cpu_budget > 0) || *f.cpu_budget > 1024)
       return report(Error{Errc::invalid_argument, 0,
                           "--cpu-budget must be a number of cores above 0 (e.g. 0.5 or 1.5)"});
-    o.channel.cpu_budget = *f.cpu_budget / f.channels;
+    o.channel.cpu_budget = *f.cpu_budget / o.channels;
   }
   auto keys = load_keys(f.keys);
   if (!keys) return report(keys.error());
@@ -223,6 +230,8 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   auto keys = load_keys(f.keys);
   if (!keys) return report(keys.error());
   o.keys = *keys;
+  o.tape_spool = f.tape_spool;
+  o.tape_drives = f.tape_drives;
   auto sum = engine::run_restore(o, **cat);
   if (!sum) return report(sum.error());
   if (c.json) std::printf("%s\n", sum->to_json().c_str());

@@ -50,6 +50,12 @@ struct BackupFlags {
   std::optional<double> cpu_budget;
   bool encrypt = false;
   KeyFlags keys;
+  // Tape (see cli/tape_commands.h): every --to as given; tape:URL ones become drives.
+  std::vector<std::string> to_all;
+  std::vector<std::string> tape_volumes;
+  std::string tape_block_size = "256K";
+  std::string tape_io = "async";
+  unsigned tape_wait = 10;  // seconds to wait for a drive that is not ready
 };
 
 struct RestoreFlags {
@@ -61,6 +67,8 @@ struct RestoreFlags {
   bool force = false;
   KeyFlags keys;
   bool verify_only = false;  // the validate command
+  std::string tape_spool;  // where pieces read from tape are staged
+  std::vector<std::string> tape_drives;  // where to look for the volumes
 };
 
 struct DemoDataFlags {

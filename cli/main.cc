@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/tape_commands.h"
 #include "engine/backup_job.h"
 
 namespace {
@@ -98,9 +99,16 @@ int main(int argc, char** argv) {
                      "files or directories to back up (directories recursively; symbolic "
                      "links and special files are reported and skipped)")
       ->required();
-  backup->add_option("--to", bf.to, "directory that receives the backup pieces")->required();
+  backup->add_option("--to", bf.to_all,
+                     "directory that receives the backup pieces, or a tape drive "
+                     "tape:iscsi://HOST:PORT/IQN/LUN or tape:/dev/sgN (repeat for more drives: "
+                     "one channel each)")
+      ->required()
+      ->allow_extra_args(false);
+  add_backup_tape_flags(backup, bf);
   backup->add_option("--channels", bf.channels,
-                     "parallel channels, each with its own I/O ring and pieces")
+                     "parallel channels, each with its own I/O ring and pieces (a backup to "
+                     "tape runs one per drive)")
       ->default_val(stripeback::engine::kDefaultChannels)
       ->check(CLI::Range(1, 256));
   backup->add_option("--tag", bf.tag, "a tag to find this backup by");
@@ -157,6 +165,13 @@ int main(int argc, char** argv) {
   restore->add_option("--to", rf.to, "directory to restore into")->required();
   restore->add_flag("--force", rf.force, "replace files that already exist");
   add_keys(restore, rf.keys, "of an encrypted backup");
+  restore->add_option("--tape-spool", rf.tape_spool,
+                      "directory where pieces read from tape are staged during the restore "
+                      "(default: $TMPDIR, else /var/tmp)");
+  restore->add_option("--tape-drive", rf.tape_drives,
+                      "look for the tape volumes in these drives (by their labels) instead "
+                      "of the drives recorded at backup; repeatable")
+      ->allow_extra_args(false);
   add_common(restore, common);
   add_io(restore, common);
 
@@ -186,6 +201,8 @@ int main(int argc, char** argv) {
   auto* keygen = app.add_subcommand(
       "keygen", "write a new random 256-bit key file for backup --encrypt --key-file");
   keygen->add_option("FILE", key_path, "file to create (mode 0600; never replaced)")->required();
+  TapeFlags tf;
+  auto* tape = add_tape_command(app, tf);
 
   // Name an unknown command rather than CLI11's "a subcommand is required".
   bool known = false;
@@ -212,11 +229,18 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
   install_signal_handlers();
 
-  if (backup->parsed()) return run_backup_cmd(common, bf, g_cancel);
+  if (backup->parsed()) {
+    if (auto r = resolve_backup_destinations(bf); !r) {
+      std::fprintf(stderr, "stripeback: %s\n", r.error().what.c_str());
+      return kExitUsage;
+    }
+    return run_backup_cmd(common, bf, g_cancel);
+  }
   if (restore->parsed()) return run_restore_cmd(common, rf, g_cancel);
   if (validate->parsed()) return run_restore_cmd(common, vf, g_cancel);
   if (list->parsed()) return run_list_cmd(common);
   if (demo->parsed()) return run_demo_data_cmd(df);
   if (keygen->parsed()) return run_keygen_cmd(key_path);
+  if (tape->parsed()) return run_tape_cmd(*tape, tf, g_cancel);
   return kExitUsage;
 }

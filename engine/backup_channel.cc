@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "engine/compress.h"
+#include "engine/ordering_engine.h"
 #include "engine/piece_writer.h"
+#include "engine/tape_sink.h"
 #include "io/buffer_pool.h"
 #include "io/io_engine.h"
 #include "util/crc32c.h"
@@ -21,12 +23,29 @@ namespace {
 constexpr uint64_t kMetaTag = 1ull << 40;
 constexpr auto kIdleWait = std::chrono::milliseconds(200);
 
+TapeStats tape_stats(const tape::DriveStats& d) {
+  TapeStats t;
+  t.drive = d.drive;
+  t.async = d.async;
+  t.bytes = d.bytes;
+  t.commands = d.commands;
+  t.write_s = d.write_s;
+  t.write_mb_s = d.write_mb_s();
+  t.stalls = d.stalls;
+  t.stall_s = d.stall_s;
+  t.producer_waits = d.producer_waits;
+  t.producer_wait_s = d.producer_wait_s;
+  t.volume_changes = d.volume_changes;
+  return t;
+}
+
 int64_t mtime_ns_of(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
 struct OpenPiece {
   std::unique_ptr<PieceWriter> writer;
+  TapePieceOutput* tape_out = nullptr;  // when the piece goes to tape
   uint32_t number = 0;
   uint32_t writes_out = 0;
   bool closing = false;
@@ -68,6 +87,7 @@ class BackupChannel {
       for (auto& p : pieces_)
         if (p->writer) p->writer->abandon();
     clock_.finish(out_.stats);
+    if (tape_) out_.stats.tape = tape_stats(tape_->stats());
     out_.status = st;
     return std::move(out_);
   }
@@ -76,6 +96,13 @@ class BackupChannel {
   Result<void> setup() {
     engine_ = io::make_engine({ctx_.config.queue_depth});
     out_.stats.io_engine = engine_->name();
+    if (channel_ <= ctx_.tape_sinks.size()) {
+      // Tape: frame writes go in piece order to the channel's drive.
+      tape_ = ctx_.tape_sinks[channel_ - 1];
+      auto ordering = std::make_unique<OrderingEngine>(std::move(engine_));
+      ordering_ = ordering.get();
+      engine_ = std::move(ordering);
+    }
     // Encrypted frames need room for the tag after the data (in the padding block).
     size_t tail = ctx_.keys ? kBlock : 0;
     SB_ASSIGN(auto pool, io::BufferPool::create(ctx_.config.buffers,
@@ -255,8 +282,14 @@ class BackupChannel {
                std::to_string(channel_) + "-p" + std::to_string(h.piece_number) + ".sbp";
       auto p = std::make_unique<OpenPiece>();
       p->number = h.piece_number;
-      SB_ASSIGN(p->writer, PieceWriter::create(ctx_.dest_dir, h, ctx_.config.direct, ctx_.keys));
-      out_.stats.direct_sink = p->writer->direct();
+      if (tape_) {
+        SB_ASSIGN(p->tape_out, tape_->open_piece({ctx_.backup_id, channel_, h.piece_number}, h.name));
+        ordering_->route(*p->tape_out);
+        SB_ASSIGN(p->writer, PieceWriter::create_on(*p->tape_out, h, ctx_.keys));
+      } else {
+        SB_ASSIGN(p->writer, PieceWriter::create(ctx_.dest_dir, h, ctx_.config.direct, ctx_.keys));
+        out_.stats.direct_sink = p->writer->direct();
+      }
       pieces_.push_back(std::move(p));
       cur = pieces_.back().get();
     }
@@ -408,6 +441,11 @@ class BackupChannel {
       rec.number = p->number;
       rec.size = p->writer->size();
       rec.checksum = crc;
+      if (p->tape_out) {
+        rec.location = "tape:" + tape_->url();
+        rec.tape = TapeChannelSink::to_catalog(*p->tape_out->location());
+        ordering_->unroute(*p->tape_out);
+      }
       out_.pieces.push_back(rec);
       ++out_.stats.pieces;
       p->writer.reset();
@@ -439,6 +477,8 @@ class BackupChannel {
   ChannelOutcome out_;
   BusyClock clock_;
   std::unique_ptr<io::IoEngine> engine_;
+  TapeChannelSink* tape_ = nullptr;
+  OrderingEngine* ordering_ = nullptr;
   std::unique_ptr<io::BufferPool> pool_;
   // --compress auto: the level follows what this thread did over windows of frames.
   void adapt_level() {

@@ -42,6 +42,8 @@ struct ChannelConfig {
   double cpu_budget = 0;        // with auto: share of one core compression may use; 0: any
 };
 
+class TapeChannelSink;
+
 struct BackupContext {
   uint64_t backup_id = 0;
   std::string dest_dir;
@@ -55,6 +57,9 @@ struct BackupContext {
   std::atomic<uint64_t>* bytes_done = nullptr;  // job progress, for pacing
   Keyring* keys = nullptr;  // set: pieces are encrypted with keys from here
   ChannelConfig config;
+  // Backup to tape: channel N writes its pieces through tape_sinks[N-1] (one drive each);
+  // empty when pieces go to dest_dir.
+  std::vector<TapeChannelSink*> tape_sinks;
 };
 
 struct UnitExtent {

@@ -52,6 +52,11 @@ Result<void> check_options(const BackupOptions& o) {
   if (o.channels < 1 || o.channels > 256)
     return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
   if (o.destination.empty()) return fail(Errc::invalid_argument, "no destination given (--to)");
+  if (o.tape && o.tape->drives.size() != o.channels)
+    return fail(Errc::invalid_argument, "a backup to tape runs one channel per drive: " +
+                                            std::to_string(o.tape->drives.size()) +
+                                            " drive(s), " + std::to_string(o.channels) +
+                                            " channel(s)");
   if (o.buffers && (*o.buffers < 2 || *o.buffers > 4096))
     return fail(Errc::invalid_argument, "--buffers must be between 2 and 4096");
   if (o.buffer_size && (*o.buffer_size < 4096 || *o.buffer_size % 4096 != 0 ||
@@ -222,14 +227,22 @@ BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers
 Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& cat) {
   SB_TRY(check_options(opts));
   SB_ASSIGN(Plan plan, make_plan(opts.sources));
-  std::string dest = normal_path(opts.destination);
-  if (auto r = io::make_dirs(dest); !r)
-    return fail(Errc::invalid_argument, "backup destination is not usable: " + r.error().what);
-  if (::access(dest.c_str(), W_OK) != 0)
-    return sys_error(errno, "backup destination '" + dest + "' is not writable")
-        .wrap("backup destination is not usable");
+  std::string dest = opts.tape ? opts.destination : normal_path(opts.destination);
+  std::optional<TapeDestination> tape_dest;
+  if (opts.tape) {
+    // Drives, labels and block size are checked before anything is written.
+    SB_ASSIGN(TapeDestination td, open_tape_destination(*opts.tape, cat));
+    tape_dest = std::move(td);
+  } else {
+    if (auto r = io::make_dirs(dest); !r)
+      return fail(Errc::invalid_argument, "backup destination is not usable: " + r.error().what);
+    if (::access(dest.c_str(), W_OK) != 0)
+      return sys_error(errno, "backup destination '" + dest + "' is not writable")
+          .wrap("backup destination is not usable");
+  }
   if (opts.partial) order_least_recent_first(plan.files, cat);
-  std::vector<std::string> leftovers = leftover_pieces(cat, dest);
+  std::vector<std::string> leftovers;
+  if (!opts.tape) leftovers = leftover_pieces(cat, dest);
 
   SetOptions so;
   so.section_size = opts.section_size;
@@ -291,6 +304,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (opts.duration) deadline = start + *opts.duration;
   ctx.deadline = deadline;
+  if (tape_dest)
+    for (auto& sink : tape_dest->sinks) ctx.tape_sinks.push_back(sink.get());
 
   std::vector<ChannelOutcome> outcomes(opts.channels);
   {
@@ -499,6 +514,7 @@ std::string BackupSummary::to_text() const {
       std::snprintf(buf, sizeof buf, "    sealed with AES-256-GCM in %.2f s cpu\n", c.encrypt_s);
       s += buf;
     }
+    if (c.tape) s += c.tape->to_text();
   }
   for (const auto& k : skipped) s += "  skipped '" + k.path + "': " + k.why + "\n";
   for (const auto& wmsg : warnings) s += "  warning: " + wmsg + "\n";

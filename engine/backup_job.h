@@ -16,6 +16,7 @@
 #include "engine/backup_channel.h"
 #include "engine/crypto.h"
 #include "engine/stats.h"
+#include "engine/tape_backup.h"
 #include "stripeback/result.h"
 
 namespace stripeback::engine {
@@ -37,6 +38,9 @@ struct BackupOptions {
   bool minimize_load = false;  // pace the job to end just inside the duration
   std::shared_ptr<Keyring> keys;  // set: encrypt every piece (see engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
+  // Backup to tape drives instead of a directory: `destination` is then only recorded, and
+  // `channels` must equal the number of drives.
+  std::optional<TapeOptions> tape;
 };
 
 struct BufferChoice {

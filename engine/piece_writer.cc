@@ -53,17 +53,41 @@ Result<std::unique_ptr<PieceWriter>> PieceWriter::create(const std::string& dir,
     SB_ASSIGN(w->cipher_, keys->new_piece(w->header_));
   }
   SB_ASSIGN(w->file_, io::create_exclusive(w->path_, 0640, direct));
-  auto block = AlignedBlock::make(kBlock);
-  if (!block) return fail(Errc::no_space, "unable to allocate a piece header block");
-  encode_piece_header(w->header_, std::span<std::byte, kBlock>(block->data, kBlock));
-  w->checksum_.add_piece_header({block->data, kBlock});
-  auto r = write_all(w->fd(), block->data, kBlock, 0, w->path_);
-  if (!r) {
+  if (auto r = w->write_header(); !r) {
     w->abandon();
     return r.error();
   }
-  w->next_offset_ = kBlock;
   return w;
+}
+
+Result<std::unique_ptr<PieceWriter>> PieceWriter::create_on(PieceOutput& out,
+                                                            const PieceHeader& header,
+                                                            Keyring* keys) {
+  std::unique_ptr<PieceWriter> w(new PieceWriter());
+  w->out_ = &out;
+  w->path_ = out.describe() + "/" + header.name;
+  w->header_ = header;
+  w->can_preallocate_ = false;
+  if (keys) {
+    SB_ASSIGN(w->cipher_, keys->new_piece(w->header_));
+  }
+  SB_TRY(w->write_header());
+  return w;
+}
+
+Result<void> PieceWriter::write_header() {
+  auto block = AlignedBlock::make(kBlock);
+  if (!block) return fail(Errc::no_space, "unable to allocate a piece header block");
+  encode_piece_header(header_, std::span<std::byte, kBlock>(block->data, kBlock));
+  checksum_.add_piece_header({block->data, kBlock});
+  SB_TRY(write_raw(block->data, kBlock, 0));
+  next_offset_ = kBlock;
+  return ok();
+}
+
+Result<void> PieceWriter::write_raw(const std::byte* p, size_t n, uint64_t off) {
+  if (out_) return out_->write_at(off, {p, n});
+  return write_all(fd(), p, n, off, path_);
 }
 
 PieceWriter::~PieceWriter() = default;
@@ -159,8 +183,12 @@ Result<uint32_t> PieceWriter::finish() {
   SB_TRY(place(h, block->data));
   Footer f{trailer_offset, frames_before, checksum_.value()};
   encode_footer(f, std::span<std::byte, kBlock>(block->data + kBlock + padded, kBlock));
-  SB_TRY(write_all(fd(), block->data, block->size, trailer_offset, path_));
+  SB_TRY(write_raw(block->data, block->size, trailer_offset));
   next_offset_ = trailer_offset + block->size;
+  if (out_) {
+    SB_TRY(out_->commit());
+    return f.piece_crc;
+  }
   if (allocated_ > next_offset_ && ::ftruncate(fd(), static_cast<off_t>(next_offset_)) != 0)
     return sys_error(errno, "unable to trim piece '" + path_ + "'");
   if (::fdatasync(fd()) != 0) return sys_error(errno, "unable to sync piece '" + path_ + "'");
@@ -170,6 +198,10 @@ Result<uint32_t> PieceWriter::finish() {
 }
 
 void PieceWriter::abandon() {
+  if (out_) {
+    out_->abandon();
+    return;
+  }
   file_.fd.reset();
   ::unlink(path_.c_str());
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,26 @@ struct FramePlacement {
 
 class FrameCipher;
 class Keyring;
+// Where a piece goes when it is not a local file (a tape stream). PieceWriter's own writes
+// (header, trailer, footer) go through write_at(); frame writes are IoOps on fd(), which
+// the channel's engine routes to the same output. commit() makes every byte durable on the
+// medium; abandon() gives up a piece after a failure.
+class PieceOutput {
+ public:
+  virtual ~PieceOutput() = default;
+  virtual int fd() const = 0;
+  virtual std::string describe() const = 0;  // for messages, in place of a path
+  virtual Result<void> write_at(uint64_t offset, std::span<const std::byte> data) = 0;
+  virtual Result<void> commit() = 0;
+  virtual void abandon() = 0;
+};
 
 class PieceWriter {
  public:
+  // Writes the piece header block to `out` instead of a file; `out` must outlive the writer.
+  static Result<std::unique_ptr<PieceWriter>> create_on(PieceOutput& out,
+                                                        const PieceHeader& header,
+                                                        Keyring* keys = nullptr);
   // Creates `dir/name` (never replacing anything) and writes the piece header block.
   static Result<std::unique_ptr<PieceWriter>> create(const std::string& dir,
                                                      const PieceHeader& header,
@@ -43,7 +61,7 @@ class PieceWriter {
                                                      Keyring* keys = nullptr);
   ~PieceWriter();
 
-  int fd() const { return file_.fd.get(); }
+  int fd() const { return out_ ? out_->fd() : file_.fd.get(); }
   bool direct() const { return file_.direct; }
   const std::string& path() const { return path_; }
   const std::string& name() const { return header_.name; }
@@ -86,6 +104,9 @@ class PieceWriter {
 
  private:
   PieceWriter() = default;
+  Result<void> write_header();
+  Result<void> write_raw(const std::byte* p, size_t n, uint64_t off);
+  PieceOutput* out_ = nullptr;
   std::string dir_, path_;
   io::OpenedFile file_;
   PieceHeader header_;

@@ -13,6 +13,7 @@
 
 #include "engine/planner.h"
 #include "engine/restore_channel.h"
+#include "engine/tape_backup.h"
 #include "io/file.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -127,6 +128,31 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     return fail(Errc::exists, msg);
   }
   RestoreSummary sum;
+  // Pieces on tape are staged in a private spool directory, removed at the end.
+  struct Spool {
+    std::string dir;
+    std::vector<std::string> files;
+    ~Spool() {
+      for (const auto& f : files) ::unlink(f.c_str());
+      if (!dir.empty()) ::rmdir(dir.c_str());
+    }
+  } spool;
+  auto stage = [&](const catalog::PieceRecord& p, uint64_t backup_id) -> Result<std::string> {
+    if (spool.dir.empty()) {
+      std::string base = opts.tape_spool;
+      if (base.empty()) base = ::getenv("TMPDIR") ? ::getenv("TMPDIR") : "/var/tmp";
+      std::string tmpl = base + "/stripeback-tape-XXXXXX";
+      if (!::mkdtemp(tmpl.data()))
+        return sys_error(errno, "unable to create a tape spool directory in '" + base + "'");
+      spool.dir = tmpl;
+    }
+    std::string path = spool.dir + "/" + p.name;
+    SB_ASSIGN(uint64_t n, stage_tape_piece(p, backup_id, path, opts.tape_drives));
+    spool.files.push_back(path);
+    sum.tape_bytes_read += n;
+    sum.tape_pieces.push_back(p.name);
+    return path;
+  };
   // Open each needed piece once and load its index.
   std::map<std::string, std::unique_ptr<PieceReader>> readers;
   std::vector<RestoreItem> items;
@@ -151,7 +177,18 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       std::string ppath = pit->location + "/" + pit->name;
       auto& reader = readers[ppath];
       if (!reader) {
-        auto r = PieceReader::open(ppath, opts.channel.direct, opts.keys.get());
+        std::string open_path = ppath;
+        if (pit->tape) {  // a tape piece is staged in the spool, then read like any other
+          auto staged = stage(*pit, c.backup->id);
+          if (!staged) {
+            sum.errors.push_back(staged.error().what + " (needed for '" + c.file->path + "')");
+            readers.erase(ppath);
+            ok_item = false;
+            break;
+          }
+          open_path = *staged;
+        }
+        auto r = PieceReader::open(open_path, opts.channel.direct, opts.keys.get());
         // A missing or wrong key stops the job before anything is created or written.
         if (!r && (r.error().code == Errc::wrong_key ||
                    (r.error().code == Errc::invalid_argument && !opts.keys)))
@@ -258,6 +295,12 @@ std::string RestoreSummary::to_json() const {
   w.kv("files", files);
   w.kv("bytes", bytes);
   w.kv("piece_bytes_read", piece_bytes_read);
+  if (!tape_pieces.empty()) {
+    w.kv("tape_bytes_read", tape_bytes_read);
+    w.begin_array("tape_pieces");
+    for (const auto& p : tape_pieces) w.value(p);
+    w.end_array();
+  }
   w.kv("elapsed_s", elapsed_s);
   w.kv("mb_per_s", util::mb_per_s(bytes, elapsed_s));
   w.kv("bound_by", verdict(channels));

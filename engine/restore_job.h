@@ -31,6 +31,11 @@ struct RestoreOptions {
   ChannelConfig channel;
   std::shared_ptr<Keyring> keys;  // opens encrypted pieces (engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
+  // Pieces on tape are read (sequentially, straight from their tape files) into this
+  // directory first and removed when the restore ends; empty: $TMPDIR, else /var/tmp.
+  std::string tape_spool;
+  // Drives to look for the volumes in (by label); empty: the drives recorded in the catalog.
+  std::vector<std::string> tape_drives;
 };
 
 struct RestoreSummary {
@@ -40,6 +45,8 @@ struct RestoreSummary {
   uint64_t files = 0;
   uint64_t bytes = 0;           // file bytes restored
   uint64_t piece_bytes_read = 0;
+  uint64_t tape_bytes_read = 0;           // read from tape into the spool
+  std::vector<std::string> tape_pieces;   // pieces read from tape, in order
   double elapsed_s = 0;
   std::vector<uint64_t> backups_used;
   std::vector<ChannelStats> channels;
