@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/nfs_flags.h"
 #include "engine/backup_job.h"
 
 namespace {
@@ -109,6 +110,8 @@ int main(int argc, char** argv) {
                    "of running at full speed");
   add_common(backup, common);
   add_io(backup, common);
+  NfsFlags nfs_flags;
+  add_nfs_flags(backup, nfs_flags);
 
   RestoreFlags rf;
   auto* restore = app.add_subcommand(
@@ -128,6 +131,7 @@ int main(int argc, char** argv) {
   restore->add_flag("--force", rf.force, "replace files that already exist");
   add_common(restore, common);
   add_io(restore, common);
+  add_nfs_flags(restore, nfs_flags);
 
   auto* list = app.add_subcommand("list", "list the backups in the catalog");
   add_common(list, common);
@@ -162,6 +166,10 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("%^%l%$: %v");
   spdlog::set_level(spdlog::level::from_str(log_level));
   install_signal_handlers();
+  if (auto r = apply_nfs_flags(nfs_flags); !r) {
+    std::fprintf(stderr, "stripeback: %s\n", r.error().what.c_str());
+    return kExitUsage;
+  }
 
   if (backup->parsed()) return run_backup_cmd(common, bf, g_cancel);
   if (restore->parsed()) return run_restore_cmd(common, rf, g_cancel);

@@ -19,6 +19,7 @@
 #include "engine/piece_format.h"
 #include "engine/planner.h"
 #include "io/file.h"
+#include "io/remote.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -105,12 +106,11 @@ std::vector<std::string> leftover_pieces(const catalog::Catalog& cat, const std:
   }
   std::vector<std::string> out;
   if (prefixes.empty()) return out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dest, ec)) {
-    std::string name = e.path().filename().string();
-    if (e.path().extension() != ".sbp") continue;
+  auto names = io::list_dir(dest);
+  for (const auto& name : names ? *names : std::vector<std::string>{}) {
+    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".sbp") != 0) continue;
     for (const auto& p : prefixes)
-      if (name.compare(0, p.size(), p) == 0) out.push_back(e.path().string());
+      if (name.compare(0, p.size(), p) == 0) out.push_back(dest + "/" + name);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -225,7 +225,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   std::string dest = normal_path(opts.destination);
   if (auto r = io::make_dirs(dest); !r)
     return fail(Errc::invalid_argument, "backup destination is not usable: " + r.error().what);
-  if (::access(dest.c_str(), W_OK) != 0)
+  if (!io::is_url(dest) && ::access(dest.c_str(), W_OK) != 0)
     return sys_error(errno, "backup destination '" + dest + "' is not writable")
         .wrap("backup destination is not usable");
   if (opts.partial) order_least_recent_first(plan.files, cat);
@@ -355,7 +355,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     std::vector<catalog::PieceRecord> kept;
     for (auto& p : pieces) {
       if (used.count(p.name)) kept.push_back(std::move(p));
-      else ::unlink((p.location + "/" + p.name).c_str());
+      else (void)io::unlink_path(p.location + "/" + p.name);
     }
     pieces = std::move(kept);
     sum.pieces = static_cast<uint32_t>(pieces.size());
@@ -378,7 +378,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     }
   }
   if (status == catalog::BackupStatus::failed) {
-    for (const auto& p : pieces) ::unlink((p.location + "/" + p.name).c_str());
+    for (const auto& p : pieces) (void)io::unlink_path(p.location + "/" + p.name);
     if (!pieces.empty()) (void)io::fsync_dir(dest);
     sum.pieces = 0;
     sum.files = 0;
@@ -472,6 +472,18 @@ std::string BackupSummary::to_text() const {
                   util::format_bytes(c.bytes_written).c_str(), c.elapsed_s, c.read_busy_s,
                   c.write_busy_s, c.wait_s, c.throttle_s, c.cpu_s);
     s += buf;
+    if (c.nfs) {
+      std::snprintf(buf, sizeof buf,
+                    "    nfs %s: %llu RPCs, %s read, %s written, %llu retries, %llu reconnects, "
+                    "latency avg %.2f ms, worst %.2f ms\n",
+                    c.nfs->servers.c_str(), static_cast<unsigned long long>(c.nfs->rpcs),
+                    util::format_bytes(c.nfs->bytes_read).c_str(),
+                    util::format_bytes(c.nfs->bytes_written).c_str(),
+                    static_cast<unsigned long long>(c.nfs->retries),
+                    static_cast<unsigned long long>(c.nfs->reconnects), c.nfs->avg_latency_ms,
+                    c.nfs->max_latency_ms);
+      s += buf;
+    }
   }
   for (const auto& k : skipped) s += "  skipped '" + k.path + "': " + k.why + "\n";
   for (const auto& wmsg : warnings) s += "  warning: " + wmsg + "\n";

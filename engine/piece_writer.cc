@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "io/remote.h"
 #include "util/crc32c.h"
 
 namespace stripeback::engine {
@@ -26,18 +27,7 @@ AlignedBlock::~AlignedBlock() { std::free(data); }
 
 namespace {
 Result<void> write_all(int fd, const std::byte* p, size_t n, uint64_t off, const std::string& path) {
-  while (n > 0) {
-    ssize_t r = ::pwrite(fd, p, n, static_cast<off_t>(off));
-    if (r < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return sys_error(errno, "unable to write piece '" + path + "' at offset " +
-                                  std::to_string(off));
-    }
-    p += r;
-    n -= static_cast<size_t>(r);
-    off += static_cast<uint64_t>(r);
-  }
-  return ok();
+  return io::pwrite_all_fd(fd, p, n, off, "piece '" + path + "'");
 }
 }  // namespace
 
@@ -80,6 +70,7 @@ uint64_t PieceWriter::projected_size(uint64_t frame_length) const {
 
 void PieceWriter::preallocate_ahead() {
   constexpr uint64_t kStep = 64u << 20;
+  if (io::is_remote_fd(fd())) can_preallocate_ = false;  // NFSv3 has no ALLOCATE
   if (!can_preallocate_ || next_offset_ + (2u << 20) <= allocated_) return;
   uint64_t want = next_offset_ + kStep;
   if (::fallocate(fd(), 0, static_cast<off_t>(allocated_),
@@ -149,9 +140,9 @@ Result<uint32_t> PieceWriter::finish() {
   encode_footer(f, std::span<std::byte, kBlock>(block->data + kBlock + padded, kBlock));
   SB_TRY(write_all(fd(), block->data, block->size, trailer_offset, path_));
   next_offset_ = trailer_offset + block->size;
-  if (allocated_ > next_offset_ && ::ftruncate(fd(), static_cast<off_t>(next_offset_)) != 0)
-    return sys_error(errno, "unable to trim piece '" + path_ + "'");
-  if (::fdatasync(fd()) != 0) return sys_error(errno, "unable to sync piece '" + path_ + "'");
+  if (allocated_ > next_offset_)
+    SB_TRY(io::truncate_fd(fd(), next_offset_, "piece '" + path_ + "'"));
+  SB_TRY(io::datasync_fd(fd(), "piece '" + path_ + "'"));
   file_.fd.reset();
   SB_TRY(io::fsync_dir(dir_));
   return f.piece_crc;
@@ -159,7 +150,7 @@ Result<uint32_t> PieceWriter::finish() {
 
 void PieceWriter::abandon() {
   file_.fd.reset();
-  ::unlink(path_.c_str());
+  (void)io::unlink_path(path_);
 }
 
 }  // namespace stripeback::engine

@@ -67,7 +67,7 @@ struct Slot {
 // full size, so writes land inside it instead of extending it (an extending O_DIRECT write
 // takes the inode lock exclusively and is punted to a worker thread).
 Result<void> open_file(const RestoreContext& ctx, FileState& f) {
-  f.shown = ctx.target + f.item->file.path;
+  f.shown = ctx.target + restore_relative(f.item->file.path);
   SB_ASSIGN(auto comps, safe_components(f.item->file.path));
   SB_ASSIGN(f.dir, open_parent(ctx.target_fd, comps, f.shown));
   f.name = comps.back();
@@ -268,7 +268,7 @@ class ChunkRestore {
 
 Result<void> restore_dir_attributes(int target_fd, const std::string& shown_prefix,
                                     const catalog::FileRecord& d, bool set_owner) {
-  std::string shown = shown_prefix + d.path;
+  std::string shown = shown_prefix + restore_relative(d.path);
   SB_ASSIGN(auto comps, safe_components(d.path));
   comps.push_back(".");  // open_parent creates and opens every component before the last
   SB_ASSIGN(io::UniqueFd dir, open_parent(target_fd, comps, shown));
@@ -356,6 +356,8 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
   }
   if (ctx.cancel && ctx.cancel->load()) out.errors.push_back("restore cancelled");
   clock.finish(out.stats);
+  engine.reset();  // before its connections go
+  collect_nfs_stats(out.stats);
   return out;
 }
 

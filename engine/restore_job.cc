@@ -14,6 +14,8 @@
 #include "engine/planner.h"
 #include "engine/restore_channel.h"
 #include "io/file.h"
+#include "io/remote.h"
+#include "nfs/url.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -77,7 +79,26 @@ Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
 
 }  // namespace
 
+std::string restore_relative(const std::string& original) {
+  auto comps = safe_components(original);
+  if (!comps) return original;
+  std::string out;
+  for (const auto& c : *comps) out += "/" + c;
+  return out;
+}
+
 Result<std::vector<std::string>> safe_components(const std::string& original) {
+  // A file backed up from NFS is restored under <host>/<path on the server>.
+  if (nfs::is_nfs_url(original)) {
+    auto u = nfs::parse_nfs_url(original);
+    if (!u) return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
+    std::vector<std::string> comps{u->servers.front()};
+    if (u->path != "/") {
+      SB_ASSIGN(auto rest, safe_components(u->path));
+      comps.insert(comps.end(), rest.begin(), rest.end());
+    }
+    return comps;
+  }
   if (original.empty() || original[0] != '/' || original.find('\0') != std::string::npos)
     return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
   std::vector<std::string> comps;
@@ -116,8 +137,8 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       continue;
     }
     struct stat st;
-    if (!opts.force && ::lstat((prefix + c.file->path).c_str(), &st) == 0)
-      existing.push_back(prefix + c.file->path);
+    std::string dest = prefix + restore_relative(c.file->path);
+    if (!opts.force && ::lstat(dest.c_str(), &st) == 0) existing.push_back(dest);
   }
   if (!existing.empty()) {
     std::string msg = "refusing to overwrite " + std::to_string(existing.size()) +
@@ -125,6 +146,9 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
                       "' (use --force to replace them)";
     return fail(Errc::exists, msg);
   }
+  if (io::is_url(target))
+    return fail(Errc::invalid_argument, "restore target '" + opts.target +
+                                            "': restoring into an NFS URL is not supported yet");
   if (auto r = io::make_dirs(target); !r)
     return fail(Errc::invalid_argument, "restore target is not usable: " + r.error().what);
   io::UniqueFd root(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));

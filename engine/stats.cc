@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include "io/remote.h"
+
 namespace stripeback::engine {
 
 double thread_cpu_seconds() {
@@ -49,7 +51,43 @@ void ChannelStats::to_json(util::JsonWriter& w) const {
   w.kv("compress_in", bytes_compressed_in);
   w.kv("compress_out", bytes_compressed_out);
   w.kv("compress_s", compress_s);
+  if (nfs) nfs->to_json(w);
   w.end_object();
+}
+
+void NfsChannelStats::to_json(util::JsonWriter& w) const {
+  w.begin_object("nfs");
+  w.kv("servers", servers);
+  w.kv("rpcs", rpcs);
+  w.kv("bytes_read", bytes_read);
+  w.kv("bytes_written", bytes_written);
+  w.kv("retries", retries);
+  w.kv("reconnects", reconnects);
+  w.kv("avg_latency_ms", avg_latency_ms);
+  w.kv("max_latency_ms", max_latency_ms);
+  w.kv("read_size", static_cast<uint64_t>(read_size));
+  w.kv("write_size", static_cast<uint64_t>(write_size));
+  w.end_object();
+}
+
+void collect_nfs_stats(ChannelStats& s) {
+  io::RemoteFs* fs = io::remote_fs();
+  if (fs == nullptr) return;
+  io::RemoteStats r = fs->thread_stats();
+  fs->close_thread();
+  if (r.servers.empty()) return;
+  NfsChannelStats n;
+  n.servers = r.servers;
+  n.rpcs = r.rpcs;
+  n.bytes_read = r.bytes_read;
+  n.bytes_written = r.bytes_written;
+  n.retries = r.retries;
+  n.reconnects = r.reconnects;
+  n.avg_latency_ms = r.rpcs ? 1000.0 * r.latency_sum_s / static_cast<double>(r.rpcs) : 0;
+  n.max_latency_ms = 1000.0 * r.latency_max_s;
+  n.read_size = r.max_read;
+  n.write_size = r.max_write;
+  s.nfs = n;
 }
 
 std::string verdict(const std::vector<ChannelStats>& channels) {
