@@ -110,7 +110,7 @@ std::vector<std::string> leftover_pieces(const catalog::Catalog& cat, const std:
   for (const auto& name : names ? *names : std::vector<std::string>{}) {
     if (name.size() < 4 || name.compare(name.size() - 4, 4, ".sbp") != 0) continue;
     for (const auto& p : prefixes)
-      if (name.compare(0, p.size(), p) == 0) out.push_back(dest + "/" + name);
+      if (name.compare(0, p.size(), p) == 0) out.push_back(io::join_path(dest, name));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -355,7 +355,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     std::vector<catalog::PieceRecord> kept;
     for (auto& p : pieces) {
       if (used.count(p.name)) kept.push_back(std::move(p));
-      else (void)io::unlink_path(p.location + "/" + p.name);
+      else (void)io::unlink_path(io::join_path(p.location, p.name));
     }
     pieces = std::move(kept);
     sum.pieces = static_cast<uint32_t>(pieces.size());
@@ -378,7 +378,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     }
   }
   if (status == catalog::BackupStatus::failed) {
-    for (const auto& p : pieces) (void)io::unlink_path(p.location + "/" + p.name);
+    for (const auto& p : pieces) (void)io::unlink_path(io::join_path(p.location, p.name));
     if (!pieces.empty()) (void)io::fsync_dir(dest);
     sum.pieces = 0;
     sum.files = 0;

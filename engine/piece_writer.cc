@@ -36,7 +36,7 @@ Result<std::unique_ptr<PieceWriter>> PieceWriter::create(const std::string& dir,
                                                          io::Direct direct) {
   std::unique_ptr<PieceWriter> w(new PieceWriter());
   w->dir_ = dir;
-  w->path_ = dir + "/" + header.name;
+  w->path_ = io::join_path(dir, header.name);
   w->header_ = header;
   SB_ASSIGN(w->file_, io::create_exclusive(w->path_, 0640, direct));
   auto block = AlignedBlock::make(kBlock);

@@ -176,7 +176,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
         ok_item = false;
         break;
       }
-      std::string ppath = pit->location + "/" + pit->name;
+      std::string ppath = io::join_path(pit->location, pit->name);
       auto& reader = readers[ppath];
       if (!reader) {
         auto r = PieceReader::open(ppath, opts.channel.direct);

@@ -73,6 +73,12 @@ bool is_url(const std::string& path) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
 }
 
+std::string join_path(const std::string& dir, const std::string& name) {
+  auto q = is_url(dir) ? dir.find('?') : std::string::npos;
+  if (q == std::string::npos) return dir + "/" + name;
+  return dir.substr(0, q) + "/" + name + dir.substr(q);
+}
+
 void register_remote(RemoteFs* fs) { g_remote.store(fs); }
 RemoteFs* remote_fs() { return g_remote.load(); }
 

@@ -25,6 +25,8 @@ inline constexpr int kRemoteFdBase = 1 << 28;
 inline bool is_remote_fd(int fd) { return fd >= kRemoteFdBase; }
 // "scheme://..." (a URL rather than a local path).
 bool is_url(const std::string& path);
+// dir + "/" + name; for a URL with a query the name goes before the query.
+std::string join_path(const std::string& dir, const std::string& name);
 
 // Counters of one thread's remote connections (one channel), summed over its servers.
 struct RemoteStats {

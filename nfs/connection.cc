@@ -45,6 +45,12 @@ void log_caps_once(const std::string& server, uint32_t rmax, uint32_t wmax, uint
                server, rmax, wmax, want);
 }
 
+// nfs_get_error() returns null when libnfs has no message.
+std::string error_of(nfs_context* ctx, const char* otherwise) {
+  const char* e = ctx != nullptr ? nfs_get_error(ctx) : nullptr;
+  return e != nullptr && *e != '\0' ? std::string(e) : std::string(otherwise);
+}
+
 }  // namespace
 
 void ConnStats::add_latency(Clock::duration d) {
@@ -94,7 +100,7 @@ Result<void> Connection::connect() {
   std::string lurl = url_.libnfs_url(server_, mount_);
   nfs_url* parsed = nfs_parse_url_dir(ctx_, lurl.c_str());
   if (parsed == nullptr) {
-    std::string why = nfs_get_error(ctx_);
+    std::string why = error_of(ctx_, "unparsable");
     drop();
     return fail(Errc::invalid_argument, "invalid NFS URL '" + lurl + "': " + why);
   }
@@ -104,7 +110,7 @@ Result<void> Connection::connect() {
   SyncCall c;
   const std::string what = "mount of nfs://" + server_ + mount_;
   if (nfs_mount_async(ctx_, server_.c_str(), mount_.c_str(), sync_cb, &c) != 0) {
-    std::string why = nfs_get_error(ctx_);
+    std::string why = error_of(ctx_, "unable to queue the request");
     drop();
     return Error{Errc::io, EIO, what + " failed: " + why};
   }
@@ -138,8 +144,7 @@ void Connection::service(short revents) {
   if (!alive()) return;
   if (nfs_service(ctx_, revents) < 0) {
     dead_ = true;
-    last_error = nfs_get_error(ctx_);
-    if (last_error.empty()) last_error = "connection lost";
+    last_error = error_of(ctx_, "connection lost");
   }
 }
 
@@ -181,7 +186,7 @@ Result<void> Connection::call(const std::string& what, const Start& start, const
     auto t0 = Clock::now();
     ++stats.rpcs;
     if (start(ctx_, sync_cb, &c) != 0) {
-      last = ctx_ != nullptr ? nfs_get_error(ctx_) : last_error;
+      last = ctx_ != nullptr ? error_of(ctx_, "unable to queue the request") : last_error;
       dead_ = true;
     } else {
       const auto deadline = t0 + o.timeout + kSlack;

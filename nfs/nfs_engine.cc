@@ -1,6 +1,7 @@
 #include "nfs/nfs_engine.h"
 
 #include <poll.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -54,6 +55,8 @@ struct ConnState {
   std::deque<Request*> queue;  // waiting to be sent
   uint32_t on_wire = 0;
   std::optional<Clock::time_point> failing_since;
+  bool broken = false;  // a request failed in transport: replace the context
+  bool warned = false;  // the current outage was logged
   Clock::time_point next_attempt{};
   std::string last_error;
 };
@@ -147,13 +150,18 @@ class NfsEngine final : public io::IoEngine {
     --st.on_wire;
     Op* op = r.op;
     if (status < 0 && is_transport_error(status)) {
+      // Not dropped here: we are inside this context's nfs_service. recover() replaces it.
       ++c.stats.retries;
       st.last_error = data ? static_cast<const char*>(data) : "request failed";
+      st.broken = true;
+      if (!st.failing_since) st.failing_since = Clock::now();
       st.queue.push_front(&r);
       return;
     }
     c.stats.add_latency(Clock::now() - r.sent);
+    if (st.failing_since) spdlog::info("NFS server {} answers again", c.server());
     st.failing_since.reset();
+    st.warned = false;
     if (status < 0) {
       if (!op->error) {
         const char* what = op->io.kind == io::OpKind::read    ? "read"
@@ -312,7 +320,10 @@ class NfsEngine final : public io::IoEngine {
     auto now = Clock::now();
     for (auto& t : tickets_) {
       if (t.cancelled || t.req == nullptr) continue;
-      if (now - t.req->sent > options().timeout + kSlack) t.conn->drop();
+      if (now - t.req->sent > options().timeout + kSlack) {
+        spdlog::debug("NFS request to {} got no answer by its deadline", t.conn->server());
+        t.conn->drop();
+      }
     }
   }
 
@@ -322,10 +333,11 @@ class NfsEngine final : public io::IoEngine {
     auto now = Clock::now();
     for (auto& [conn, st] : states_) {
       Connection& c = *conn;
-      if (!c.alive() && c.ctx() != nullptr) {
-        st.last_error = c.last_error;
+      if ((st.broken || !c.alive()) && c.ctx() != nullptr) {
+        if (!c.alive()) st.last_error = c.last_error;
         c.drop();  // requests still queued in it are answered with -EINTR from here
       }
+      st.broken = false;
       for (auto& t : tickets_) {
         if (t.cancelled || t.conn != &c) continue;
         if (c.alive() && t.generation == c.generation()) continue;
@@ -340,6 +352,11 @@ class NfsEngine final : public io::IoEngine {
       }
       if (c.alive() || st.queue.empty()) continue;
       if (!st.failing_since) st.failing_since = now;
+      if (!st.warned) {
+        st.warned = true;
+        spdlog::warn("NFS server {} stopped answering ({}); reconnecting", c.server(),
+                     st.last_error.empty() ? "request deadline passed" : st.last_error);
+      }
       if (now - *st.failing_since > options().retry) {
         fail_all(c, st);
         continue;
@@ -347,6 +364,7 @@ class NfsEngine final : public io::IoEngine {
       if (now < st.next_attempt) continue;
       if (c.generation() > 0) ++c.stats.reconnects;
       auto r = c.connect();
+      spdlog::debug("NFS reconnect to {}: {}", c.server(), r ? "ok" : r.error().what);
       if (!r) {
         st.last_error = r.error().what;
         st.next_attempt = Clock::now() + kBackoff;
@@ -369,12 +387,11 @@ class NfsEngine final : public io::IoEngine {
       if (!op->error)
         op->error = Error{Errc::timed_out, ETIMEDOUT,
                           "NFS server " + c.server() + " did not answer for " +
-                              std::to_string(secs) + " s while " +
-                              (op->io.kind == io::OpKind::read ? "reading '" : "writing '") +
-                              op->target.name + "' (" + st.last_error + ")"};
+                              std::to_string(secs) + " s (" + st.last_error + ")"};
       finish_request(*r);
     }
     st.failing_since.reset();
+    st.warned = false;
   }
 
   std::map<Connection*, ConnState> states_;
