@@ -472,18 +472,7 @@ std::string BackupSummary::to_text() const {
                   util::format_bytes(c.bytes_written).c_str(), c.elapsed_s, c.read_busy_s,
                   c.write_busy_s, c.wait_s, c.throttle_s, c.cpu_s);
     s += buf;
-    if (c.nfs) {
-      std::snprintf(buf, sizeof buf,
-                    "    nfs %s: %llu RPCs, %s read, %s written, %llu retries, %llu reconnects, "
-                    "latency avg %.2f ms, worst %.2f ms\n",
-                    c.nfs->servers.c_str(), static_cast<unsigned long long>(c.nfs->rpcs),
-                    util::format_bytes(c.nfs->bytes_read).c_str(),
-                    util::format_bytes(c.nfs->bytes_written).c_str(),
-                    static_cast<unsigned long long>(c.nfs->retries),
-                    static_cast<unsigned long long>(c.nfs->reconnects), c.nfs->avg_latency_ms,
-                    c.nfs->max_latency_ms);
-      s += buf;
-    }
+    if (c.nfs) s += c.nfs->to_text();
   }
   for (const auto& k : skipped) s += "  skipped '" + k.path + "': " + k.why + "\n";
   for (const auto& wmsg : warnings) s += "  warning: " + wmsg + "\n";

@@ -10,6 +10,8 @@
 
 #include "engine/compress.h"
 #include "engine/restore_job.h"
+#include "engine/restore_remote.h"
+#include "io/remote.h"
 #include "io/buffer_pool.h"
 #include "io/io_engine.h"
 
@@ -67,6 +69,7 @@ struct Slot {
 // full size, so writes land inside it instead of extending it (an extending O_DIRECT write
 // takes the inode lock exclusively and is punted to a worker thread).
 Result<void> open_file(const RestoreContext& ctx, FileState& f) {
+  if (io::is_url(ctx.target)) return open_remote_file(ctx, f);
   f.shown = ctx.target + restore_relative(f.item->file.path);
   SB_ASSIGN(auto comps, safe_components(f.item->file.path));
   SB_ASSIGN(f.dir, open_parent(ctx.target_fd, comps, f.shown));
@@ -94,6 +97,7 @@ Result<void> finish_file(const RestoreContext& ctx, FileState& f) {
     comb.add(pe.extent->file_offset, pe.extent->raw_len, pe.extent->raw_digest);
   if (comb.finish() != rec.digest)
     return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
+  if (io::is_url(ctx.target)) return finish_remote_file(ctx, f);
   int fd = f.out.get();
   if (::ftruncate(fd, static_cast<off_t>(rec.size)) != 0)
     return sys_error(errno, "unable to set the size of '" + f.shown + "'");
@@ -151,6 +155,7 @@ class ChunkRestore {
     if (f.failed) {
       f.out.reset();
       if (f.dir.valid()) ::unlinkat(f.dir.get(), f.temp.c_str(), 0);
+      else if (io::is_url(f.temp)) abandon_remote_file(f);
       f.dir.reset();
       return f.error;
     }

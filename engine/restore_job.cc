@@ -13,6 +13,7 @@
 
 #include "engine/planner.h"
 #include "engine/restore_channel.h"
+#include "engine/restore_remote.h"
 #include "io/file.h"
 #include "io/remote.h"
 #include "nfs/url.h"
@@ -77,6 +78,16 @@ Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
   return out;
 }
 
+// Where `original` is restored below the target `prefix` (a directory or a URL).
+std::string target_path(const std::string& prefix, const std::string& original) {
+  if (!io::is_url(prefix)) return prefix + restore_relative(original);
+  auto comps = safe_components(original);
+  if (!comps) return prefix + restore_relative(original);
+  std::string out = prefix;
+  for (const auto& c : *comps) out = io::join_path(out, c);
+  return out;
+}
+
 }  // namespace
 
 std::string restore_relative(const std::string& original) {
@@ -136,9 +147,8 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       dirs.push_back(c.file);
       continue;
     }
-    struct stat st;
-    std::string dest = prefix + restore_relative(c.file->path);
-    if (!opts.force && ::lstat(dest.c_str(), &st) == 0) existing.push_back(dest);
+    std::string dest = target_path(prefix, c.file->path);
+    if (!opts.force && io::lstat_path(dest)) existing.push_back(dest);
   }
   if (!existing.empty()) {
     std::string msg = "refusing to overwrite " + std::to_string(existing.size()) +
@@ -146,13 +156,14 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
                       "' (use --force to replace them)";
     return fail(Errc::exists, msg);
   }
-  if (io::is_url(target))
-    return fail(Errc::invalid_argument, "restore target '" + opts.target +
-                                            "': restoring into an NFS URL is not supported yet");
   if (auto r = io::make_dirs(target); !r)
     return fail(Errc::invalid_argument, "restore target is not usable: " + r.error().what);
-  io::UniqueFd root(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!root.valid()) return sys_error(errno, "unable to open restore target '" + target + "'");
+  // A remote target is reached by path (restore_remote.h), a local one by descriptors.
+  const bool remote = io::is_url(target);
+  io::UniqueFd root;
+  if (!remote) root = io::UniqueFd(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!remote && !root.valid())
+    return sys_error(errno, "unable to open restore target '" + target + "'");
 
   RestoreSummary sum;
   // Open each needed piece once and load its index.
@@ -257,7 +268,9 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   });
   if (!(opts.cancel && opts.cancel->load()))
     for (const auto* d : dirs)
-      if (auto r = restore_dir_attributes(root.get(), prefix, *d, ctx.set_owner); !r)
+      if (auto r = remote ? restore_remote_dir(ctx, *d)
+                          : restore_dir_attributes(root.get(), prefix, *d, ctx.set_owner);
+          !r)
         sum.errors.push_back(r.error().what);
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sum.status = sum.errors.empty() ? "complete" : "failed";
@@ -304,6 +317,7 @@ std::string RestoreSummary::to_text() const {
                   util::format_bytes(c.bytes_read).c_str(), c.elapsed_s, c.read_busy_s,
                   c.write_busy_s, c.wait_s, c.cpu_s);
     s += buf;
+    if (c.nfs) s += c.nfs->to_text();
   }
   for (const auto& e : errors) s += "error: " + e + "\n";
   return s;

@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <cstdio>
+
 #include "io/remote.h"
 
 namespace stripeback::engine {
@@ -68,6 +70,19 @@ void NfsChannelStats::to_json(util::JsonWriter& w) const {
   w.kv("read_size", static_cast<uint64_t>(read_size));
   w.kv("write_size", static_cast<uint64_t>(write_size));
   w.end_object();
+}
+
+std::string NfsChannelStats::to_text() const {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "    nfs %s: %llu RPCs (%u KiB reads, %u KiB writes), %.1f MiB read, %.1f MiB "
+                "written, %llu retries, %llu reconnects, latency avg %.2f ms, worst %.2f ms\n",
+                servers.c_str(), static_cast<unsigned long long>(rpcs), read_size / 1024,
+                write_size / 1024, static_cast<double>(bytes_read) / (1 << 20),
+                static_cast<double>(bytes_written) / (1 << 20),
+                static_cast<unsigned long long>(retries),
+                static_cast<unsigned long long>(reconnects), avg_latency_ms, max_latency_ms);
+  return buf;
 }
 
 void collect_nfs_stats(ChannelStats& s) {

@@ -29,6 +29,7 @@ struct NfsChannelStats {
   double avg_latency_ms = 0, max_latency_ms = 0;
   uint32_t read_size = 0, write_size = 0;  // request sizes after the server's limits
   void to_json(util::JsonWriter& w) const;
+  std::string to_text() const;  // one indented summary line
 };
 
 struct ChannelStats {

@@ -52,6 +52,9 @@ class RemoteFs {
   virtual Result<void> make_dirs(const std::string& path) = 0;
   virtual Result<void> unlink(const std::string& path) = 0;
   virtual Result<void> rename(const std::string& from, const std::string& to) = 0;
+  // Owner (when set_owner), permission bits, then mtime (atime set to the same).
+  virtual Result<void> set_attributes(const std::string& path, bool set_owner, uid_t uid,
+                                      gid_t gid, mode_t mode, int64_t mtime_ns) = 0;
   virtual Result<size_t> pread(int id, std::byte* buf, size_t len, uint64_t offset) = 0;
   virtual Result<void> pwrite_all(int id, const std::byte* buf, size_t len, uint64_t off) = 0;
   virtual Result<void> sync(int id) = 0;

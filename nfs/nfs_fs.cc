@@ -294,6 +294,36 @@ class NfsFs final : public io::RemoteFs {
         [](int, void*) {});
   }
 
+  Result<void> set_attributes(const std::string& path, bool set_owner, uid_t uid, gid_t gid,
+                              mode_t mode, int64_t mtime_ns) override {
+    SB_ASSIGN(Located l, locate(path));
+    if (set_owner) {
+      SB_TRY(l.conn->call(
+          "unable to set the owner of " + q(path),
+          [&](nfs_context* c, nfs_cb cb, void* p) {
+            return nfs_lchown_async(c, l.rel.c_str(), static_cast<int>(uid),
+                                    static_cast<int>(gid), cb, p);
+          },
+          [](int, void*) {}));
+    }
+    SB_TRY(l.conn->call(
+        "unable to set the mode of " + q(path),
+        [&](nfs_context* c, nfs_cb cb, void* p) {
+          return nfs_chmod_async(c, l.rel.c_str(), static_cast<int>(mode & 07777), cb, p);
+        },
+        [](int, void*) {}));
+    // libnfs takes microseconds: the nanoseconds below them are lost.
+    timeval tv[2];
+    tv[0].tv_sec = tv[1].tv_sec = static_cast<time_t>(mtime_ns / 1000000000);
+    tv[0].tv_usec = tv[1].tv_usec = static_cast<suseconds_t>((mtime_ns % 1000000000) / 1000);
+    return l.conn->call(
+        "unable to set the modification time of " + q(path),
+        [&](nfs_context* c, nfs_cb cb, void* p) {
+          return nfs_utimes_async(c, l.rel.c_str(), tv, cb, p);
+        },
+        [](int, void*) {});
+  }
+
   Result<size_t> pread(int id, std::byte* buf, size_t len, uint64_t offset) override {
     SB_ASSIGN(Target t, target_of_id(id));
     size_t done = 0;

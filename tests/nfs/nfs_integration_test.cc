@@ -68,6 +68,23 @@ TEST(NfsIntegration, BackupFromNfsToNfsAndRestoreLocallyIsIdentical) {
   SB_ASSERT_EXIT(rr, 0);
   for (const auto& f : files) EXPECT_TRUE(same_file(f, restored_from_nfs(t / "out", f)));
   EXPECT_EQ(files_under(t / "out").size(), files.size());
+
+  // And from the NFS pieces into NFS: same bytes and modes; mtimes to the microsecond.
+  RunResult rn = sb({"restore", "--to", s.url_of("back1"), "--catalog", t / "cat", "--json"});
+  SB_ASSERT_EXIT(rn, 0);
+  for (const auto& f : files) {
+    std::string back = s.export_dir() + "/back1/127.0.0.1" + f;
+    EXPECT_EQ(testing::read_file(back), testing::read_file(f)) << back;
+    struct stat a {}, b {};
+    ASSERT_EQ(::stat(f.c_str(), &a), 0);
+    ASSERT_EQ(::stat(back.c_str(), &b), 0) << back;
+    EXPECT_EQ(a.st_mode, b.st_mode) << back;
+    EXPECT_EQ(a.st_mtim.tv_sec, b.st_mtim.tv_sec) << back;
+    EXPECT_EQ(a.st_mtim.tv_nsec / 1000, b.st_mtim.tv_nsec / 1000) << back;
+  }
+  RunResult again = sb({"restore", "--to", s.url_of("back1"), "--catalog", t / "cat"});
+  SB_EXPECT_EXIT(again, 2);
+  EXPECT_TRUE(contains(again.err, "refusing to overwrite"));
 }
 
 TEST(NfsIntegration, BackupLocalToNfsAndRestoreIsIdentical) {
