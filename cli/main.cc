@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/nfs_bench.h"
 #include "cli/nfs_flags.h"
 #include "engine/backup_job.h"
 
@@ -144,13 +145,18 @@ int main(int argc, char** argv) {
   demo->add_option("--size", df.size, "approximate total size")->default_val("300M");
   demo->add_option("--seed", df.seed, "random seed (same seed, same data)")->default_val(1);
 
+  auto* bench = app.add_subcommand("bench", "measure I/O paths on this machine");
+  bench->require_subcommand(1);
+  NfsBenchFlags nbf;
+  auto* bench_nfs = add_nfs_bench(bench, nbf, nfs_flags);
+
   // Name an unknown command rather than CLI11's "a subcommand is required".
   bool known = false;
   for (const auto* sub : app.get_subcommands({})) known = known || (argc > 1 && sub->get_name() == argv[1]);
   if (argc > 1 && argv[1][0] != '-' && !known) {
     std::fprintf(stderr,
-                 "stripeback: unknown command '%s' (expected backup, restore, list or "
-                 "demo-data; see --help)\n",
+                 "stripeback: unknown command '%s' (expected backup, restore, list, "
+                 "demo-data or bench; see --help)\n",
                  argv[1]);
     return kExitUsage;
   }
@@ -175,5 +181,6 @@ int main(int argc, char** argv) {
   if (restore->parsed()) return run_restore_cmd(common, rf, g_cancel);
   if (list->parsed()) return run_list_cmd(common);
   if (demo->parsed()) return run_demo_data_cmd(df);
+  if (bench_nfs->parsed()) return run_nfs_bench_cmd(nbf);
   return kExitUsage;
 }

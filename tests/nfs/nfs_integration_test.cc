@@ -205,3 +205,50 @@ TEST(NfsIntegration, StoppedServerFailsTheBackupClearlyWithinTheDeadline) {
 
 }  // namespace
 }  // namespace stripeback::it
+
+namespace stripeback::it {
+namespace {
+
+TEST(NfsIntegration, BenchNfsReportsBothPathsAndRatios) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  ASSERT_EQ(::mkdir((s.export_dir() + "/bench").c_str(), 0755), 0);
+  RunResult r = sb({"bench", "nfs", "--kernel-path", s.export_dir() + "/bench", "--nfs-url",
+                    s.url_of("bench"), "--channels", "2", "--size", "16M", "--write", "--json"});
+  SB_ASSERT_EXIT(r, 0);
+  Json j = parse_json(r);
+  EXPECT_FALSE(j["kernel_is_nfs_mount"].as_bool());
+  ASSERT_EQ(j["runs"].size(), 4u) << r.out;
+  std::set<std::string> seen;
+  for (const auto& run : j["runs"].items()) {
+    seen.insert(run["op"].as_string() + "/" + run["path"].as_string());
+    EXPECT_EQ(run["bytes"].as_u64(), 16u << 20) << r.out;
+    EXPECT_GT(run["wall_s"].as_double(), 0.0);
+    EXPECT_GT(run["mb_per_s"].as_double(), 0.0);
+    EXPECT_GE(run["cpu_s_per_gib"].as_double(), 0.0);
+    EXPECT_GE(run["ctx_switches_per_gib"].as_double(), 0.0);
+    EXPECT_GE(run["iowait_share"].as_double(), 0.0);
+    EXPECT_LE(run["iowait_share"].as_double(), 1.0);
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"read/kernel", "read/libnfs", "write/kernel",
+                                         "write/libnfs"}));
+  EXPECT_GT(j["ratios"]["read"]["mb_per_s"].as_double(), 0.0);
+  EXPECT_GT(j["ratios"]["write"]["cpu_s_per_gib"].as_double(), 0.0);
+  // Written files are removed again; the read set stays for the next run.
+  auto left = files_under(s.export_dir() + "/bench");
+  EXPECT_EQ(left.size(), 2u);
+
+  RunResult text = sb({"bench", "nfs", "--kernel-path", s.export_dir() + "/bench", "--nfs-url",
+                       s.url_of("bench"), "--channels", "2", "--size", "16M"});
+  SB_ASSERT_EXIT(text, 0);
+  EXPECT_TRUE(contains(text.out, "NOT an NFS mount"));
+  EXPECT_TRUE(contains(text.out, "context switches/GiB"));
+
+  RunResult bad = sb({"bench", "nfs", "--kernel-path", s.export_dir() + "/bench", "--nfs-url",
+                      "nfs://127.0.0.1/nope" + s.query()});
+  SB_EXPECT_EXIT(bad, 2);
+  EXPECT_TRUE(contains(bad.err, "--nfs-url 'nfs://127.0.0.1/nope"));
+}
+
+}  // namespace
+}  // namespace stripeback::it
