@@ -47,15 +47,19 @@ class RoutingEngine final : public IoEngine {
     min_complete = std::min({min_complete, out.size(), in_flight()});
     if (remote_->in_flight() == 0) return local_->reap(out, min_complete, until);
     if (local_->in_flight() == 0) return remote_->reap(out, min_complete, until);
+    // The remote engine waits in poll(); the local ring's descriptor wakes it.
+    const int fd = local_->wait_fd();
+    remote_->wake_on(fd);
     size_t n = 0;
     for (;;) {
       n += local_->reap(out.subspan(n), 0, Clock::now());
-      if (n < out.size()) {
-        auto slice = std::min(until, Clock::now() + std::chrono::milliseconds(1));
-        n += remote_->reap(out.subspan(n), 0, slice);
-      }
-      if (n >= min_complete || n == out.size() || Clock::now() >= until) return n;
+      if (n >= min_complete || n == out.size() || Clock::now() >= until) break;
+      auto slice = fd >= 0 ? until : std::min(until, Clock::now() + std::chrono::milliseconds(1));
+      n += remote_->reap(out.subspan(n), 1, slice);
+      if (n >= min_complete || n == out.size() || Clock::now() >= until) break;
     }
+    remote_->wake_on(-1);
+    return n;
   }
 
   size_t in_flight() const override { return local_->in_flight() + remote_->in_flight(); }

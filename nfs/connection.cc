@@ -153,7 +153,7 @@ void Connection::drive(Clock::time_point until) {
   auto now = Clock::now();
   auto wait = std::clamp<Clock::duration>(until - now, Clock::duration::zero(), kServiceEvery);
   pollfd p{poll_fd(), poll_events(), 0};
-  int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(wait).count());
+  int ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(wait).count());
   int rc = ::poll(&p, 1, ms);
   service(rc > 0 ? p.revents : short{0});
 }

@@ -114,13 +114,14 @@ class NfsEngine final : public io::IoEngine {
       n += take_done(out.subspan(n));
       if (n >= min_complete || n == out.size()) return n;
       if (Clock::now() >= until) return n;
-      wait_once(until);
+      if (wait_once(until)) return n;  // the other engine has completions
       recover();
       pump();
     }
   }
 
   size_t in_flight() const override { return live_.size() + done_.size(); }
+  void wake_on(int fd) override { wake_fd_ = fd; }
 
  private:
   static uint32_t request_size(Connection& c, io::OpKind kind) {
@@ -298,7 +299,8 @@ class NfsEngine final : public io::IoEngine {
   static bool is_retryable(const Error& e) { return e.code == Errc::timed_out; }
 
   // Waits for any connection's socket (at most 100 ms) and services what is ready.
-  void wait_once(io::Clock::time_point until) {
+  // Returns true when woken by wake_fd_ rather than by NFS traffic or the clock.
+  bool wait_once(io::Clock::time_point until) {
     std::vector<pollfd> fds;
     std::vector<Connection*> conns;
     for (auto& [conn, st] : states_) {
@@ -308,13 +310,17 @@ class NfsEngine final : public io::IoEngine {
     }
     auto wait = std::clamp<Clock::duration>(until - Clock::now(), Clock::duration::zero(),
                                             kServiceEvery);
-    if (fds.empty()) {
+    if (fds.empty() && wake_fd_ < 0) {
       // Nothing on the wire: only reconnects are pending; sleep rather than spin.
       std::this_thread::sleep_for(std::min<Clock::duration>(wait, kBackoff));
-      return;
+      return false;
     }
-    int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(wait).count());
+    if (wake_fd_ >= 0) fds.push_back({wake_fd_, POLLIN, 0});
+    // Round up: a 0 ms poll for a deadline less than 1 ms away would spin.
+    int ms = static_cast<int>(
+        std::chrono::ceil<std::chrono::milliseconds>(wait).count());
     int rc = ::poll(fds.data(), fds.size(), ms);
+    const bool woken = wake_fd_ >= 0 && rc > 0 && fds.back().revents != 0;
     for (size_t i = 0; i < conns.size(); ++i) conns[i]->service(rc > 0 ? fds[i].revents : short{0});
     // Requests past deadline plus slack whose callback never came mean a lost context.
     auto now = Clock::now();
@@ -325,6 +331,7 @@ class NfsEngine final : public io::IoEngine {
         t.conn->drop();
       }
     }
+    return woken;
   }
 
   // Requeues the requests of dead contexts (and of contexts replaced by a reconnect),
@@ -399,6 +406,7 @@ class NfsEngine final : public io::IoEngine {
   std::deque<std::unique_ptr<Op>> done_;
   std::vector<std::unique_ptr<Request>> requests_;
   std::list<Ticket> tickets_;
+  int wake_fd_ = -1;
 };
 
 }  // namespace

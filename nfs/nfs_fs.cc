@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -118,6 +119,17 @@ Result<Located> locate(const std::string& path) {
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
 
+// STRIPEBACK_NFS_UNSTABLE=1 sends UNSTABLE writes (COMMIT only at the end of a piece)
+// without checking the write verifier, which libnfs does not expose: data can be lost
+// when the server restarts. For measuring what stable writes cost, never for backups.
+int sync_flag() {
+  static const int flag = [] {
+    const char* e = std::getenv("STRIPEBACK_NFS_UNSTABLE");
+    return e != nullptr && std::string(e) == "1" ? 0 : O_SYNC;
+  }();
+  return flag;
+}
+
 struct stat to_stat(const nfs_stat_64& s) {
   struct stat st {};
   st.st_mode = static_cast<mode_t>(s.nfs_mode);
@@ -177,7 +189,7 @@ class NfsFs final : public io::RemoteFs {
     auto r = l.conn->call(
         what,
         [&](nfs_context* c, nfs_cb cb, void* p) {
-          return nfs_create_async(c, l.rel.c_str(), O_WRONLY | O_EXCL | O_SYNC,
+          return nfs_create_async(c, l.rel.c_str(), O_WRONLY | O_EXCL | sync_flag(),
                                   static_cast<int>(mode), cb, p);
         },
         [&](int, void* data) { fh = static_cast<nfsfh*>(data); });
@@ -464,7 +476,7 @@ Result<nfsfh*> handle_on(Connection& conn, int id) {
   SB_ASSIGN(Handle h, handle_copy(id));
   nfsfh* fh = nullptr;
   // O_SYNC: libnfs then sends every WRITE as FILE_SYNC.
-  int flags = h.write ? (O_WRONLY | O_SYNC) : O_RDONLY;
+  int flags = h.write ? (O_WRONLY | sync_flag()) : O_RDONLY;
   SB_TRY(conn.call(
       "unable to open " + q(h.name),
       [&](nfs_context* c, nfs_cb cb, void* p) { return nfs_open_async(c, h.rel.c_str(), flags, cb, p); },
