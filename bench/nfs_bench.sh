@@ -15,11 +15,12 @@ WORK=/dev/shm/stripeback-nfs-bench
 CHANNELS="1 2 4"
 INFLIGHT="1 2 4 8"
 UNSTABLE=0
+REPEAT=1
 
 usage() {
   cat <<USAGE
 Usage: $(basename "$0") [--size 1G] [--bin PATH] [--work DIR] [--channels "1 2 4"]
-                       [--inflight "1 2 4 8"] [--unstable]
+                       [--inflight "1 2 4 8"] [--unstable] [--repeat N]
 
 Starts a private nfs-ganesha (ports 22149/22150) exporting WORK/export, fills it with
 FILES=$FILES files of SIZE/$FILES random bytes, then measures:
@@ -29,7 +30,8 @@ FILES=$FILES files of SIZE/$FILES random bytes, then measures:
   sb write       stripeback backup of the local copy to pieces on the export (FILE_SYNC)
 WORK defaults to a tmpfs, so the export's disk is not what is measured: the table shows
 the NFS client and server. --unstable makes stripeback write UNSTABLE (measurement only:
-STRIPEBACK_NFS_UNSTABLE=1). Prints a table with ratios to nfs-cp.
+STRIPEBACK_NFS_UNSTABLE=1). --repeat N runs each measurement N times and keeps the
+fastest (the machine may be shared). Prints a table with ratios to nfs-cp.
 USAGE
 }
 
@@ -41,6 +43,7 @@ while (($#)); do
     --channels) CHANNELS=$2; shift 2 ;;
     --inflight) INFLIGHT=$2; shift 2 ;;
     --unstable) UNSTABLE=1; shift ;;
+    --repeat) REPEAT=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "nfs_bench: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -78,9 +81,24 @@ sync
 
 server_ticks() { awk '{print $14 + $15}' "/proc/$GPID/stat"; }
 
-# run LABEL CMD...: prints "LABEL wall_s client_cpu_s server_cpu_s"
+# run LABEL 'COMMAND': prints "LABEL wall_s client_cpu_s server_cpu_s", the fastest of
+# REPEAT runs. COMMAND is expanded anew for each run; CLEAN (a command) runs after each but
+# the last, to undo what the run made.
+CLEAN=true
 run() {
-  local label=$1; shift
+  local best="" line i
+  for ((i = 1; i <= REPEAT; i++)); do
+    line=$(run_once "$1" "$2")
+    ((i < REPEAT)) && eval "$CLEAN"
+    if [[ -z $best ]] || awk -v a="$line" -v b="$best" 'BEGIN {split(a, x, " "); split(b, y, " "); exit !(x[length(x) - 2] < y[length(y) - 2])}'; then
+      best=$line
+    fi
+  done
+  echo "$best"
+}
+run_once() {
+  local label=$1
+  eval "set -- $2"
   local s0 t0 t1 s1 tf
   tf=$(mktemp)
   s0=$(server_ticks); t0=$(date +%s.%N)
@@ -92,28 +110,35 @@ run() {
 }
 
 nfscp_read() { for i in $(seq 0 $((FILES - 1))); do nfs-cp "$URL/data/f$i$Q" "$WORK/local/cp-f$i" >/dev/null; done; }
-nfscp_write() { for i in $(seq 0 $((FILES - 1))); do nfs-cp "$WORK/local/src/f$i" "$URL/cpw/f$i$Q" >/dev/null; done; }
+nfscp_write() { for i in $(seq 0 $((FILES - 1))); do nfs-cp "$WORK/local/src/f$i" "$URL/$CPW/f$i$Q" >/dev/null; done; }
 export -f nfscp_read nfscp_write
 export URL Q WORK FILES
 
 RESULTS=$WORK/results
 {
-  run "nfs-cp read" bash -c nfscp_read
+  CLEAN='rm -f "$WORK"/local/cp-f*'
+  run "nfs-cp read" 'bash -c nfscp_read'
   rm -f "$WORK"/local/cp-f*
-  mkdir -p "$EXPORT/cpw"
-  run "nfs-cp write" bash -c nfscp_write
-  rm -rf "$EXPORT/cpw"
-  env_unstable=()
-  ((UNSTABLE)) && env_unstable=(env STRIPEBACK_NFS_UNSTABLE=1)
+  # Each repetition writes under a new directory name: names ganesha has seen are never
+  # reused after a local removal.
+  export CPW=cpw0
+  mkdir -p "$EXPORT/$CPW"
+  CLEAN='rm -rf "$EXPORT/$CPW"; CPW=cpw$RANDOM; mkdir -p "$EXPORT/$CPW"'
+  run "nfs-cp write" 'bash -c nfscp_write'
+  rm -rf "$EXPORT"/cpw*
   for ch in $CHANNELS; do
     for q in $INFLIGHT; do
-      run "sb read ${ch}ch ${q}q" "$BIN" backup "$URL/data$Q" --to "$WORK/local/p-$ch-$q" \
-        --channels "$ch" --nfs-inflight "$q" --catalog "$WORK/local/cat-r-$ch-$q" --no-direct
+      CLEAN='rm -rf "$WORK/local/p-$ch-$q"'
+      run "sb read ${ch}ch ${q}q" '"$BIN" backup "$URL/data$Q" --to "$WORK/local/p-$ch-$q" \
+        --channels "$ch" --nfs-inflight "$q" --catalog "$WORK/local/cat-r-$ch-$q" --no-direct'
       rm -rf "$WORK/local/p-$ch-$q"
-      run "sb write ${ch}ch ${q}q" "${env_unstable[@]}" "$BIN" backup "$WORK/local/src" \
-        --to "$URL/w-$ch-$q$Q" --channels "$ch" --nfs-inflight "$q" \
-        --catalog "$WORK/local/cat-w-$ch-$q"
-      rm -rf "$EXPORT/w-$ch-$q"  # a fresh name per run: never reused behind the server
+      # Pieces go to a new directory each time (see above); the catalog keeps them apart.
+      W=w-$ch-$q-0
+      CLEAN='rm -rf "$EXPORT/$W"; W=w-$ch-$q-$RANDOM'
+      run "sb write ${ch}ch ${q}q" 'env STRIPEBACK_NFS_UNSTABLE=$UNSTABLE "$BIN" backup \
+        "$WORK/local/src" --to "$URL/$W$Q" --channels "$ch" --nfs-inflight "$q" \
+        --catalog "$WORK/local/cat-w-$ch-$q"'
+      rm -rf "$EXPORT"/w-$ch-$q-*
     done
   done
 } | tee "$RESULTS" >&2
