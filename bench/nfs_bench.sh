@@ -88,7 +88,7 @@ CLEAN=true
 run() {
   local best="" line i
   for ((i = 1; i <= REPEAT; i++)); do
-    line=$(run_once "$1" "$2")
+    line=$(run_once "$1" "$2") || exit 1
     ((i < REPEAT)) && eval "$CLEAN"
     if [[ -z $best ]] || awk -v a="$line" -v b="$best" 'BEGIN {split(a, x, " "); split(b, y, " "); exit !(x[length(x) - 2] < y[length(y) - 2])}'; then
       best=$line
@@ -102,7 +102,12 @@ run_once() {
   local s0 t0 t1 s1 tf
   tf=$(mktemp)
   s0=$(server_ticks); t0=$(date +%s.%N)
-  /usr/bin/time -f "%U %S" -o "$tf" "$@" >/dev/null
+  if ! /usr/bin/time -f "%U %S" -o "$tf" "$@" >/dev/null; then
+    echo "nfs_bench: '$label' failed: $*" >&2
+    tail -n 20 "$SB_NFS_STATE/ganesha.log" >&2 || true
+    rm -f "$tf"
+    exit 1
+  fi
   t1=$(date +%s.%N); s1=$(server_ticks)
   awk -v l="$label" -v a="$t0" -v b="$t1" -v s0="$s0" -v s1="$s1" -v hz="$CLK_TCK" \
     '{printf "%s %.3f %.3f %.3f\n", l, b - a, $1 + $2, (s1 - s0) / hz}' "$tf"

@@ -260,6 +260,13 @@ int run_nfs_bench_cmd(const NfsBenchFlags& f) {
     });
   }));
   if (f.write) {
+    // Leftovers of an interrupted run, each through the path that wrote it.
+    for (unsigned i = 0; i < f.channels; ++i) {
+      if (io::lstat_path(f.kernel_path + "/" + name_of(i, "wk")))
+        (void)io::unlink_path(f.kernel_path + "/" + name_of(i, "wk"));
+      if (io::lstat_path(io::join_path(f.nfs_url, name_of(i, "wn"))))
+        (void)io::unlink_path(io::join_path(f.nfs_url, name_of(i, "wn")));
+    }
     runs.push_back(measure("write", "kernel", [&] {
       return parallel(f.channels, [&](unsigned i) { return kernel_write(f.kernel_path + "/" + name_of(i, "wk"), per); });
     }));
