@@ -11,7 +11,7 @@ REPO=$(cd "$SCRIPT_DIR/.." && pwd)
 SIZE=1G
 FILES=4
 BIN=""
-WORK=/dev/shm/stripeback-nfs-bench
+WORK=/var/tmp/stripeback-nfs-bench
 CHANNELS="1 2 4"
 INFLIGHT="1 2 4 8"
 UNSTABLE=0
@@ -28,8 +28,10 @@ FILES=$FILES files of SIZE/$FILES random bytes, then measures:
   nfs-cp write   each local file to the export (one stream, UNSTABLE writes, no COMMIT)
   sb read        stripeback backup of the export to local pieces, per channels x in-flight
   sb write       stripeback backup of the local copy to pieces on the export (FILE_SYNC)
-WORK defaults to a tmpfs, so the export's disk is not what is measured: the table shows
-the NFS client and server. --unstable makes stripeback write UNSTABLE (measurement only:
+WORK (default /var/tmp) holds the export and the local side; keep it on a disk file
+system, not tmpfs: tmpfs pages count against the memory limit, and on the development
+machines a tmpfs data set made the OOM killer pick ganesha. Stable writes then include the
+disk's fsync cost, as they would on a filer. --unstable makes stripeback write UNSTABLE (measurement only:
 STRIPEBACK_NFS_UNSTABLE=1). --repeat N runs each measurement N times and keeps the
 fastest (the machine may be shared). Prints a table with ratios to nfs-cp.
 USAGE
