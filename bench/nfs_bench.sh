@@ -24,7 +24,7 @@ Usage: $(basename "$0") [--size 1G] [--bin PATH] [--work DIR] [--channels "1 2 4
 
 Starts a private nfs-ganesha (ports 22149/22150) exporting WORK/export, fills it with
 FILES=$FILES files of SIZE/$FILES random bytes, then measures:
-  nfs-cp read    each file to WORK/local (one stream)
+  nfs-cp read    each file to WORK/local (one stream), then sync --data of the copies
   nfs-cp write   each local file to the export (one stream, UNSTABLE writes, no COMMIT)
   sb read        stripeback backup of the export to local pieces, per channels x in-flight
   sb write       stripeback backup of the local copy to pieces on the export (FILE_SYNC)
@@ -116,7 +116,11 @@ run_once() {
   rm -f "$tf"
 }
 
-nfscp_read() { for i in $(seq 0 $((FILES - 1))); do nfs-cp "$URL/data/f$i$Q" "$WORK/local/cp-f$i" >/dev/null; done; }
+# The copies are synced as stripeback syncs its pieces: both reads end durable on disk.
+nfscp_read() {
+  for i in $(seq 0 $((FILES - 1))); do nfs-cp "$URL/data/f$i$Q" "$WORK/local/cp-f$i" >/dev/null; done
+  sync --data "$WORK"/local/cp-f*
+}
 nfscp_write() { for i in $(seq 0 $((FILES - 1))); do nfs-cp "$WORK/local/src/f$i" "$URL/$CPW/f$i$Q" >/dev/null; done; }
 export -f nfscp_read nfscp_write
 export URL Q WORK FILES

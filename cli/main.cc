@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("%^%l%$: %v");
   spdlog::set_level(spdlog::level::from_str(log_level));
   install_signal_handlers();
-  if (auto r = apply_nfs_flags(nfs_flags); !r) {
+  if (auto r = apply_nfs_flags(nfs_flags, &g_cancel); !r) {
     std::fprintf(stderr, "stripeback: %s\n", r.error().what.c_str());
     return kExitUsage;
   }

@@ -43,9 +43,10 @@ Result<std::chrono::milliseconds> parse_interval(const std::string& text, const 
   return std::chrono::milliseconds(ms);
 }
 
-Result<void> apply_nfs_flags(const NfsFlags& f) {
+Result<void> apply_nfs_flags(const NfsFlags& f, const std::atomic<bool>* cancel) {
   nfs::register_backend();
   nfs::NfsOptions o = nfs::options();
+  o.cancel = cancel;
   if (f.inflight) o.inflight = f.inflight;
   if (!f.timeout.empty()) {
     SB_ASSIGN(o.timeout, parse_interval(f.timeout, "--nfs-timeout"));

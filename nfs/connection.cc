@@ -163,6 +163,9 @@ Result<void> Connection::call(const std::string& what, const Start& start, const
   std::optional<Clock::time_point> failing_since;
   std::string last = "no answer";
   for (;;) {
+    if (failing_since && cancelled(o))
+      return Error{Errc::cancelled, ECANCELED, what + " failed: cancelled while NFS server " +
+                                                   server_ + " did not answer (" + last + ")"};
     if (failing_since && Clock::now() - *failing_since > o.retry) {
       return Error{Errc::timed_out, ETIMEDOUT,
                    what + " failed: NFS server " + server_ + " did not answer for " +

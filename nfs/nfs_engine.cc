@@ -364,6 +364,11 @@ class NfsEngine final : public io::IoEngine {
         spdlog::warn("NFS server {} stopped answering ({}); reconnecting", c.server(),
                      st.last_error.empty() ? "request deadline passed" : st.last_error);
       }
+      if (cancelled(options())) {
+        fail_all(c, st, Error{Errc::cancelled, ECANCELED,
+                              "cancelled while NFS server " + c.server() + " did not answer"});
+        continue;
+      }
       if (now - *st.failing_since > options().retry) {
         fail_all(c, st);
         continue;

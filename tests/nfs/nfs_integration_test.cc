@@ -1,5 +1,6 @@
 // The stripeback binary with nfs:// sources and destinations against a real nfs-ganesha:
 // round trips, multipath, errors, a server restarted mid-backup, a stopped server.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -201,6 +202,26 @@ TEST(NfsIntegration, StoppedServerFailsTheBackupClearlyWithinTheDeadline) {
   // Nothing half-written is left recorded: the catalog shows the backup failed.
   RunResult list = sb({"list", "--catalog", t / "cat"});
   EXPECT_TRUE(contains(list.out, "failed")) << list.describe();
+}
+
+TEST(NfsIntegration, CancelDuringAnOutageDoesNotWaitOutTheRetryWindow) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs");
+  make_file(t / "src/big", 32 << 20, 71);
+  auto child = sb_start({"backup", t / "src", "--to", s.url_of("pieces7"), "--channels", "1",
+                         "--rate", "8M", "--catalog", t / "cat", "--nfs-timeout", "500ms",
+                         "--nfs-retry", "60s"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  s.pause();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto t0 = std::chrono::steady_clock::now();
+  child->kill(SIGTERM);
+  RunResult r = child->wait();
+  auto elapsed = std::chrono::steady_clock::now() - t0;
+  s.resume();
+  EXPECT_FALSE(r.exited(0)) << r.describe();
+  EXPECT_LT(elapsed, std::chrono::seconds(10)) << r.describe();
 }
 
 }  // namespace
