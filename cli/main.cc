@@ -10,6 +10,8 @@
 
 #include "cli/commands.h"
 #include "cli/tape_commands.h"
+#include "cli/nfs_bench.h"
+#include "cli/nfs_flags.h"
 #include "engine/backup_job.h"
 
 namespace {
@@ -155,6 +157,8 @@ int main(int argc, char** argv) {
   add_keys(backup, bf.keys, "to encrypt with");
   add_common(backup, common);
   add_io(backup, common);
+  NfsFlags nfs_flags;
+  add_nfs_flags(backup, nfs_flags);
 
   RestoreFlags rf;
   auto* restore = app.add_subcommand(
@@ -174,6 +178,7 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   add_common(restore, common);
   add_io(restore, common);
+  add_nfs_flags(restore, nfs_flags);
 
   RestoreFlags vf;
   vf.verify_only = true;
@@ -203,6 +208,10 @@ int main(int argc, char** argv) {
   keygen->add_option("FILE", key_path, "file to create (mode 0600; never replaced)")->required();
   TapeFlags tf;
   auto* tape = add_tape_command(app, tf);
+  auto* bench = app.add_subcommand("bench", "measure I/O paths on this machine");
+  bench->require_subcommand(1);
+  NfsBenchFlags nbf;
+  auto* bench_nfs = add_nfs_bench(bench, nbf, nfs_flags);
 
   // Name an unknown command rather than CLI11's "a subcommand is required".
   bool known = false;
@@ -228,6 +237,10 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("%^%l%$: %v");
   spdlog::set_level(spdlog::level::from_str(log_level));
   install_signal_handlers();
+  if (auto r = apply_nfs_flags(nfs_flags, &g_cancel); !r) {
+    std::fprintf(stderr, "stripeback: %s\n", r.error().what.c_str());
+    return kExitUsage;
+  }
 
   if (backup->parsed()) {
     if (auto r = resolve_backup_destinations(bf); !r) {
@@ -242,5 +255,6 @@ int main(int argc, char** argv) {
   if (demo->parsed()) return run_demo_data_cmd(df);
   if (keygen->parsed()) return run_keygen_cmd(key_path);
   if (tape->parsed()) return run_tape_cmd(*tape, tf, g_cancel);
+  if (bench_nfs->parsed()) return run_nfs_bench_cmd(nbf);
   return kExitUsage;
 }

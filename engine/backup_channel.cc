@@ -15,6 +15,7 @@
 #include "engine/tape_sink.h"
 #include "io/buffer_pool.h"
 #include "io/io_engine.h"
+#include "io/remote.h"
 #include "util/crc32c.h"
 
 namespace stripeback::engine {
@@ -88,6 +89,8 @@ class BackupChannel {
         if (p->writer) p->writer->abandon();
     clock_.finish(out_.stats);
     if (tape_) out_.stats.tape = tape_stats(tape_->stats());
+    engine_.reset();  // before its connections go
+    collect_nfs_stats(out_.stats);
     out_.status = st;
     return std::move(out_);
   }
@@ -228,9 +231,7 @@ class BackupChannel {
     auto src = std::make_unique<Source>();
     src->unit = &u;
     SB_ASSIGN(src->file, io::open_read(u.file->path, ctx_.config.direct));
-    struct stat st;
-    if (::fstat(src->file.fd.get(), &st) != 0)
-      return sys_error(errno, "unable to stat '" + u.file->path + "'");
+    SB_ASSIGN(const struct stat st, io::fstat_fd(src->file.fd.get(), u.file->path));
     if (!S_ISREG(st.st_mode))
       return fail(Errc::invalid_argument, "'" + u.file->path + "' is no longer a regular file");
     uint64_t size = static_cast<uint64_t>(st.st_size);
@@ -408,10 +409,10 @@ class BackupChannel {
   // counts as backed up once the pieces holding it are finished.
   Result<void> maybe_done(Source* s) {
     if (s->ops_out > 0 || s->next < s->end) return ok();
-    struct stat st;
-    if (s->unit->sections == 1 && ::fstat(s->file.fd.get(), &st) == 0 &&
-        (static_cast<uint64_t>(st.st_size) != s->meta.size ||
-         mtime_ns_of(st) != s->meta.mtime_ns)) {
+    auto now_st = s->unit->sections == 1 ? io::fstat_fd(s->file.fd.get(), s->meta.path)
+                                         : Result<struct stat>(Error{Errc::io, 0, ""});
+    if (now_st && (static_cast<uint64_t>(now_st->st_size) != s->meta.size ||
+                   mtime_ns_of(*now_st) != s->meta.mtime_ns)) {
       out_.warnings.push_back("'" + s->meta.path +
                               "' changed while it was backed up; its copy holds a mix of "
                               "old and new contents");

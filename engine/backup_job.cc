@@ -19,6 +19,7 @@
 #include "engine/piece_format.h"
 #include "engine/planner.h"
 #include "io/file.h"
+#include "io/remote.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -110,12 +111,11 @@ std::vector<std::string> leftover_pieces(const catalog::Catalog& cat, const std:
   }
   std::vector<std::string> out;
   if (prefixes.empty()) return out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dest, ec)) {
-    std::string name = e.path().filename().string();
-    if (e.path().extension() != ".sbp") continue;
+  auto names = io::list_dir(dest);
+  for (const auto& name : names ? *names : std::vector<std::string>{}) {
+    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".sbp") != 0) continue;
     for (const auto& p : prefixes)
-      if (name.compare(0, p.size(), p) == 0) out.push_back(e.path().string());
+      if (name.compare(0, p.size(), p) == 0) out.push_back(io::join_path(dest, name));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -236,7 +236,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   } else {
     if (auto r = io::make_dirs(dest); !r)
       return fail(Errc::invalid_argument, "backup destination is not usable: " + r.error().what);
-    if (::access(dest.c_str(), W_OK) != 0)
+    if (!io::is_url(dest) && ::access(dest.c_str(), W_OK) != 0)
       return sys_error(errno, "backup destination '" + dest + "' is not writable")
           .wrap("backup destination is not usable");
   }
@@ -375,7 +375,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     std::vector<catalog::PieceRecord> kept;
     for (auto& p : pieces) {
       if (used.count(p.name)) kept.push_back(std::move(p));
-      else ::unlink((p.location + "/" + p.name).c_str());
+      else (void)io::unlink_path(io::join_path(p.location, p.name));
     }
     pieces = std::move(kept);
     sum.pieces = static_cast<uint32_t>(pieces.size());
@@ -398,7 +398,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     }
   }
   if (status == catalog::BackupStatus::failed) {
-    for (const auto& p : pieces) ::unlink((p.location + "/" + p.name).c_str());
+    for (const auto& p : pieces) (void)io::unlink_path(io::join_path(p.location, p.name));
     if (!pieces.empty()) (void)io::fsync_dir(dest);
     sum.pieces = 0;
     sum.files = 0;
@@ -515,6 +515,7 @@ std::string BackupSummary::to_text() const {
       s += buf;
     }
     if (c.tape) s += c.tape->to_text();
+    if (c.nfs) s += c.nfs->to_text();
   }
   for (const auto& k : skipped) s += "  skipped '" + k.path + "': " + k.why + "\n";
   for (const auto& wmsg : warnings) s += "  warning: " + wmsg + "\n";

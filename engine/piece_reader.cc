@@ -9,26 +9,17 @@
 #include "engine/compress.h"
 #include "engine/crypto.h"
 #include "engine/piece_writer.h"
+#include "io/remote.h"
 #include "util/crc32c.h"
 
 namespace stripeback::engine {
 namespace {
 
 Result<void> read_at(int fd, std::byte* p, size_t n, uint64_t off, const std::string& path) {
-  while (n > 0) {
-    ssize_t r = ::pread(fd, p, n, static_cast<off_t>(off));
-    if (r < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return sys_error(errno, "unable to read piece '" + path + "' at offset " +
-                                  std::to_string(off));
-    }
-    if (r == 0)
-      return fail(Errc::corrupt, "piece '" + path + "' is truncated at offset " +
-                                     std::to_string(off));
-    p += r;
-    n -= static_cast<size_t>(r);
-    off += static_cast<uint64_t>(r);
-  }
+  SB_ASSIGN(size_t got, io::pread_fd(fd, p, n, off, "piece '" + path + "'"));
+  if (got < n)
+    return fail(Errc::corrupt, "piece '" + path + "' is truncated at offset " +
+                                   std::to_string(off + got));
   return ok();
 }
 
@@ -46,8 +37,7 @@ Result<std::unique_ptr<PieceReader>> PieceReader::open(const std::string& path,
   std::unique_ptr<PieceReader> r(new PieceReader());
   r->path_ = path;
   SB_ASSIGN(r->file_, io::open_read(path, direct));
-  struct stat st;
-  if (::fstat(r->fd(), &st) != 0) return sys_error(errno, "unable to stat piece '" + path + "'");
+  SB_ASSIGN(const struct stat st, io::fstat_fd(r->fd(), "piece '" + path + "'"));
   r->size_ = static_cast<uint64_t>(st.st_size);
   if (r->size_ < 3 * kBlock || r->size_ % kBlock != 0)
     return fail(Errc::corrupt, "piece '" + path + "' is truncated or not a piece (" +

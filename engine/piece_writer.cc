@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "engine/crypto.h"
+#include "io/remote.h"
 #include "util/crc32c.h"
 
 namespace stripeback::engine {
@@ -27,18 +28,7 @@ AlignedBlock::~AlignedBlock() { std::free(data); }
 
 namespace {
 Result<void> write_all(int fd, const std::byte* p, size_t n, uint64_t off, const std::string& path) {
-  while (n > 0) {
-    ssize_t r = ::pwrite(fd, p, n, static_cast<off_t>(off));
-    if (r < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return sys_error(errno, "unable to write piece '" + path + "' at offset " +
-                                  std::to_string(off));
-    }
-    p += r;
-    n -= static_cast<size_t>(r);
-    off += static_cast<uint64_t>(r);
-  }
-  return ok();
+  return io::pwrite_all_fd(fd, p, n, off, "piece '" + path + "'");
 }
 }  // namespace
 
@@ -47,7 +37,7 @@ Result<std::unique_ptr<PieceWriter>> PieceWriter::create(const std::string& dir,
                                                          io::Direct direct, Keyring* keys) {
   std::unique_ptr<PieceWriter> w(new PieceWriter());
   w->dir_ = dir;
-  w->path_ = dir + "/" + header.name;
+  w->path_ = io::join_path(dir, header.name);
   w->header_ = header;
   if (keys) {
     SB_ASSIGN(w->cipher_, keys->new_piece(w->header_));
@@ -108,6 +98,7 @@ uint64_t PieceWriter::projected_size(uint64_t frame_length) const {
 
 void PieceWriter::preallocate_ahead() {
   constexpr uint64_t kStep = 64u << 20;
+  if (io::is_remote_fd(fd())) can_preallocate_ = false;  // NFSv3 has no ALLOCATE
   if (!can_preallocate_ || next_offset_ + (2u << 20) <= allocated_) return;
   uint64_t want = next_offset_ + kStep;
   if (::fallocate(fd(), 0, static_cast<off_t>(allocated_),
@@ -189,9 +180,9 @@ Result<uint32_t> PieceWriter::finish() {
     SB_TRY(out_->commit());
     return f.piece_crc;
   }
-  if (allocated_ > next_offset_ && ::ftruncate(fd(), static_cast<off_t>(next_offset_)) != 0)
-    return sys_error(errno, "unable to trim piece '" + path_ + "'");
-  if (::fdatasync(fd()) != 0) return sys_error(errno, "unable to sync piece '" + path_ + "'");
+  if (allocated_ > next_offset_)
+    SB_TRY(io::truncate_fd(fd(), next_offset_, "piece '" + path_ + "'"));
+  SB_TRY(io::datasync_fd(fd(), "piece '" + path_ + "'"));
   file_.fd.reset();
   SB_TRY(io::fsync_dir(dir_));
   return f.piece_crc;
@@ -203,7 +194,7 @@ void PieceWriter::abandon() {
     return;
   }
   file_.fd.reset();
-  ::unlink(path_.c_str());
+  (void)io::unlink_path(path_);
 }
 
 }  // namespace stripeback::engine

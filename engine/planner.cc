@@ -9,6 +9,9 @@
 #include <map>
 #include <set>
 
+#include "io/remote.h"
+#include "nfs/url.h"
+
 namespace stripeback::engine {
 namespace fs = std::filesystem;
 
@@ -34,6 +37,36 @@ FileTask task_from(const std::string& path, const struct stat& st) {
   return t;
 }
 
+// A directory's child: for NFS URLs in canonical form (query at the end).
+std::string child_of(const std::string& dir, const std::string& name) {
+  if (nfs::is_nfs_url(dir)) {
+    if (auto u = nfs::parse_nfs_url(dir)) {
+      u->path += (u->path == "/" ? "" : "/") + name;
+      return u->str();
+    }
+  }
+  return dir + "/" + name;
+}
+
+// Directory entries by name, local or remote.
+Result<std::vector<std::string>> children_of(const std::string& dir) {
+  if (io::is_url(dir)) {
+    SB_ASSIGN(auto names, io::list_dir(dir));
+    std::vector<std::string> out;
+    for (const auto& n : names) out.push_back(child_of(dir, n));
+    return out;
+  }
+  std::error_code ec;
+  fs::directory_iterator it(dir, fs::directory_options::none, ec);
+  if (ec) return Error{Errc::io, ec.value(), "unreadable directory: " + ec.message()};
+  std::vector<std::string> children;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) return Error{Errc::io, ec.value(), "directory listing failed: " + ec.message()};
+    children.push_back(it->path().string());
+  }
+  return children;
+}
+
 class Walker {
  public:
   explicit Walker(Plan& plan) : plan_(plan) {}
@@ -46,25 +79,20 @@ class Walker {
   void walk_dir(const std::string& dir, const struct stat& dst) {
     if (!seen_.insert(dir).second) return;
     plan_.dirs.push_back(task_from(dir, dst));
-    std::error_code ec;
-    fs::directory_iterator it(dir, fs::directory_options::none, ec);
-    if (ec) {
-      plan_.skipped.push_back({dir, "unreadable directory: " + ec.message()});
+    auto listed = children_of(dir);
+    if (!listed) {
+      plan_.skipped.push_back({dir, listed.error().what});
       return;
     }
-    std::vector<std::string> children;
-    for (; it != fs::directory_iterator(); it.increment(ec)) {
-      if (ec) break;
-      children.push_back(it->path().string());
-    }
-    if (ec) plan_.skipped.push_back({dir, "directory listing failed: " + ec.message()});
+    std::vector<std::string> children = std::move(*listed);
     std::sort(children.begin(), children.end());
     for (const auto& child : children) {
-      struct stat st;
-      if (::lstat(child.c_str(), &st) != 0) {
-        plan_.skipped.push_back({child, std::string("cannot stat: ") + std::strerror(errno)});
+      auto got = io::lstat_path(child);
+      if (!got) {
+        plan_.skipped.push_back({child, "cannot stat: " + got.error().what});
         continue;
       }
+      const struct stat& st = *got;
       if (S_ISREG(st.st_mode)) add_file(child, st);
       else if (S_ISDIR(st.st_mode)) walk_dir(child, st);
       else plan_.skipped.push_back({child, kind_of(st.st_mode)});
@@ -79,6 +107,10 @@ class Walker {
 }  // namespace
 
 std::string normal_path(const std::string& path) {
+  if (nfs::is_nfs_url(path)) {
+    auto u = nfs::parse_nfs_url(path);
+    return u ? u->str() : path;  // a bad URL is reported where it is used
+  }
   std::error_code ec;
   fs::path p = fs::absolute(fs::path(path), ec);
   if (ec) p = fs::path(path);
@@ -93,11 +125,16 @@ Result<Plan> make_plan(const std::vector<std::string>& sources) {
   Walker walker(plan);
   for (const auto& src : sources) {
     std::string path = normal_path(src);
-    struct stat st;
     // A named source may be a symbolic link to what the user means; below it links are not
     // followed.
-    if (::stat(path.c_str(), &st) != 0)
-      return sys_error(errno, "backup source '" + src + "' is not usable");
+    auto got = io::stat_path(path);
+    if (!got) {
+      Error e = got.error().wrap("backup source '" + src + "' is not usable");
+      // A URL that names nothing reachable is bad input, like a missing local path.
+      if (io::is_url(path) && e.code != Errc::timed_out) e.code = Errc::invalid_argument;
+      return e;
+    }
+    const struct stat& st = *got;
     if (S_ISREG(st.st_mode)) walker.add_file(path, st);
     else if (S_ISDIR(st.st_mode)) walker.walk_dir(path, st);
     else

@@ -10,6 +10,8 @@
 
 #include "engine/compress.h"
 #include "engine/restore_job.h"
+#include "engine/restore_remote.h"
+#include "io/remote.h"
 #include "io/buffer_pool.h"
 #include "io/io_engine.h"
 
@@ -67,8 +69,12 @@ struct Slot {
 // full size, so writes land inside it instead of extending it (an extending O_DIRECT write
 // takes the inode lock exclusively and is punted to a worker thread).
 Result<void> open_file(const RestoreContext& ctx, FileState& f) {
-  f.shown = ctx.target + f.item->file.path;
-  if (ctx.verify_only) return ok();
+  if (ctx.verify_only) {
+    f.shown = f.item->file.path;
+    return ok();
+  }
+  if (io::is_url(ctx.target)) return open_remote_file(ctx, f);
+  f.shown = ctx.target + restore_relative(f.item->file.path);
   SB_ASSIGN(auto comps, safe_components(f.item->file.path));
   SB_ASSIGN(f.dir, open_parent(ctx.target_fd, comps, f.shown));
   f.name = comps.back();
@@ -96,6 +102,7 @@ Result<void> finish_file(const RestoreContext& ctx, FileState& f) {
   if (comb.finish() != rec.digest)
     return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
   if (ctx.verify_only) return ok();
+  if (io::is_url(ctx.target)) return finish_remote_file(ctx, f);
   int fd = f.out.get();
   if (::ftruncate(fd, static_cast<off_t>(rec.size)) != 0)
     return sys_error(errno, "unable to set the size of '" + f.shown + "'");
@@ -153,6 +160,7 @@ class ChunkRestore {
     if (f.failed) {
       f.out.reset();
       if (f.dir.valid()) ::unlinkat(f.dir.get(), f.temp.c_str(), 0);
+      else if (io::is_url(f.temp)) abandon_remote_file(f);
       f.dir.reset();
       return f.error;
     }
@@ -275,7 +283,7 @@ class ChunkRestore {
 
 Result<void> restore_dir_attributes(int target_fd, const std::string& shown_prefix,
                                     const catalog::FileRecord& d, bool set_owner) {
-  std::string shown = shown_prefix + d.path;
+  std::string shown = shown_prefix + restore_relative(d.path);
   SB_ASSIGN(auto comps, safe_components(d.path));
   comps.push_back(".");  // open_parent creates and opens every component before the last
   SB_ASSIGN(io::UniqueFd dir, open_parent(target_fd, comps, shown));
@@ -363,6 +371,8 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
   }
   if (ctx.cancel && ctx.cancel->load()) out.errors.push_back("restore cancelled");
   clock.finish(out.stats);
+  engine.reset();  // before its connections go
+  collect_nfs_stats(out.stats);
   return out;
 }
 

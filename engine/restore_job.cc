@@ -14,7 +14,10 @@
 #include "engine/planner.h"
 #include "engine/restore_channel.h"
 #include "engine/tape_backup.h"
+#include "engine/restore_remote.h"
 #include "io/file.h"
+#include "io/remote.h"
+#include "nfs/url.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -76,9 +79,38 @@ Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
   return out;
 }
 
+// Where `original` is restored below the target `prefix` (a directory or a URL).
+std::string target_path(const std::string& prefix, const std::string& original) {
+  if (!io::is_url(prefix)) return prefix + restore_relative(original);
+  auto comps = safe_components(original);
+  if (!comps) return prefix + restore_relative(original);
+  std::string out = prefix;
+  for (const auto& c : *comps) out = io::join_path(out, c);
+  return out;
+}
+
 }  // namespace
 
+std::string restore_relative(const std::string& original) {
+  auto comps = safe_components(original);
+  if (!comps) return original;
+  std::string out;
+  for (const auto& c : *comps) out += "/" + c;
+  return out;
+}
+
 Result<std::vector<std::string>> safe_components(const std::string& original) {
+  // A file backed up from NFS is restored under <host>/<path on the server>.
+  if (nfs::is_nfs_url(original)) {
+    auto u = nfs::parse_nfs_url(original);
+    if (!u) return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
+    std::vector<std::string> comps{u->servers.front()};
+    if (u->path != "/") {
+      SB_ASSIGN(auto rest, safe_components(u->path));
+      comps.insert(comps.end(), rest.begin(), rest.end());
+    }
+    return comps;
+  }
   if (original.empty() || original[0] != '/' || original.find('\0') != std::string::npos)
     return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
   std::vector<std::string> comps;
@@ -117,9 +149,8 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       dirs.push_back(c.file);
       continue;
     }
-    struct stat st;
-    if (!opts.force && !opts.verify_only && ::lstat((prefix + c.file->path).c_str(), &st) == 0)
-      existing.push_back(prefix + c.file->path);
+    std::string dest = target_path(prefix, c.file->path);
+    if (!opts.force && !opts.verify_only && io::lstat_path(dest)) existing.push_back(dest);
   }
   if (!existing.empty()) {
     std::string msg = "refusing to overwrite " + std::to_string(existing.size()) +
@@ -174,7 +205,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
         ok_item = false;
         break;
       }
-      std::string ppath = pit->location + "/" + pit->name;
+      std::string ppath = io::join_path(pit->location, pit->name);
       auto& reader = readers[ppath];
       if (!reader) {
         std::string open_path = ppath;
@@ -214,12 +245,16 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     items.push_back(std::move(item));
     used.insert(c.backup->id);
   }
+  // The target is made only now, once every piece (and key) is known good. A remote target
+  // is reached by path (restore_remote.h), a local one by descriptors.
+  const bool remote = io::is_url(target);
   io::UniqueFd root;
   if (!opts.verify_only) {
     if (auto r = io::make_dirs(target); !r)
       return fail(Errc::invalid_argument, "restore target is not usable: " + r.error().what);
-    root = io::UniqueFd(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!root.valid()) return sys_error(errno, "unable to open restore target '" + target + "'");
+    if (!remote) root = io::UniqueFd(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!remote && !root.valid())
+      return sys_error(errno, "unable to open restore target '" + target + "'");
   }
 
   sum.backups_used.assign(used.begin(), used.end());
@@ -280,7 +315,9 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   });
   if (!(opts.cancel && opts.cancel->load()) && !opts.verify_only)
     for (const auto* d : dirs)
-      if (auto r = restore_dir_attributes(root.get(), prefix, *d, ctx.set_owner); !r)
+      if (auto r = remote ? restore_remote_dir(ctx, *d)
+                          : restore_dir_attributes(root.get(), prefix, *d, ctx.set_owner);
+          !r)
         sum.errors.push_back(r.error().what);
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sum.status = sum.errors.empty() ? "complete" : "failed";
@@ -335,6 +372,7 @@ std::string RestoreSummary::to_text() const {
                   util::format_bytes(c.bytes_read).c_str(), c.elapsed_s, c.read_busy_s,
                   c.write_busy_s, c.wait_s, c.cpu_s);
     s += buf;
+    if (c.nfs) s += c.nfs->to_text();
   }
   for (const auto& e : errors) s += "error: " + e + "\n";
   return s;

@@ -64,5 +64,8 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
 // Joins `target` and an absolute original path, refusing paths that could leave `target`
 // ("..", ".", empty components, relative paths, NUL bytes).
 Result<std::vector<std::string>> safe_components(const std::string& original);
+// Where below the target a backed-up file goes: its absolute path, or for a file backed up
+// from NFS (nfs://host/path?...) "/host/path".
+std::string restore_relative(const std::string& original);
 
 }  // namespace stripeback::engine

@@ -4,6 +4,10 @@
 
 #include <time.h>
 
+#include <cstdio>
+
+#include "io/remote.h"
+
 namespace stripeback::engine {
 
 double thread_cpu_seconds() {
@@ -56,6 +60,7 @@ void ChannelStats::to_json(util::JsonWriter& w) const {
   for (const auto& [level, bytes] : level_bytes) w.kv(std::to_string(level), bytes);
   w.end_object();
   if (tape) tape->to_json(w);
+  if (nfs) nfs->to_json(w);
   w.end_object();
 }
 
@@ -86,6 +91,54 @@ void TapeStats::to_json(util::JsonWriter& w) const {
   w.kv("producer_wait_s", producer_wait_s);
   w.kv("volume_changes", volume_changes);
   w.end_object();
+}
+
+void NfsChannelStats::to_json(util::JsonWriter& w) const {
+  w.begin_object("nfs");
+  w.kv("servers", servers);
+  w.kv("rpcs", rpcs);
+  w.kv("bytes_read", bytes_read);
+  w.kv("bytes_written", bytes_written);
+  w.kv("retries", retries);
+  w.kv("reconnects", reconnects);
+  w.kv("avg_latency_ms", avg_latency_ms);
+  w.kv("max_latency_ms", max_latency_ms);
+  w.kv("read_size", static_cast<uint64_t>(read_size));
+  w.kv("write_size", static_cast<uint64_t>(write_size));
+  w.end_object();
+}
+
+std::string NfsChannelStats::to_text() const {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "    nfs %s: %llu RPCs (%u KiB reads, %u KiB writes), %.1f MiB read, %.1f MiB "
+                "written, %llu retries, %llu reconnects, latency avg %.2f ms, worst %.2f ms\n",
+                servers.c_str(), static_cast<unsigned long long>(rpcs), read_size / 1024,
+                write_size / 1024, static_cast<double>(bytes_read) / (1 << 20),
+                static_cast<double>(bytes_written) / (1 << 20),
+                static_cast<unsigned long long>(retries),
+                static_cast<unsigned long long>(reconnects), avg_latency_ms, max_latency_ms);
+  return buf;
+}
+
+void collect_nfs_stats(ChannelStats& s) {
+  io::RemoteFs* fs = io::remote_fs();
+  if (fs == nullptr) return;
+  io::RemoteStats r = fs->thread_stats();
+  fs->close_thread();
+  if (r.servers.empty()) return;
+  NfsChannelStats n;
+  n.servers = r.servers;
+  n.rpcs = r.rpcs;
+  n.bytes_read = r.bytes_read;
+  n.bytes_written = r.bytes_written;
+  n.retries = r.retries;
+  n.reconnects = r.reconnects;
+  n.avg_latency_ms = r.rpcs ? 1000.0 * r.latency_sum_s / static_cast<double>(r.rpcs) : 0;
+  n.max_latency_ms = 1000.0 * r.latency_max_s;
+  n.read_size = r.max_read;
+  n.write_size = r.max_write;
+  s.nfs = n;
 }
 
 std::string verdict(const std::vector<ChannelStats>& channels) {

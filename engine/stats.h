@@ -37,6 +37,18 @@ struct TapeStats {
   std::string to_text() const;  // one indented line
 };
 
+// A channel's NFS traffic (its own connections), like dNFS's per-channel views.
+struct NfsChannelStats {
+  std::string servers;  // addresses this channel used
+  uint64_t rpcs = 0, bytes_read = 0, bytes_written = 0;
+  uint64_t retries = 0;     // requests sent again after a deadline or a lost connection
+  uint64_t reconnects = 0;  // fresh connections after a failure
+  double avg_latency_ms = 0, max_latency_ms = 0;
+  uint32_t read_size = 0, write_size = 0;  // request sizes after the server's limits
+  void to_json(util::JsonWriter& w) const;
+  std::string to_text() const;  // one indented summary line
+};
+
 struct ChannelStats {
   uint32_t channel = 0;
   std::string io_engine;  // "io_uring" or "sync"
@@ -55,6 +67,7 @@ struct ChannelStats {
   double throttle_s = 0;   // of wait_s, time spent waiting for read tokens
   double elapsed_s = 0, read_busy_s = 0, write_busy_s = 0, wait_s = 0, cpu_s = 0;
   std::optional<TapeStats> tape;  // set when the channel wrote to (or read from) tape
+  std::optional<NfsChannelStats> nfs;  // set when the channel used NFS
 
   void to_json(util::JsonWriter& w) const;
 };
@@ -74,6 +87,10 @@ class BusyClock {
 };
 
 double thread_cpu_seconds();
+
+// Fills s.nfs from the calling thread's NFS connections (nothing if it made none) and
+// closes them. Call at the end of a channel, on its thread.
+void collect_nfs_stats(ChannelStats& s);
 
 // What bounded a job, from its channel stats: "read", "write", "cpu" or "balanced".
 std::string verdict(const std::vector<ChannelStats>& channels);

@@ -58,6 +58,11 @@ class IoEngine {
                       Clock::time_point until) = 0;
   // Ops submitted whose completions were not reaped yet.
   virtual size_t in_flight() const = 0;
+  // A descriptor that polls readable when completions may be waiting (-1: none), and a
+  // request to end a reap() early when `fd` polls readable: together they let one thread
+  // wait on two engines at once (local files and NFS) without spinning.
+  virtual int wait_fd() const { return -1; }
+  virtual void wake_on(int /*fd*/) {}
 };
 
 struct EngineOptions {

@@ -48,6 +48,7 @@ class UringEngine final : public IoEngine {
   Result<void> submit(std::span<const IoOp> ops) override;
   size_t reap(std::span<IoCompletion> out, size_t min_complete, Clock::time_point until) override;
   size_t in_flight() const override { return active_ + held_.size() + ready_.size(); }
+  int wait_fd() const override { return ring_.ring_fd; }
 
  private:
   explicit UringEngine(unsigned depth) : slots_(depth) {

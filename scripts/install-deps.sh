@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   fio time
   tgt libiscsi-dev libiscsi-bin
+  nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-dev libnfs-utils
 )
 
 missing=()

@@ -1,0 +1,61 @@
+#include "cli/nfs_flags.h"
+
+#include <charconv>
+
+#include "nfs/nfs_fs.h"
+#include "nfs/options.h"
+
+namespace stripeback::cli {
+
+void add_nfs_flags(CLI::App* app, NfsFlags& f) {
+  const nfs::NfsOptions d;
+  app->add_option("--nfs-inflight", f.inflight,
+                  "NFS READ/WRITE requests in flight per channel (default " +
+                      std::to_string(d.inflight) + ")")
+      ->check(CLI::Range(1, 64))
+      ->group("NFS (nfs:// URLs)");
+  app->add_option("--nfs-timeout", f.timeout,
+                  "deadline of every NFS request, e.g. 500ms, 10s (default " +
+                      std::to_string(d.timeout.count() / 1000) + "s)")
+      ->group("NFS (nfs:// URLs)");
+  app->add_option("--nfs-retry", f.retry,
+                  "how long a channel reconnects to a server that stopped answering before "
+                  "the job fails, e.g. 30s, 2m (default " +
+                      std::to_string(d.retry.count() / 1000) + "s)")
+      ->group("NFS (nfs:// URLs)");
+}
+
+Result<std::chrono::milliseconds> parse_interval(const std::string& text, const char* flag) {
+  auto bad = [&] {
+    return fail(Errc::invalid_argument, std::string("invalid ") + flag + " '" + text +
+                                            "': expected a duration like 500ms, 10s or 2m");
+  };
+  uint64_t n = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || p == text.data()) return bad();
+  std::string unit(p, text.data() + text.size());
+  uint64_t ms = 0;
+  if (unit == "ms") ms = n;
+  else if (unit.empty() || unit == "s") ms = n * 1000;
+  else if (unit == "m") ms = n * 60000;
+  else return bad();
+  if (ms == 0 || ms > 24ull * 3600 * 1000) return bad();
+  return std::chrono::milliseconds(ms);
+}
+
+Result<void> apply_nfs_flags(const NfsFlags& f, const std::atomic<bool>* cancel) {
+  nfs::register_backend();
+  nfs::NfsOptions o = nfs::options();
+  o.cancel = cancel;
+  if (f.inflight) o.inflight = f.inflight;
+  if (!f.timeout.empty()) {
+    SB_ASSIGN(o.timeout, parse_interval(f.timeout, "--nfs-timeout"));
+  }
+  if (!f.retry.empty()) {
+    SB_ASSIGN(o.retry, parse_interval(f.retry, "--nfs-retry"));
+  }
+  nfs::set_options(o);
+  return ok();
+}
+
+}  // namespace stripeback::cli

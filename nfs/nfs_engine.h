@@ -1,0 +1,21 @@
+// NfsEngine: io::IoEngine for remote ids, on the calling thread's NFS connections.
+//
+// An op is split into requests of the negotiated size (readmax/writemax, at most
+// options().max_request); up to options().inflight requests per connection are on the
+// wire at once. A request that fails in transport (deadline, lost connection) is sent
+// again on a fresh connection; ops fail only when a server made no progress for
+// options().retry, with an error naming the server and the file. Reads copy from libnfs's
+// buffer into the op's buffer (libnfs 4.0.0 cannot read into the caller's). fsync and
+// fdatasync ops send COMMIT. reap() never waits more than 100 ms without servicing the
+// connections, and sleeps between reconnect attempts instead of spinning.
+#pragma once
+
+#include <memory>
+
+#include "io/io_engine.h"
+
+namespace stripeback::nfs {
+
+std::unique_ptr<io::IoEngine> make_nfs_engine();
+
+}  // namespace stripeback::nfs

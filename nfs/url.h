@@ -1,0 +1,37 @@
+// NFS URLs: libnfs's form, nfs://server/path[?nfsport=N&mountport=M&...], extended with
+// several server addresses for multipath (nfs://addr1,addr2/path: channels spread over
+// them). NFSv3 only.
+//
+// Paths built by appending "/name" to a URL that has a query (the engine joins paths that
+// way) are understood: nfs://h/dir?nfsport=1&mountport=2/name is nfs://h/dir/name with that
+// query, since no option value contains a '/'.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stripeback/result.h"
+
+namespace stripeback::nfs {
+
+struct NfsUrl {
+  std::vector<std::string> servers;  // at least one
+  std::string path;                  // absolute, normalized, no trailing '/' ("/" for root)
+  uint32_t nfsport = 0, mountport = 0;  // 0: ask the server's portmapper
+  int uid = -1, gid = -1;               // -1: libnfs's default (the caller's ids)
+  // The options as a query string ("nfsport=2049&mountport=20048"), or empty.
+  std::string query() const;
+  // The URL libnfs parses to set up a context for `server` mounting `mount`.
+  std::string libnfs_url(const std::string& server, const std::string& mount) const;
+  // nfs://servers/path?query (the canonical spelling).
+  std::string str() const;
+};
+
+bool is_nfs_url(const std::string& s);  // starts with "nfs://"
+// Errors (Errc::invalid_argument or unsupported) name the URL and what is wrong with it.
+Result<NfsUrl> parse_nfs_url(const std::string& url);
+// The parent directory of an absolute normalized path ("/" for "/x" and "/").
+std::string parent_of(const std::string& path);
+
+}  // namespace stripeback::nfs

@@ -1,0 +1,275 @@
+// The stripeback binary with nfs:// sources and destinations against a real nfs-ganesha:
+// round trips, multipath, errors, a server restarted mid-backup, a stopped server.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "tests/integration/it_util.h"
+#include "tests/nfs/nfs_server.h"
+
+namespace stripeback::it {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Files made in the export's directory before NFS sees them (new names only: changing
+// what ganesha has cached behind its back is not safe).
+std::vector<std::string> make_source(const std::string& rel, uint64_t scale, uint32_t seed) {
+  const std::string dir = NfsServer::get().export_dir() + "/" + rel;
+  make_file(dir + "/a.dbf", 9 * scale + 4096, seed);
+  make_file(dir + "/sub/b.dbf", 5 * scale + 123, seed + 1);
+  make_file(dir + "/sub/deeper/c.log", 2 * scale, seed + 2, 0600);
+  make_file(dir + "/empty", 0, seed + 3);
+  return files_under(dir);
+}
+
+// Where restore --to `root` puts a file that was backed up from the export.
+std::string restored_from_nfs(const std::string& root, const std::string& local_original) {
+  return root + "/127.0.0.1" + local_original;
+}
+
+Json backup_json(const std::vector<std::string>& args, RunResult* out = nullptr) {
+  RunResult r = sb(args);
+  if (out) *out = r;
+  EXPECT_TRUE(r.exited(0)) << r.describe();
+  return parse_json(r);
+}
+
+TEST(NfsIntegration, BackupFromNfsToNfsAndRestoreLocallyIsIdentical) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs");
+  auto files = make_source("rt1", 1 << 20, 11);
+  RunResult br;
+  Json j = backup_json({"backup", s.url_of("rt1"), "--to", s.url_of("pieces1"), "--channels",
+                        "2", "--catalog", t / "cat", "--json"}, &br);
+  ASSERT_EQ(j["status"].as_string(), "complete") << br.describe();
+  EXPECT_EQ(j["files"].as_u64(), files.size());
+  ASSERT_EQ(j["channels"].size(), 2u);
+  uint64_t nfs_read = 0, nfs_written = 0;
+  for (const auto& c : j["channels"].items()) {
+    const Json* n = c.find("nfs");
+    ASSERT_NE(n, nullptr) << br.out;
+    EXPECT_EQ((*n)["servers"].as_string(), "127.0.0.1");
+    EXPECT_GT(*(*n)["rpcs"].as_u64(), 0u);
+    EXPECT_GE((*n)["max_latency_ms"].as_double(), (*n)["avg_latency_ms"].as_double());
+    EXPECT_EQ((*n)["retries"].as_u64(), 0u);
+    nfs_read += *(*n)["bytes_read"].as_u64();
+    nfs_written += *(*n)["bytes_written"].as_u64();
+  }
+  EXPECT_EQ(nfs_read, total_size(files));
+  EXPECT_GE(nfs_written, total_size(files));
+  EXPECT_EQ(pieces_in(s.export_dir() + "/pieces1").size(), 2u);
+
+  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(rr, 0);
+  for (const auto& f : files) EXPECT_TRUE(same_file(f, restored_from_nfs(t / "out", f)));
+  EXPECT_EQ(files_under(t / "out").size(), files.size());
+
+  // And from the NFS pieces into NFS: same bytes and modes; mtimes to the microsecond.
+  RunResult rn = sb({"restore", "--to", s.url_of("back1"), "--catalog", t / "cat", "--json"});
+  SB_ASSERT_EXIT(rn, 0);
+  for (const auto& f : files) {
+    std::string back = s.export_dir() + "/back1/127.0.0.1" + f;
+    EXPECT_EQ(testing::read_file(back), testing::read_file(f)) << back;
+    struct stat a {}, b {};
+    ASSERT_EQ(::stat(f.c_str(), &a), 0);
+    ASSERT_EQ(::stat(back.c_str(), &b), 0) << back;
+    EXPECT_EQ(a.st_mode, b.st_mode) << back;
+    EXPECT_EQ(a.st_mtim.tv_sec, b.st_mtim.tv_sec) << back;
+    EXPECT_EQ(a.st_mtim.tv_nsec / 1000, b.st_mtim.tv_nsec / 1000) << back;
+  }
+  RunResult again = sb({"restore", "--to", s.url_of("back1"), "--catalog", t / "cat"});
+  SB_EXPECT_EXIT(again, 2);
+  EXPECT_TRUE(contains(again.err, "refusing to overwrite"));
+}
+
+TEST(NfsIntegration, BackupLocalToNfsAndRestoreIsIdentical) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs");
+  make_file(t / "src/x.dbf", 7 << 20, 21);
+  make_file(t / "src/y/z.dbf", (3 << 20) + 17, 22, 0640);
+  RunResult br = sb({"backup", t / "src", "--to", s.url_of("pieces2"), "--channels", "2",
+                     "--max-piece-size", "4M", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(br, 0);
+  EXPECT_TRUE(contains(br.out, "nfs 127.0.0.1:"));
+  EXPECT_GE(pieces_in(s.export_dir() + "/pieces2").size(), 3u);
+  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat", "--channels", "2"});
+  SB_ASSERT_EXIT(rr, 0);
+  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+}
+
+TEST(NfsIntegration, MultipathSpreadsChannelsOverServerAddresses) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs");
+  make_file(t / "src/a", 4 << 20, 31);
+  make_file(t / "src/b", 4 << 20, 32);
+  std::string url = s.url_of("pieces3");
+  url.replace(url.find("127.0.0.1"), 9, "127.0.0.1,localhost");
+  RunResult br;
+  Json j = backup_json({"backup", t / "src", "--to", url, "--channels", "2", "--catalog",
+                        t / "cat", "--json"}, &br);
+  std::set<std::string> servers;
+  for (const auto& c : j["channels"].items())
+    if (const Json* n = c.find("nfs")) servers.insert((*n)["servers"].as_string());
+  EXPECT_EQ(servers, (std::set<std::string>{"127.0.0.1", "localhost"})) << br.out;
+  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(rr, 0);
+  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+}
+
+TEST(NfsIntegration, BadUrlMissingExportAndPermissionErrorsAreClear) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs");
+  make_file(t / "src/a", 4096, 41);
+  auto run = [&](const std::string& src, const std::string& to) {
+    return sb({"backup", src, "--to", to, "--catalog", t / "cat", "--nfs-timeout", "2s",
+               "--nfs-retry", "2s"});
+  };
+  RunResult bad = run(t / "src", "nfs://127.0.0.1:22049/x");
+  SB_EXPECT_EXIT(bad, 2);
+  EXPECT_TRUE(contains(bad.err, "invalid NFS URL 'nfs://127.0.0.1:22049/x'"));
+  EXPECT_TRUE(contains(bad.err, "nfsport"));
+
+  RunResult v4 = run(s.url_of("nothing") + "&version=4", t / "out");
+  SB_EXPECT_EXIT(v4, 2);
+  EXPECT_TRUE(contains(v4.err, "version 4 is not supported"));
+
+  RunResult missing = run("nfs://127.0.0.1/no/such/export" + s.query(), t / "out");
+  SB_EXPECT_EXIT(missing, 2);
+  EXPECT_TRUE(contains(missing.err, "backup source 'nfs://127.0.0.1/no/such/export"));
+
+  // Root squashed to nobody cannot create pieces in a root-owned 0755 directory.
+  ASSERT_EQ(::mkdir((s.export_dir() + "/locked").c_str(), 0755), 0);
+  std::string nobody = s.url_of("locked/pieces") + "&uid=65534&gid=65534";
+  RunResult denied = run(t / "src", nobody);
+  EXPECT_FALSE(denied.exited(0)) << denied.describe();
+  EXPECT_TRUE(denied.exited(1) || denied.exited(2)) << denied.describe();
+  EXPECT_TRUE(contains(denied.err, "locked/pieces"));
+  EXPECT_TRUE(contains(denied.err, "ACCES")) << denied.err;
+}
+
+TEST(NfsIntegration, ServerRestartedMidBackupIsSurvivedByteExact) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs");
+  make_file(t / "src/big1", 24 << 20, 51);
+  make_file(t / "src/big2", 24 << 20, 52);
+  // The rate limit stretches the backup to several seconds so the restart lands inside it.
+  auto child = sb_start({"backup", t / "src", "--to", s.url_of("pieces5"), "--channels", "2",
+                         "--rate", "8M", "--catalog", t / "cat", "--json", "--nfs-timeout",
+                         "2s", "--nfs-retry", "30s"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(child->running()) << "the backup ended before the restart";
+  ASSERT_TRUE(s.restart());
+  RunResult r = child->wait();
+  SB_ASSERT_EXIT(r, 0);
+  Json j = parse_json(r);
+  uint64_t reconnects = 0;
+  for (const auto& c : j["channels"].items())
+    if (const Json* n = c.find("nfs")) reconnects += *(*n)["reconnects"].as_u64();
+  EXPECT_GE(reconnects, 1u) << r.out;
+  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(rr, 0);
+  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+}
+
+TEST(NfsIntegration, StoppedServerFailsTheBackupClearlyWithinTheDeadline) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs");
+  make_file(t / "src/big", 32 << 20, 61);
+  auto t0 = std::chrono::steady_clock::now();
+  auto child = sb_start({"backup", t / "src", "--to", s.url_of("pieces6"), "--channels", "1",
+                         "--rate", "8M", "--catalog", t / "cat", "--nfs-timeout", "500ms",
+                         "--nfs-retry", "2s"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  s.pause();
+  RunResult r = child->wait();
+  auto elapsed = std::chrono::steady_clock::now() - t0;
+  s.resume();
+  SB_EXPECT_EXIT(r, 1);
+  EXPECT_TRUE(contains(r.err + r.out, "NFS server 127.0.0.1 did not answer"));
+  EXPECT_TRUE(contains(r.err + r.out, "pieces6/sb"));
+  EXPECT_LT(elapsed, std::chrono::seconds(12));
+  // Nothing half-written is left recorded: the catalog shows the backup failed.
+  RunResult list = sb({"list", "--catalog", t / "cat"});
+  EXPECT_TRUE(contains(list.out, "failed")) << list.describe();
+}
+
+TEST(NfsIntegration, CancelDuringAnOutageDoesNotWaitOutTheRetryWindow) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs");
+  make_file(t / "src/big", 32 << 20, 71);
+  auto child = sb_start({"backup", t / "src", "--to", s.url_of("pieces7"), "--channels", "1",
+                         "--rate", "8M", "--catalog", t / "cat", "--nfs-timeout", "500ms",
+                         "--nfs-retry", "60s"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  s.pause();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto t0 = std::chrono::steady_clock::now();
+  child->kill(SIGTERM);
+  RunResult r = child->wait();
+  auto elapsed = std::chrono::steady_clock::now() - t0;
+  s.resume();
+  EXPECT_FALSE(r.exited(0)) << r.describe();
+  EXPECT_LT(elapsed, std::chrono::seconds(10)) << r.describe();
+}
+
+}  // namespace
+}  // namespace stripeback::it
+
+namespace stripeback::it {
+namespace {
+
+TEST(NfsIntegration, BenchNfsReportsBothPathsAndRatios) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  ASSERT_EQ(::mkdir((s.export_dir() + "/bench").c_str(), 0755), 0);
+  RunResult r = sb({"bench", "nfs", "--kernel-path", s.export_dir() + "/bench", "--nfs-url",
+                    s.url_of("bench"), "--channels", "2", "--size", "16M", "--write", "--json"});
+  SB_ASSERT_EXIT(r, 0);
+  Json j = parse_json(r);
+  EXPECT_FALSE(j["kernel_is_nfs_mount"].as_bool());
+  ASSERT_EQ(j["runs"].size(), 4u) << r.out;
+  std::set<std::string> seen;
+  for (const auto& run : j["runs"].items()) {
+    seen.insert(run["op"].as_string() + "/" + run["path"].as_string());
+    EXPECT_EQ(run["bytes"].as_u64(), 16u << 20) << r.out;
+    EXPECT_GT(run["wall_s"].as_double(), 0.0);
+    EXPECT_GT(run["mb_per_s"].as_double(), 0.0);
+    EXPECT_GE(run["cpu_s_per_gib"].as_double(), 0.0);
+    EXPECT_GE(run["ctx_switches_per_gib"].as_double(), 0.0);
+    EXPECT_GE(run["iowait_share"].as_double(), 0.0);
+    EXPECT_LE(run["iowait_share"].as_double(), 1.0);
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"read/kernel", "read/libnfs", "write/kernel",
+                                         "write/libnfs"}));
+  EXPECT_GT(j["ratios"]["read"]["mb_per_s"].as_double(), 0.0);
+  EXPECT_GT(j["ratios"]["write"]["cpu_s_per_gib"].as_double(), 0.0);
+  // Written files are removed again; the read set stays for the next run.
+  auto left = files_under(s.export_dir() + "/bench");
+  EXPECT_EQ(left.size(), 2u);
+
+  RunResult text = sb({"bench", "nfs", "--kernel-path", s.export_dir() + "/bench", "--nfs-url",
+                       s.url_of("bench"), "--channels", "2", "--size", "16M"});
+  SB_ASSERT_EXIT(text, 0);
+  EXPECT_TRUE(contains(text.out, "NOT an NFS mount"));
+  EXPECT_TRUE(contains(text.out, "context switches/GiB"));
+
+  RunResult bad = sb({"bench", "nfs", "--kernel-path", s.export_dir() + "/bench", "--nfs-url",
+                      "nfs://127.0.0.1/nope" + s.query()});
+  SB_EXPECT_EXIT(bad, 2);
+  EXPECT_TRUE(contains(bad.err, "--nfs-url 'nfs://127.0.0.1/nope"));
+}
+
+}  // namespace
+}  // namespace stripeback::it

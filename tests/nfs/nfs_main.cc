@@ -1,0 +1,11 @@
+#include <gtest/gtest.h>
+
+#include "nfs/nfs_fs.h"
+#include "tests/nfs/nfs_server.h"
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  stripeback::nfs::register_backend();
+  ::testing::AddGlobalTestEnvironment(new stripeback::it::NfsServer);
+  return RUN_ALL_TESTS();
+}
