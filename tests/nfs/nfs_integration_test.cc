@@ -272,4 +272,28 @@ TEST(NfsIntegration, BenchNfsReportsBothPathsAndRatios) {
 }
 
 }  // namespace
+// Pieces on NFS may be compressed and encrypted like local ones: validate and restore
+// read them back through libnfs with the key, and refuse a wrong one.
+TEST(NfsIntegration, CompressedEncryptedPiecesOnNfsValidateAndRestore) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs");
+  make_file(t / "src/e.dbf", (5 << 20) + 99, 41);
+  SB_ASSERT_EXIT(sb({"keygen", t / "k.key"}), 0);
+  SB_ASSERT_EXIT(sb({"keygen", t / "other.key"}), 0);
+  RunResult br = sb({"backup", t / "src", "--to", s.url_of("pieces-enc"), "--catalog", t / "cat",
+                     "--compress", "auto", "--encrypt", "--key-file", t / "k.key"});
+  SB_ASSERT_EXIT(br, 0);
+  RunResult vr = sb({"validate", "--catalog", t / "cat", "--key-file", t / "k.key"});
+  SB_EXPECT_EXIT(vr, 0);
+  RunResult wr = sb({"restore", "--to", t / "out", "--catalog", t / "cat", "--key-file",
+                     t / "other.key"});
+  SB_EXPECT_EXIT(wr, 4);
+  EXPECT_FALSE(exists(t / "out"));
+  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat", "--key-file",
+                     t / "k.key"});
+  SB_ASSERT_EXIT(rr, 0);
+  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+}
+
 }  // namespace stripeback::it
