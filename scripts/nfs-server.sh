@@ -71,9 +71,15 @@ ensure_rpcbind() {
   if rpcinfo -p 127.0.0.1 >/dev/null 2>&1; then return 0; fi
   command -v rpcbind >/dev/null || die "rpcbind is not installed (apt-get install rpcbind)" 2
   rpcbind -w || die "unable to start rpcbind"
-  # No other rpcbind answered, so the one running now is ours; remember it to stop it later.
-  pidof -s rpcbind >"$STATE/rpcbind.pid" || true
-  for _ in $(seq 50); do rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && return 0; sleep 0.1; done
+  for _ in $(seq 50); do
+    if rpcinfo -p 127.0.0.1 >/dev/null 2>&1; then
+      # No other rpcbind answered before, so the one answering now (the daemon, not the
+      # parent that forked it) is ours: remember it to stop it with the server.
+      pidof -s rpcbind >"$STATE/rpcbind.pid" || true
+      return 0
+    fi
+    sleep 0.1
+  done
   die "rpcbind did not answer after 5 s"
 }
 
