@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,26 @@ struct BackupBegin {
   int32_t pid = 0;
 };
 
+// One segment of a piece on one tape volume (see docs/tape.md).
+struct TapeSpan {
+  std::string volume_id;
+  std::string url;         // drive it was written in
+  uint32_t file = 0;       // tape file number (0 is the volume label)
+  uint64_t block = 0;      // block in that file where the segment header is
+  uint64_t first_seq = 0;  // sequence number of the segment's first data block
+  uint64_t blocks = 0;     // data blocks in the segment
+  // Logical object number of the segment header from READ POSITION, for LOCATE; all ones
+  // when the drive reports no position (tgt).
+  uint64_t address = ~uint64_t{0};
+};
+
+// Where a piece written to tape is: block size, stream length and its segments in order.
+struct TapeLocation {
+  uint32_t block_size = 0;
+  uint64_t bytes = 0;
+  std::vector<TapeSpan> spans;
+};
+
 struct PieceRecord {
   std::string name;       // file name of the piece, unique
   std::string location;   // directory or URL that holds it
@@ -55,6 +76,7 @@ struct PieceRecord {
   uint32_t number = 0;    // piece number within the channel
   uint64_t size = 0;      // bytes on the medium
   uint32_t checksum = 0;  // the piece's whole-piece CRC32C (from its trailer)
+  std::optional<TapeLocation> tape;  // set for pieces on tape
 };
 
 struct FileRecord {

@@ -106,10 +106,15 @@ class Cursor {
 Error malformed(const std::string& what) { return Error{Errc::corrupt, 0, what}; }
 
 // Reads the version byte; `newer` tells whether unknown trailing fields may follow.
-Result<bool> read_version(Cursor& c) {
+Result<uint8_t> read_raw_version(Cursor& c) {
   uint8_t v = c.r().u8();
   if (!c.ok()) return malformed("empty payload");
   if (v == 0) return malformed("payload version 0");
+  return v;
+}
+
+Result<bool> read_version(Cursor& c) {
+  SB_ASSIGN(uint8_t v, read_raw_version(c));
   return v > kPayloadVersion;
 }
 
@@ -189,8 +194,25 @@ Result<std::vector<EncodedRecord>> encode_piece(uint64_t backup_id, const PieceR
   pe.u32(p.number);
   pe.u64(p.size);
   pe.u32(p.checksum);
+  if (p.tape) {
+    pe.u8(1);  // medium: tape
+    pe.u32(p.tape->block_size);
+    pe.u64(p.tape->bytes);
+    pe.u32(static_cast<uint32_t>(p.tape->spans.size()));
+    for (const TapeSpan& sp : p.tape->spans) {
+      SB_TRY(check_str(sp.volume_id, "tape volume id"));
+      SB_TRY(check_str(sp.url, "tape url"));
+      pe.str(sp.volume_id);
+      pe.str(sp.url);
+      pe.u32(sp.file);
+      pe.u64(sp.block);
+      pe.u64(sp.first_seq);
+      pe.u64(sp.blocks);
+      pe.u64(sp.address);
+    }
+  }
   util::ByteWriter head, tail_head;
-  head.u8(kPayloadVersion);
+  head.u8(p.tape ? kTapePiecePayloadVersion : kPayloadVersion);
   head.u64(backup_id);
   put_entry(head, pe.buffer());
   tail_head.u8(kPayloadVersion);
@@ -242,7 +264,8 @@ Result<BeginPayload> decode_begin(std::span<const uint8_t> payload) {
 
 Result<PiecePayload> decode_piece(std::span<const uint8_t> payload) {
   Cursor c(payload);
-  SB_ASSIGN(bool newer, read_version(c));
+  SB_ASSIGN(uint8_t version, read_raw_version(c));
+  const bool newer = version > kTapePiecePayloadVersion;
   PiecePayload out;
   out.backup_id = c.r().u64();
   util::ByteReader pr(c.entry());
@@ -254,6 +277,26 @@ Result<PiecePayload> decode_piece(std::span<const uint8_t> payload) {
   p.number = pr.u32();
   p.size = pr.u64();
   p.checksum = pr.u32();
+  if (version >= kTapePiecePayloadVersion && pr.ok() && pr.remaining() > 0) {
+    const uint8_t medium = pr.u8();
+    if (medium != 1) return malformed("unknown piece medium " + std::to_string(medium));
+    TapeLocation t;
+    t.block_size = pr.u32();
+    t.bytes = pr.u64();
+    const uint32_t n = pr.u32();
+    for (uint32_t i = 0; i < n && pr.ok(); ++i) {
+      TapeSpan sp;
+      sp.volume_id = pr.str();
+      sp.url = pr.str();
+      sp.file = pr.u32();
+      sp.block = pr.u64();
+      sp.first_seq = pr.u64();
+      sp.blocks = pr.u64();
+      sp.address = pr.u64();
+      t.spans.push_back(std::move(sp));
+    }
+    p.tape = std::move(t);
+  }
   SB_TRY(check_end(pr.ok(), pr.remaining(), newer, "piece entry"));
   SB_ASSIGN(out.files, decode_file_list(c, newer));
   return out;

@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "cli/tape_commands.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "catalog/catalog.h"
 #include "engine/backup_job.h"
 #include "engine/compress.h"
+#include "engine/crypto.h"
 #include "engine/demo_data.h"
 #include "engine/restore_job.h"
 #include "util/json.h"
@@ -26,6 +28,8 @@ int exit_code_for(const Error& e) {
     case Errc::not_found:
     case Errc::exists:
       return kExitUsage;
+    case Errc::wrong_key:
+      return kExitWrongKey;
     default:
       return kExitFailed;
   }
@@ -50,6 +54,11 @@ Result<std::unique_ptr<catalog::Catalog>> open_catalog(const CommonFlags& c, cat
   for (const auto& w : (*cat)->warnings())
     spdlog::warn("catalog '{}': {} (offset {}, {} bytes)", dir, w.what, w.offset, w.length);
   return cat;
+}
+
+Result<std::shared_ptr<engine::Keyring>> load_keys(const KeyFlags& k) {
+  engine::KeySource src{k.passphrase_file, k.passphrase_env, k.key_file};
+  return engine::Keyring::load(src);
 }
 
 Result<std::optional<size_t>> buffer_size_of(const CommonFlags& c) {
@@ -160,6 +169,30 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   auto level = engine::parse_compress(f.compress);
   if (!level) return report(level.error());
   o.channel.compress_level = *level;
+  if (auto t = tape_backup_options(f); !t) {
+    return report(t.error());
+  } else if (*t) {
+    o.tape = std::move(**t);
+    o.channels = static_cast<uint32_t>(o.tape->drives.size());
+  }
+  if (f.cpu_budget) {
+    if (*level != engine::kCompressAuto)
+      return report(Error{Errc::invalid_argument, 0, "--cpu-budget needs --compress auto"});
+    if (!(*f.cpu_budget > 0) || *f.cpu_budget > 1024)
+      return report(Error{Errc::invalid_argument, 0,
+                          "--cpu-budget must be a number of cores above 0 (e.g. 0.5 or 1.5)"});
+    o.channel.cpu_budget = *f.cpu_budget / o.channels;
+  }
+  auto keys = load_keys(f.keys);
+  if (!keys) return report(keys.error());
+  if (f.encrypt && !*keys)
+    return report(Error{Errc::invalid_argument, 0,
+                        "--encrypt needs --passphrase-file, --passphrase-env or --key-file"});
+  if (!f.encrypt && *keys)
+    return report(Error{Errc::invalid_argument, 0,
+                        "a passphrase or key was given without --encrypt: add --encrypt to "
+                        "encrypt this backup"});
+  o.keys = *keys;
   auto sum = engine::run_backup(o, **cat);
   if (!sum) return report(sum.error());
   for (const auto& s : sum->skipped) spdlog::warn("skipped '{}': {}", s.path, s.why);
@@ -191,8 +224,14 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   o.paths = f.paths;
   o.channels = f.channels;
   o.force = f.force;
+  o.verify_only = f.verify_only;
   o.channel = *cfg;
   o.cancel = &cancel;
+  auto keys = load_keys(f.keys);
+  if (!keys) return report(keys.error());
+  o.keys = *keys;
+  o.tape_spool = f.tape_spool;
+  o.tape_drives = f.tape_drives;
   auto sum = engine::run_restore(o, **cat);
   if (!sum) return report(sum.error());
   if (c.json) std::printf("%s\n", sum->to_json().c_str());
@@ -255,6 +294,18 @@ int run_demo_data_cmd(const DemoDataFlags& f) {
   std::printf("generated %llu files, %s in %s (%.2f s)\n",
               static_cast<unsigned long long>(sum->files), util::format_bytes(sum->bytes).c_str(),
               f.dir.c_str(), sum->elapsed_s);
+  return kExitOk;
+}
+
+}  // namespace stripeback::cli
+
+namespace stripeback::cli {
+
+int run_keygen_cmd(const std::string& path) {
+  if (auto r = engine::generate_key_file(path); !r) return report(r.error());
+  std::printf("wrote a new 256-bit key to %s (mode 0600); keep a copy apart from the backups: "
+              "without it they cannot be restored\n",
+              path.c_str());
   return kExitOk;
 }
 

@@ -1,5 +1,6 @@
 // The `stripeback` subcommands: each turns parsed flags into engine options, runs the job
-// and prints its result. Exit codes: 0 success, 1 the job failed, 2 bad usage or input.
+// and prints its result. Exit codes: 0 success, 1 the job failed, 2 bad usage or input,
+// 3 a partial backup, 4 a wrong passphrase or key.
 #pragma once
 
 #include <atomic>
@@ -14,6 +15,14 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitPartial = 3;  // backup --partial stopped at its deadline
+inline constexpr int kExitWrongKey = 4;  // the passphrase or key does not open the backup
+
+// Where the encryption key comes from: names only, never the secret itself.
+struct KeyFlags {
+  std::string passphrase_file;
+  std::string passphrase_env;
+  std::string key_file;
+};
 
 struct CommonFlags {
   std::string catalog;  // empty: the default location
@@ -38,6 +47,15 @@ struct BackupFlags {
   bool partial = false;
   bool minimize_load = false;
   std::string compress = "none";
+  std::optional<double> cpu_budget;
+  bool encrypt = false;
+  KeyFlags keys;
+  // Tape (see cli/tape_commands.h): every --to as given; tape:URL ones become drives.
+  std::vector<std::string> to_all;
+  std::vector<std::string> tape_volumes;
+  std::string tape_block_size = "256K";
+  std::string tape_io = "async";
+  unsigned tape_wait = 10;  // seconds to wait for a drive that is not ready
 };
 
 struct RestoreFlags {
@@ -47,6 +65,10 @@ struct RestoreFlags {
   std::vector<std::string> paths;
   unsigned channels = 2;
   bool force = false;
+  KeyFlags keys;
+  bool verify_only = false;  // the validate command
+  std::string tape_spool;  // where pieces read from tape are staged
+  std::vector<std::string> tape_drives;  // where to look for the volumes
 };
 
 struct DemoDataFlags {
@@ -59,6 +81,7 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
 int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atomic<bool>& cancel);
 int run_list_cmd(const CommonFlags& c);
 int run_demo_data_cmd(const DemoDataFlags& f);
+int run_keygen_cmd(const std::string& path);
 
 // $STRIPEBACK_CATALOG, else $XDG_STATE_HOME/stripeback, else ~/.local/state/stripeback.
 std::string default_catalog_dir();

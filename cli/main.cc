@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/tape_commands.h"
 #include "cli/nfs_bench.h"
 #include "cli/nfs_flags.h"
 #include "engine/backup_job.h"
@@ -34,6 +35,34 @@ void add_common(CLI::App* app, stripeback::cli::CommonFlags& c) {
   app->add_flag("--json", c.json, "print the result as one JSON document on stdout");
 }
 
+void add_keys(CLI::App* app, stripeback::cli::KeyFlags& k, const char* purpose) {
+  std::string p = purpose;
+  auto* pf = app->add_option("--passphrase-file", k.passphrase_file,
+                             "file whose first line is the passphrase " + p)
+                 ->group("Encryption");
+  auto* pe = app->add_option("--passphrase-env", k.passphrase_env,
+                             "name of an environment variable holding the passphrase " + p)
+                 ->group("Encryption");
+  auto* kf = app->add_option("--key-file", k.key_file,
+                             "file holding a 256-bit key (64 hex digits, see 'stripeback "
+                             "keygen') " + p)
+                 ->group("Encryption");
+  pf->excludes(pe)->excludes(kf);
+  pe->excludes(kf);
+}
+
+// What restore and validate work on: PATHs, --tag or --backup, and their channels.
+void add_selection(CLI::App* app, stripeback::cli::RestoreFlags& f, const std::string& verb) {
+  app->add_option("PATH", f.paths,
+                  "original files or directories to " + verb + " (default: everything)");
+  auto* tag = app->add_option("--tag", f.tag, verb + " the newest complete backup with this tag");
+  auto* id = app->add_option("--backup", f.backup, verb + " this backup id");
+  tag->excludes(id);
+  app->add_option("--channels", f.channels, "parallel channels")
+      ->default_val(stripeback::engine::kDefaultChannels)
+      ->check(CLI::Range(1, 256));
+}
+
 void add_io(CLI::App* app, stripeback::cli::CommonFlags& c) {
   app->add_option("--buffers", c.buffers,
                   "I/O buffers per channel (default: 16, or by the multiplexing rule)")
@@ -53,7 +82,7 @@ int main(int argc, char** argv) {
       "stripeback: multi-channel backup and restore of large datafiles.\n"
       "Backs files up into self-describing pieces, records them in a flat catalog, and "
       "restores them byte-exact.\nExit codes: 0 success, 1 the job failed, 2 bad usage or "
-      "input, 3 a --partial backup stopped at its deadline.",
+      "input, 3 a --partial backup stopped at its deadline, 4 wrong passphrase or key.",
       "stripeback"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "stripeback 0.1.0");
@@ -72,9 +101,16 @@ int main(int argc, char** argv) {
                      "files or directories to back up (directories recursively; symbolic "
                      "links and special files are reported and skipped)")
       ->required();
-  backup->add_option("--to", bf.to, "directory that receives the backup pieces")->required();
+  backup->add_option("--to", bf.to_all,
+                     "directory that receives the backup pieces, or a tape drive "
+                     "tape:iscsi://HOST:PORT/IQN/LUN or tape:/dev/sgN (repeat for more drives: "
+                     "one channel each)")
+      ->required()
+      ->allow_extra_args(false);
+  add_backup_tape_flags(backup, bf);
   backup->add_option("--channels", bf.channels,
-                     "parallel channels, each with its own I/O ring and pieces")
+                     "parallel channels, each with its own I/O ring and pieces (a backup to "
+                     "tape runs one per drive)")
       ->default_val(stripeback::engine::kDefaultChannels)
       ->check(CLI::Range(1, 256));
   backup->add_option("--tag", bf.tag, "a tag to find this backup by");
@@ -104,11 +140,21 @@ int main(int argc, char** argv) {
                    "3); files backed up least recently go first");
   backup->add_option("--compress", bf.compress,
                      "compress each frame with zstd: none, low (level 1), medium (3), high "
-                     "(9) or zstd:N; frames that do not shrink by 1/16 are stored raw")
+                     "(9), zstd:N, or auto (each channel picks levels 1-9 as it runs so "
+                     "compression never holds the devices back); frames that do not shrink "
+                     "by 1/16 are stored raw")
       ->default_val("none");
+  backup->add_option("--cpu-budget", bf.cpu_budget,
+                     "with --compress auto: cores the job's compression may use in all (e.g. "
+                     "0.5); levels step down when over it");
   backup->add_flag("--minimize-load", bf.minimize_load,
                    "with --duration: pace the backup to end just inside the window instead "
                    "of running at full speed");
+  backup->add_flag("--encrypt", bf.encrypt,
+                   "encrypt every piece with AES-256-GCM (a random key per piece, wrapped with "
+                   "the passphrase or key given below; see docs/encryption.md)")
+      ->group("Encryption");
+  add_keys(backup, bf.keys, "to encrypt with");
   add_common(backup, common);
   add_io(backup, common);
   NfsFlags nfs_flags;
@@ -119,20 +165,31 @@ int main(int argc, char** argv) {
       "restore",
       "restore backed-up files under --to DIR at their original absolute paths "
       "(/data/a.dbf --to /r becomes /r/data/a.dbf)");
-  restore->add_option("PATH", rf.paths,
-                      "original files or directories to restore (default: everything)");
+  add_selection(restore, rf, "restore");
   restore->add_option("--to", rf.to, "directory to restore into")->required();
-  auto* tag_opt = restore->add_option("--tag", rf.tag,
-                                      "restore the newest complete backup with this tag");
-  auto* id_opt = restore->add_option("--backup", rf.backup, "restore this backup id");
-  tag_opt->excludes(id_opt);
-  restore->add_option("--channels", rf.channels, "parallel restore channels")
-      ->default_val(stripeback::engine::kDefaultChannels)
-      ->check(CLI::Range(1, 256));
   restore->add_flag("--force", rf.force, "replace files that already exist");
+  add_keys(restore, rf.keys, "of an encrypted backup");
+  restore->add_option("--tape-spool", rf.tape_spool,
+                      "directory where pieces read from tape are staged during the restore "
+                      "(default: $TMPDIR, else /var/tmp)");
+  restore->add_option("--tape-drive", rf.tape_drives,
+                      "look for the tape volumes in these drives (by their labels) instead "
+                      "of the drives recorded at backup; repeatable")
+      ->allow_extra_args(false);
   add_common(restore, common);
   add_io(restore, common);
   add_nfs_flags(restore, nfs_flags);
+
+  RestoreFlags vf;
+  vf.verify_only = true;
+  auto* validate = app.add_subcommand(
+      "validate",
+      "read and check every frame of backed-up files (checksums, authentication, "
+      "decompression, whole-file digests) without writing anything; exit 1 names any damage");
+  add_selection(validate, vf, "check");
+  add_keys(validate, vf.keys, "of an encrypted backup");
+  add_common(validate, common);
+  add_io(validate, common);
 
   auto* list = app.add_subcommand("list", "list the backups in the catalog");
   add_common(list, common);
@@ -145,6 +202,12 @@ int main(int argc, char** argv) {
   demo->add_option("--size", df.size, "approximate total size")->default_val("300M");
   demo->add_option("--seed", df.seed, "random seed (same seed, same data)")->default_val(1);
 
+  std::string key_path;
+  auto* keygen = app.add_subcommand(
+      "keygen", "write a new random 256-bit key file for backup --encrypt --key-file");
+  keygen->add_option("FILE", key_path, "file to create (mode 0600; never replaced)")->required();
+  TapeFlags tf;
+  auto* tape = add_tape_command(app, tf);
   auto* bench = app.add_subcommand("bench", "measure I/O paths on this machine");
   bench->require_subcommand(1);
   NfsBenchFlags nbf;
@@ -152,12 +215,14 @@ int main(int argc, char** argv) {
 
   // Name an unknown command rather than CLI11's "a subcommand is required".
   bool known = false;
-  for (const auto* sub : app.get_subcommands({})) known = known || (argc > 1 && sub->get_name() == argv[1]);
+  std::string names;
+  for (const auto* sub : app.get_subcommands({})) {
+    known = known || (argc > 1 && sub->get_name() == argv[1]);
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
   if (argc > 1 && argv[1][0] != '-' && !known) {
-    std::fprintf(stderr,
-                 "stripeback: unknown command '%s' (expected backup, restore, list, "
-                 "demo-data or bench; see --help)\n",
-                 argv[1]);
+    std::fprintf(stderr, "stripeback: unknown command '%s' (expected one of %s; see --help)\n",
+                 argv[1], names.c_str());
     return kExitUsage;
   }
   try {
@@ -177,10 +242,19 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  if (backup->parsed()) return run_backup_cmd(common, bf, g_cancel);
+  if (backup->parsed()) {
+    if (auto r = resolve_backup_destinations(bf); !r) {
+      std::fprintf(stderr, "stripeback: %s\n", r.error().what.c_str());
+      return kExitUsage;
+    }
+    return run_backup_cmd(common, bf, g_cancel);
+  }
   if (restore->parsed()) return run_restore_cmd(common, rf, g_cancel);
+  if (validate->parsed()) return run_restore_cmd(common, vf, g_cancel);
   if (list->parsed()) return run_list_cmd(common);
   if (demo->parsed()) return run_demo_data_cmd(df);
+  if (keygen->parsed()) return run_keygen_cmd(key_path);
+  if (tape->parsed()) return run_tape_cmd(*tape, tf, g_cancel);
   if (bench_nfs->parsed()) return run_nfs_bench_cmd(nbf);
   return kExitUsage;
 }

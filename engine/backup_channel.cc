@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "engine/compress.h"
+#include "engine/ordering_engine.h"
 #include "engine/piece_writer.h"
+#include "engine/tape_sink.h"
 #include "io/buffer_pool.h"
 #include "io/io_engine.h"
 #include "io/remote.h"
@@ -22,12 +24,29 @@ namespace {
 constexpr uint64_t kMetaTag = 1ull << 40;
 constexpr auto kIdleWait = std::chrono::milliseconds(200);
 
+TapeStats tape_stats(const tape::DriveStats& d) {
+  TapeStats t;
+  t.drive = d.drive;
+  t.async = d.async;
+  t.bytes = d.bytes;
+  t.commands = d.commands;
+  t.write_s = d.write_s;
+  t.write_mb_s = d.write_mb_s();
+  t.stalls = d.stalls;
+  t.stall_s = d.stall_s;
+  t.producer_waits = d.producer_waits;
+  t.producer_wait_s = d.producer_wait_s;
+  t.volume_changes = d.volume_changes;
+  return t;
+}
+
 int64_t mtime_ns_of(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
 struct OpenPiece {
   std::unique_ptr<PieceWriter> writer;
+  TapePieceOutput* tape_out = nullptr;  // when the piece goes to tape
   uint32_t number = 0;
   uint32_t writes_out = 0;
   bool closing = false;
@@ -69,6 +88,7 @@ class BackupChannel {
       for (auto& p : pieces_)
         if (p->writer) p->writer->abandon();
     clock_.finish(out_.stats);
+    if (tape_) out_.stats.tape = tape_stats(tape_->stats());
     engine_.reset();  // before its connections go
     collect_nfs_stats(out_.stats);
     out_.status = st;
@@ -79,14 +99,29 @@ class BackupChannel {
   Result<void> setup() {
     engine_ = io::make_engine({ctx_.config.queue_depth});
     out_.stats.io_engine = engine_->name();
-    SB_ASSIGN(auto pool, io::BufferPool::create(ctx_.config.buffers, ctx_.config.buffer_size,
-                                                kBlock));
+    if (channel_ <= ctx_.tape_sinks.size()) {
+      // Tape: frame writes go in piece order to the channel's drive.
+      tape_ = ctx_.tape_sinks[channel_ - 1];
+      auto ordering = std::make_unique<OrderingEngine>(std::move(engine_));
+      ordering_ = ordering.get();
+      engine_ = std::move(ordering);
+    }
+    // Encrypted frames need room for the tag after the data (in the padding block).
+    size_t tail = ctx_.keys ? kBlock : 0;
+    SB_ASSIGN(auto pool, io::BufferPool::create(ctx_.config.buffers,
+                                                ctx_.config.buffer_size + tail, kBlock));
     pool_ = std::make_unique<io::BufferPool>(std::move(pool));
     slots_.resize(pool_->count());
-    if (ctx_.config.compress_level > 0) {
+    if (ctx_.config.compress_level != 0) {
       // One output buffer per slot: a compressed frame goes out from there.
-      compressor_ = std::make_unique<Compressor>(ctx_.config.compress_level);
-      size_t cap = align_up(Compressor::bound(ctx_.config.buffer_size));
+      int level = ctx_.config.compress_level;
+      if (level == kCompressAuto) {
+        auto_ = std::make_unique<AutoLevel>(ctx_.config.cpu_budget);
+        level = auto_->level();
+        window_ = Window{std::chrono::steady_clock::now(), 0, 0, 0};
+      }
+      compressor_ = std::make_unique<Compressor>(level);
+      size_t cap = align_up(Compressor::bound(ctx_.config.buffer_size)) + tail;
       SB_ASSIGN(auto cpool, io::BufferPool::create(pool_->count(), cap, kBlock));
       cpool_ = std::make_unique<io::BufferPool>(std::move(cpool));
     }
@@ -173,7 +208,7 @@ class BackupChannel {
         continue;
       }
       idle_rounds = 0;
-      uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(s->end - s->next, pool_->data_size()));
+      uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(s->end - s->next, ctx_.config.buffer_size));
       wait = std::max(bucket_.wait_time(),
                       ctx_.job_bucket ? ctx_.job_bucket->wait_time() : io::Clock::duration{});
       if (wait > io::Clock::duration::zero()) break;
@@ -248,8 +283,14 @@ class BackupChannel {
                std::to_string(channel_) + "-p" + std::to_string(h.piece_number) + ".sbp";
       auto p = std::make_unique<OpenPiece>();
       p->number = h.piece_number;
-      SB_ASSIGN(p->writer, PieceWriter::create(ctx_.dest_dir, h, ctx_.config.direct));
-      out_.stats.direct_sink = p->writer->direct();
+      if (tape_) {
+        SB_ASSIGN(p->tape_out, tape_->open_piece({ctx_.backup_id, channel_, h.piece_number}, h.name));
+        ordering_->route(*p->tape_out);
+        SB_ASSIGN(p->writer, PieceWriter::create_on(*p->tape_out, h, ctx_.keys));
+      } else {
+        SB_ASSIGN(p->writer, PieceWriter::create(ctx_.dest_dir, h, ctx_.config.direct, ctx_.keys));
+        out_.stats.direct_sink = p->writer->direct();
+      }
       pieces_.push_back(std::move(p));
       cur = pieces_.back().get();
     }
@@ -265,8 +306,8 @@ class BackupChannel {
     uint32_t id = p.writer->add_file(s.meta);
     p.file_ids[s.meta.path] = id;
     s.pieces.insert(p.writer->name());
-    auto [block, placement] = p.writer->file_frame(id);
-    if (!block) return fail(Errc::no_space, "unable to allocate a file record block");
+    SB_ASSIGN(auto placed, p.writer->file_frame(id));
+    auto& [block, placement] = placed;
     uint64_t tag = kMetaTag + next_meta_++;
     io::IoOp op{io::OpKind::write, p.writer->fd(), placement.offset, block->data,
                 placement.length, tag};
@@ -335,28 +376,27 @@ class BackupChannel {
       size_t csize = 0;
       if (compressor_) {
         double t0 = thread_cpu_seconds();
-        csize = compressor_->compress(data, sl.want, cpool_->data(slot), cpool_->data_size());
+        if (compressor_->level() > 0)  // auto may choose 0: store raw for now
+          csize = compressor_->compress(data, sl.want, cpool_->data(slot), cpool_->data_size());
         out_.stats.compress_s += thread_cpu_seconds() - t0;
         out_.stats.bytes_compressed_in += sl.want;
         out_.stats.bytes_compressed_out += csize ? csize : sl.want;
+        out_.stats.level_bytes[compressor_->level()] += sl.want;
+        if (auto_) adapt_level();
       }
-      if (csize) {
-        h.compressed = true;
-        h.stored_len = static_cast<uint32_t>(csize);
-        h.stored_crc = util::crc32c(cpool_->data(slot), csize);
-      } else {
-        h.stored_len = sl.want;
-        h.stored_crc = util::crc32c(data, sl.want);
-      }
+      h.compressed = csize != 0;
+      h.stored_len = h.compressed ? static_cast<uint32_t>(csize) : sl.want;
     }
     ++out_.stats.frames;
     s->done.extents.push_back({sl.offset, sl.want, h.raw_digest});
-    uint64_t frame_len = kBlock + align_up(h.stored_len);
+    uint64_t frame_len = kBlock + align_up(h.stored_len + (ctx_.keys ? kTagSize : 0));
     SB_ASSIGN(OpenPiece * p, piece_for(frame_len + kBlock + align_up(s->meta.path.size() + 64)));
     SB_TRY(ensure_registered(*s, *p));
     h.file_id = p->file_ids[path];
     std::byte* frame = h.compressed ? cpool_->header(slot) : pool_->header(slot);
-    FramePlacement pl = p->writer->place(h, frame);
+    double t0 = p->writer->sealed() ? thread_cpu_seconds() : 0;
+    SB_ASSIGN(FramePlacement pl, p->writer->place(h, frame));
+    if (p->writer->sealed()) out_.stats.encrypt_s += thread_cpu_seconds() - t0;
     sl.writing = true;
     sl.piece = p;
     ++writes_out_;
@@ -402,6 +442,11 @@ class BackupChannel {
       rec.number = p->number;
       rec.size = p->writer->size();
       rec.checksum = crc;
+      if (p->tape_out) {
+        rec.location = "tape:" + tape_->url();
+        rec.tape = TapeChannelSink::to_catalog(*p->tape_out->location());
+        ordering_->unroute(*p->tape_out);
+      }
       out_.pieces.push_back(rec);
       ++out_.stats.pieces;
       p->writer.reset();
@@ -433,7 +478,27 @@ class BackupChannel {
   ChannelOutcome out_;
   BusyClock clock_;
   std::unique_ptr<io::IoEngine> engine_;
+  TapeChannelSink* tape_ = nullptr;
+  OrderingEngine* ordering_ = nullptr;
   std::unique_ptr<io::BufferPool> pool_;
+  // --compress auto: the level follows what this thread did over windows of frames.
+  void adapt_level() {
+    if (++window_.frames < 8) return;
+    auto now = std::chrono::steady_clock::now();
+    double wall = std::chrono::duration<double>(now - window_.start).count();
+    if (wall < 0.25) return;
+    double idle = out_.stats.wait_s - out_.stats.throttle_s;
+    int level = auto_->update(wall, idle - window_.idle0, out_.stats.compress_s - window_.cpu0);
+    if (level != compressor_->level()) compressor_->set_level(level);
+    window_ = Window{now, idle, out_.stats.compress_s, 0};
+  }
+  struct Window {
+    std::chrono::steady_clock::time_point start;
+    double idle0 = 0, cpu0 = 0;
+    uint32_t frames = 0;
+  };
+  std::unique_ptr<AutoLevel> auto_;
+  Window window_;
   std::unique_ptr<Compressor> compressor_;
   std::unique_ptr<io::BufferPool> cpool_;  // compressed frames, slot for slot with pool_
   std::vector<Slot> slots_;

@@ -26,6 +26,8 @@
 
 namespace stripeback::engine {
 
+class Keyring;
+
 inline constexpr uint32_t kDefaultChannels = 2;
 
 struct ChannelConfig {
@@ -36,8 +38,11 @@ struct ChannelConfig {
   uint32_t max_open_files = 8;  // units read at once (multiplexing level)
   uint64_t max_piece_size = 0;  // 0: one piece per channel
   double rate = 0;              // bytes per second read by this channel; 0: unlimited
-  int compress_level = 0;       // zstd level; 0: no compression
+  int compress_level = 0;       // zstd level; 0: no compression; kCompressAuto: adaptive
+  double cpu_budget = 0;        // with auto: share of one core compression may use; 0: any
 };
+
+class TapeChannelSink;
 
 struct BackupContext {
   uint64_t backup_id = 0;
@@ -50,7 +55,11 @@ struct BackupContext {
   TokenBucket* job_bucket = nullptr;  // shared by all channels; may be null
   std::optional<std::chrono::steady_clock::time_point> deadline;
   std::atomic<uint64_t>* bytes_done = nullptr;  // job progress, for pacing
+  Keyring* keys = nullptr;  // set: pieces are encrypted with keys from here
   ChannelConfig config;
+  // Backup to tape: channel N writes its pieces through tape_sinks[N-1] (one drive each);
+  // empty when pieces go to dest_dir.
+  std::vector<TapeChannelSink*> tape_sinks;
 };
 
 struct UnitExtent {

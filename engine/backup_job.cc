@@ -53,6 +53,11 @@ Result<void> check_options(const BackupOptions& o) {
   if (o.channels < 1 || o.channels > 256)
     return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
   if (o.destination.empty()) return fail(Errc::invalid_argument, "no destination given (--to)");
+  if (o.tape && o.tape->drives.size() != o.channels)
+    return fail(Errc::invalid_argument, "a backup to tape runs one channel per drive: " +
+                                            std::to_string(o.tape->drives.size()) +
+                                            " drive(s), " + std::to_string(o.channels) +
+                                            " channel(s)");
   if (o.buffers && (*o.buffers < 2 || *o.buffers > 4096))
     return fail(Errc::invalid_argument, "--buffers must be between 2 and 4096");
   if (o.buffer_size && (*o.buffer_size < 4096 || *o.buffer_size % 4096 != 0 ||
@@ -222,14 +227,22 @@ BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers
 Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& cat) {
   SB_TRY(check_options(opts));
   SB_ASSIGN(Plan plan, make_plan(opts.sources));
-  std::string dest = normal_path(opts.destination);
-  if (auto r = io::make_dirs(dest); !r)
-    return fail(Errc::invalid_argument, "backup destination is not usable: " + r.error().what);
-  if (!io::is_url(dest) && ::access(dest.c_str(), W_OK) != 0)
-    return sys_error(errno, "backup destination '" + dest + "' is not writable")
-        .wrap("backup destination is not usable");
+  std::string dest = opts.tape ? opts.destination : normal_path(opts.destination);
+  std::optional<TapeDestination> tape_dest;
+  if (opts.tape) {
+    // Drives, labels and block size are checked before anything is written.
+    SB_ASSIGN(TapeDestination td, open_tape_destination(*opts.tape, cat));
+    tape_dest = std::move(td);
+  } else {
+    if (auto r = io::make_dirs(dest); !r)
+      return fail(Errc::invalid_argument, "backup destination is not usable: " + r.error().what);
+    if (!io::is_url(dest) && ::access(dest.c_str(), W_OK) != 0)
+      return sys_error(errno, "backup destination '" + dest + "' is not writable")
+          .wrap("backup destination is not usable");
+  }
   if (opts.partial) order_least_recent_first(plan.files, cat);
-  std::vector<std::string> leftovers = leftover_pieces(cat, dest);
+  std::vector<std::string> leftovers;
+  if (!opts.tape) leftovers = leftover_pieces(cat, dest);
 
   SetOptions so;
   so.section_size = opts.section_size;
@@ -252,6 +265,9 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
                 "--max-piece-size " + std::to_string(opts.channel.max_piece_size) +
                     " is too small: a piece must hold at least one buffer of " +
                     std::to_string(buffers.buffer_size) + " bytes plus 128 KiB of metadata");
+
+  // The job key is derived (scrypt) before the catalog hears of the backup.
+  if (opts.keys) SB_TRY(opts.keys->start_job());
 
   auto start = std::chrono::steady_clock::now();
   catalog::BackupBegin begin;
@@ -276,6 +292,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   ctx.config = opts.channel;
   ctx.config.buffers = buffers.buffers;
   ctx.config.buffer_size = buffers.buffer_size;
+  ctx.keys = opts.keys.get();
   std::atomic<uint64_t> bytes_done{0};
   ctx.bytes_done = &bytes_done;
   std::unique_ptr<TokenBucket> job_bucket;
@@ -287,6 +304,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (opts.duration) deadline = start + *opts.duration;
   ctx.deadline = deadline;
+  if (tape_dest)
+    for (auto& sink : tape_dest->sinks) ctx.tape_sinks.push_back(sink.get());
 
   std::vector<ChannelOutcome> outcomes(opts.channels);
   {
@@ -316,6 +335,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   sum.section_size = opts.section_size ? std::max<uint64_t>(1u << 20, opts.section_size >> 20 << 20) : 0;
   sum.rate = opts.channel.rate;
   sum.job_rate = opts.job_rate;
+  if (opts.keys) sum.encryption = std::string("aes-256-gcm (") + opts.keys->kind_name() + ")";
   bool first_is_secondary = false;  // the error kept so far only echoes another channel's
   std::vector<catalog::PieceRecord> pieces;
   for (auto& o : outcomes) {
@@ -426,6 +446,7 @@ std::string BackupSummary::to_json() const {
   w.kv("job_rate", job_rate);
   w.kv("effective_rate", effective_rate);
   w.kv("deadline_hit", deadline_hit);
+  w.kv("encryption", encryption);
   w.begin_array("channels");
   for (const auto& c : channels) c.to_json(w);
   w.end_array();
@@ -462,6 +483,7 @@ std::string BackupSummary::to_text() const {
                 rate > 0 || job_rate > 0 ? ", rate-limited" : "",
                 deadline_hit ? ", stopped at the deadline" : "");
   s += buf;
+  if (encryption != "none") s += "  encrypted with " + encryption + "\n";
   for (const auto& c : channels) {
     std::snprintf(buf, sizeof buf,
                   "  channel %u [%s%s]: %llu files, %s read, %s written, %.2f s: reading %.2f s, "
@@ -472,6 +494,27 @@ std::string BackupSummary::to_text() const {
                   util::format_bytes(c.bytes_written).c_str(), c.elapsed_s, c.read_busy_s,
                   c.write_busy_s, c.wait_s, c.throttle_s, c.cpu_s);
     s += buf;
+    if (c.bytes_compressed_in > 0) {
+      std::string levels;
+      for (const auto& [level, bytes] : c.level_bytes)
+        levels += (levels.empty() ? "" : ", ") + (level ? std::to_string(level) : "none") + " (" +
+                  std::to_string(bytes * 100 / c.bytes_compressed_in) + "%)";
+      std::snprintf(buf, sizeof buf,
+                    "    compressed %s -> %s (%.2f : 1) in %.2f s cpu, zstd level %s\n",
+                    util::format_bytes(c.bytes_compressed_in).c_str(),
+                    util::format_bytes(c.bytes_compressed_out).c_str(),
+                    c.bytes_compressed_out
+                        ? static_cast<double>(c.bytes_compressed_in) /
+                              static_cast<double>(c.bytes_compressed_out)
+                        : 0.0,
+                    c.compress_s, levels.c_str());
+      s += buf;
+    }
+    if (c.encrypt_s > 0) {
+      std::snprintf(buf, sizeof buf, "    sealed with AES-256-GCM in %.2f s cpu\n", c.encrypt_s);
+      s += buf;
+    }
+    if (c.tape) s += c.tape->to_text();
     if (c.nfs) s += c.nfs->to_text();
   }
   for (const auto& k : skipped) s += "  skipped '" + k.path + "': " + k.why + "\n";

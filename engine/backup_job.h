@@ -7,13 +7,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "catalog/catalog.h"
 #include "engine/backup_channel.h"
+#include "engine/crypto.h"
 #include "engine/stats.h"
+#include "engine/tape_backup.h"
 #include "stripeback/result.h"
 
 namespace stripeback::engine {
@@ -33,7 +36,11 @@ struct BackupOptions {
   std::optional<std::chrono::seconds> duration;
   bool partial = false;        // at the deadline keep what is complete (status partial)
   bool minimize_load = false;  // pace the job to end just inside the duration
+  std::shared_ptr<Keyring> keys;  // set: encrypt every piece (see engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
+  // Backup to tape drives instead of a directory: `destination` is then only recorded, and
+  // `channels` must equal the number of drives.
+  std::optional<TapeOptions> tape;
 };
 
 struct BufferChoice {
@@ -65,6 +72,7 @@ struct BackupSummary {
   double rate = 0, job_rate = 0;  // limits in bytes per second (0: none)
   double effective_rate = 0;      // bytes read per second of elapsed time
   bool deadline_hit = false;
+  std::string encryption = "none";  // or "aes-256-gcm (passphrase)" / "(key file)"
   double elapsed_s = 0;
   std::vector<ChannelStats> channels;
   std::vector<SkippedEntry> skipped;

@@ -3,6 +3,7 @@
 #include <zstd.h>
 
 #include <cstdlib>
+#include <iterator>
 
 namespace stripeback::engine {
 
@@ -11,6 +12,7 @@ Result<int> parse_compress(const std::string& text) {
   if (text == "low") return 1;
   if (text == "medium") return 3;
   if (text == "high") return 9;
+  if (text == "auto") return kCompressAuto;
   if (text.rfind("zstd:", 0) == 0) {
     std::string n = text.substr(5);
     char* end = nullptr;
@@ -18,14 +20,35 @@ Result<int> parse_compress(const std::string& text) {
     if (!n.empty() && end && *end == '\0' && v >= 1 && v <= 19) return static_cast<int>(v);
   }
   return fail(Errc::invalid_argument, "invalid --compress '" + text +
-                                          "': expected none, low, medium, high or zstd:N "
-                                          "with N from 1 to 19");
+                                          "': expected none, low, medium, high, auto or "
+                                          "zstd:N with N from 1 to 19");
 }
 
 Compressor::Compressor(int level) : level_(level), cctx_(ZSTD_createCCtx()) {
   ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level);
   // The frame header carries the sizes and a CRC32C; zstd's own checksum would be a third.
   ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_checksumFlag, 0);
+}
+
+void Compressor::set_level(int level) {
+  level_ = level;
+  ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level);
+}
+
+int AutoLevel::update(double wall_s, double idle_s, double compress_s) {
+  if (wall_s <= 0) return level();
+  // Relative CPU cost of each ladder step on datafile-like pages (docs/compression.md).
+  static constexpr double kCost[] = {0.05, 1.0, 1.3, 1.6, 2.6, 3.6, 5.0};
+  constexpr size_t kTop = std::size(kLadder) - 1;
+  double idle = idle_s / wall_s, busy = compress_s / wall_s;
+  if (budget_ > 0 && busy > budget_) {
+    if (step_ > 0) --step_;
+  } else if (idle > 0.25 && step_ < kTop) {
+    if (budget_ <= 0 || busy * kCost[step_ + 1] / kCost[step_] <= budget_) ++step_;
+  } else if (idle < 0.05 && busy > 0.6 && step_ > 0) {
+    --step_;
+  }
+  return level();
 }
 
 Compressor::~Compressor() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_)); }

@@ -54,6 +54,18 @@ void encode_piece_header(const PieceHeader& h, std::span<std::byte, kBlock> out)
   w.bytes(h.key_id.data(), h.key_id.size());
   w.i64(h.created_ns);
   w.str(h.name.substr(0, 1024));
+  if (h.cipher != Cipher::none) {
+    const PieceCrypto& c = h.crypto;
+    w.u8(static_cast<uint8_t>(c.kdf));
+    w.u8(c.log2_n);
+    w.u8(c.r);
+    w.u8(c.p);
+    w.bytes(c.salt.data(), c.salt.size());
+    w.bytes(c.check.data(), c.check.size());
+    w.bytes(c.nonce_prefix.data(), c.nonce_prefix.size());
+    w.bytes(c.wrap_nonce.data(), c.wrap_nonce.size());
+    w.bytes(c.wrapped_key.data(), c.wrapped_key.size());
+  }
   auto body = w.take();
   util::put_le16(body.data() + 10, static_cast<uint16_t>(body.size()));
   seal(p, body);
@@ -86,11 +98,24 @@ Result<PieceHeader> decode_piece_header(std::span<const std::byte> block) {
   r.bytes(h.key_id.data(), h.key_id.size());
   h.created_ns = r.i64();
   h.name = r.str(1024);
+  if (h.cipher != Cipher::none) {
+    PieceCrypto& c = h.crypto;
+    c.kdf = static_cast<Kdf>(r.u8());
+    c.log2_n = r.u8();
+    c.r = r.u8();
+    c.p = r.u8();
+    r.bytes(c.salt.data(), c.salt.size());
+    r.bytes(c.check.data(), c.check.size());
+    r.bytes(c.nonce_prefix.data(), c.nonce_prefix.size());
+    r.bytes(c.wrap_nonce.data(), c.wrap_nonce.size());
+    r.bytes(c.wrapped_key.data(), c.wrapped_key.size());
+  }
   if (!r.ok()) return fail(Errc::corrupt, "piece header is malformed");
   if (h.block != kBlock)
     return fail(Errc::unsupported, "piece block size " + std::to_string(h.block) +
                                        " is not supported");
-  if (h.codec > Codec::zstd || h.cipher != Cipher::none || h.hash != HashAlg::xxh3_128)
+  if (h.codec > Codec::zstd || h.cipher > Cipher::aes256gcm || h.hash != HashAlg::xxh3_128 ||
+      (h.cipher != Cipher::none && (h.crypto.kdf == Kdf::none || h.crypto.kdf > Kdf::key_file)))
     return fail(Errc::unsupported, "piece uses a codec, cipher or hash this build lacks");
   return h;
 }
@@ -99,7 +124,7 @@ void encode_frame_header(const FrameHeader& h, std::span<std::byte, kBlock> out)
   uint8_t* p = raw(out);
   util::put_le32(p, kFrameMagic);
   p[4] = static_cast<uint8_t>(h.type);
-  p[5] = h.compressed ? 1 : 0;  // flags
+  p[5] = static_cast<uint8_t>((h.compressed ? 1 : 0) | (h.sealed ? 2 : 0));  // flags
   util::put_le16(p + 6, static_cast<uint16_t>(kFrameHeaderSize));
   util::put_le32(p + 8, h.file_id);
   util::put_le32(p + 12, h.sequence);
@@ -123,7 +148,8 @@ Result<FrameHeader> decode_frame_header(std::span<const std::byte> block) {
   if (h.type < FrameType::data || h.type > FrameType::trailer)
     return fail(Errc::corrupt, "unknown frame type " + std::to_string(p[4]));
   h.compressed = (p[5] & 1) != 0;
-  if ((p[5] & ~1) != 0) return fail(Errc::unsupported, "frame uses unknown flags");
+  h.sealed = (p[5] & 2) != 0;
+  if ((p[5] & ~3) != 0) return fail(Errc::unsupported, "frame uses unknown flags");
   h.file_id = util::get_le32(p + 8);
   h.sequence = util::get_le32(p + 12);
   h.offset = util::get_le64(p + 16);
@@ -131,8 +157,10 @@ Result<FrameHeader> decode_frame_header(std::span<const std::byte> block) {
   h.stored_len = util::get_le32(p + 28);
   h.stored_crc = util::get_le32(p + 32);
   std::memcpy(h.raw_digest.data(), p + 36, 16);
-  if (h.type == FrameType::data && (h.compressed ? h.stored_len >= h.raw_len
-                                                 : h.stored_len != h.raw_len))
+  if (h.sealed && (h.type == FrameType::zero || h.stored_len < kTagSize))
+    return fail(Errc::corrupt, "sealed frame is inconsistent");
+  uint32_t payload = h.stored_len - (h.sealed ? kTagSize : 0);
+  if (h.type == FrameType::data && (h.compressed ? payload >= h.raw_len : payload != h.raw_len))
     return fail(Errc::corrupt, "frame lengths are inconsistent");
   if (h.compressed && h.type != FrameType::data)
     return fail(Errc::corrupt, "only data frames may be compressed");

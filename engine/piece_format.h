@@ -30,8 +30,23 @@ inline uint64_t align_up(uint64_t v) { return (v + kBlock - 1) / kBlock * kBlock
 
 enum class FrameType : uint8_t { data = 1, zero = 2, file = 3, trailer = 4 };
 enum class Codec : uint8_t { none = 0, zstd = 1 };
-enum class Cipher : uint8_t { none = 0 };
+enum class Cipher : uint8_t { none = 0, aes256gcm = 1 };
+enum class Kdf : uint8_t { none = 0, scrypt = 1, key_file = 2 };
+
+inline constexpr uint32_t kTagSize = 16;  // AES-GCM tag after each sealed payload
 enum class HashAlg : uint8_t { xxh3_128 = 1 };
+
+// How an encrypted piece's data key is found (docs/encryption.md). Present when the
+// header's cipher is not none.
+struct PieceCrypto {
+  Kdf kdf = Kdf::none;
+  uint8_t log2_n = 0, r = 0, p = 0;      // scrypt cost parameters
+  std::array<uint8_t, 16> salt{};        // KDF salt, one per backup job
+  std::array<uint8_t, 16> check{};       // key check value: tells a wrong key from damage
+  std::array<uint8_t, 8> nonce_prefix{};  // frame nonce = prefix + frame sequence
+  std::array<uint8_t, 12> wrap_nonce{};
+  std::array<uint8_t, 48> wrapped_key{};  // the piece's data key sealed with the job key
+};
 
 struct PieceHeader {
   uint16_t version = kPieceVersion;
@@ -46,6 +61,7 @@ struct PieceHeader {
   std::array<uint8_t, 16> key_id{};
   int64_t created_ns = 0;
   std::string name;  // the piece's own file name
+  PieceCrypto crypto;
 };
 
 struct FrameHeader {
@@ -58,6 +74,7 @@ struct FrameHeader {
   uint32_t stored_crc = 0;  // CRC32C of the stored payload bytes
   util::Digest raw_digest{};  // strong hash of the raw bytes
   bool compressed = false;    // payload is zstd (data frames only; stored_len < raw_len)
+  bool sealed = false;        // payload is AES-256-GCM ciphertext + kTagSize tag
 };
 
 // File metadata as recorded in FILE frames and in the trailer's file table.

@@ -14,10 +14,18 @@
 
 namespace stripeback::engine {
 
+class FrameCipher;
+class Keyring;
+
 class PieceReader {
  public:
   // Errors name the piece and what is wrong with it (corrupt, truncated, unsupported).
-  static Result<std::unique_ptr<PieceReader>> open(const std::string& path, io::Direct direct);
+  // An encrypted piece needs `keys`: without them the error says how to give them
+  // (invalid_argument); with the wrong ones it is Errc::wrong_key. Either way the header
+  // and index are checked here, before a caller writes anything.
+  static Result<std::unique_ptr<PieceReader>> open(const std::string& path, io::Direct direct,
+                                                   Keyring* keys = nullptr);
+  ~PieceReader();
 
   const std::string& path() const { return path_; }
   int fd() const { return file_.fd.get(); }
@@ -30,6 +38,7 @@ class PieceReader {
   int find_file(const std::string& path) const;
   // Bytes of piece metadata read by open() (header, footer, trailer).
   uint64_t metadata_bytes() const { return metadata_bytes_; }
+  const FrameCipher* cipher() const { return cipher_.get(); }
 
  private:
   PieceReader() = default;
@@ -40,6 +49,7 @@ class PieceReader {
   Trailer trailer_;
   uint64_t size_ = 0;
   uint64_t metadata_bytes_ = 0;
+  std::unique_ptr<FrameCipher> cipher_;
 };
 
 class Decompressor;
@@ -49,9 +59,12 @@ class Decompressor;
 // payload's CRC32C; decodes a compressed payload into `scratch` (raw_len bytes); then checks
 // the raw digest. Returns where the raw bytes are (the payload itself, or `scratch`). The
 // error names the piece, the byte offset and `file_path`.
-Result<const std::byte*> verify_frame(const std::byte* frame, const Extent& expect,
-                                      uint32_t file_id, const std::string& piece_path,
-                                      const std::string& file_path, Decompressor* dz = nullptr,
-                                      std::byte* scratch = nullptr);
+// Checks one frame read from a piece against its index entry and returns its raw bytes
+// (in the frame's own buffer, or in `scratch` when it was compressed). Sealed frames are
+// authenticated and decrypted in place with `cipher` (the piece's).
+Result<const std::byte*> verify_frame(std::byte* frame, const Extent& expect, uint32_t file_id,
+                                      const std::string& piece_path, const std::string& file_path,
+                                      Decompressor* dz = nullptr, std::byte* scratch = nullptr,
+                                      const FrameCipher* cipher = nullptr);
 
 }  // namespace stripeback::engine

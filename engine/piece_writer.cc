@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/crypto.h"
 #include "io/remote.h"
 #include "util/crc32c.h"
 
@@ -33,23 +34,50 @@ Result<void> write_all(int fd, const std::byte* p, size_t n, uint64_t off, const
 
 Result<std::unique_ptr<PieceWriter>> PieceWriter::create(const std::string& dir,
                                                          const PieceHeader& header,
-                                                         io::Direct direct) {
+                                                         io::Direct direct, Keyring* keys) {
   std::unique_ptr<PieceWriter> w(new PieceWriter());
   w->dir_ = dir;
   w->path_ = io::join_path(dir, header.name);
   w->header_ = header;
+  if (keys) {
+    SB_ASSIGN(w->cipher_, keys->new_piece(w->header_));
+  }
   SB_ASSIGN(w->file_, io::create_exclusive(w->path_, 0640, direct));
-  auto block = AlignedBlock::make(kBlock);
-  if (!block) return fail(Errc::no_space, "unable to allocate a piece header block");
-  encode_piece_header(header, std::span<std::byte, kBlock>(block->data, kBlock));
-  w->checksum_.add_piece_header({block->data, kBlock});
-  auto r = write_all(w->fd(), block->data, kBlock, 0, w->path_);
-  if (!r) {
+  if (auto r = w->write_header(); !r) {
     w->abandon();
     return r.error();
   }
-  w->next_offset_ = kBlock;
   return w;
+}
+
+Result<std::unique_ptr<PieceWriter>> PieceWriter::create_on(PieceOutput& out,
+                                                            const PieceHeader& header,
+                                                            Keyring* keys) {
+  std::unique_ptr<PieceWriter> w(new PieceWriter());
+  w->out_ = &out;
+  w->path_ = out.describe() + "/" + header.name;
+  w->header_ = header;
+  w->can_preallocate_ = false;
+  if (keys) {
+    SB_ASSIGN(w->cipher_, keys->new_piece(w->header_));
+  }
+  SB_TRY(w->write_header());
+  return w;
+}
+
+Result<void> PieceWriter::write_header() {
+  auto block = AlignedBlock::make(kBlock);
+  if (!block) return fail(Errc::no_space, "unable to allocate a piece header block");
+  encode_piece_header(header_, std::span<std::byte, kBlock>(block->data, kBlock));
+  checksum_.add_piece_header({block->data, kBlock});
+  SB_TRY(write_raw(block->data, kBlock, 0));
+  next_offset_ = kBlock;
+  return ok();
+}
+
+Result<void> PieceWriter::write_raw(const std::byte* p, size_t n, uint64_t off) {
+  if (out_) return out_->write_at(off, {p, n});
+  return write_all(fd(), p, n, off, path_);
 }
 
 PieceWriter::~PieceWriter() = default;
@@ -81,37 +109,46 @@ void PieceWriter::preallocate_ahead() {
   allocated_ = want;
 }
 
-FramePlacement PieceWriter::place(FrameHeader h, std::byte* header_block) {
-  uint64_t padded = align_up(h.stored_len);
-  if (padded > h.stored_len)
-    std::memset(header_block + kBlock + h.stored_len, 0, padded - h.stored_len);
+Result<FramePlacement> PieceWriter::place(FrameHeader h, std::byte* header_block) {
+  std::byte* payload = header_block + kBlock;
   h.sequence = frames_++;
+  util::Digest raw_digest = h.raw_digest;
+  if (cipher_ && h.type != FrameType::zero) {
+    // Zero frames carry no payload; the authenticated trailer vouches for them.
+    h.sealed = true;
+    h.stored_len += kTagSize;
+    h.raw_digest = {};  // the digest of the plaintext stays inside the sealed trailer
+    auto aad = frame_aad(next_offset_, h);
+    if (auto r = cipher_->seal(payload, h.stored_len - kTagSize, h.sequence, aad); !r)
+      return r.error().wrap("piece '" + path_ + "'");
+  }
+  h.stored_crc = h.stored_len ? util::crc32c(payload, h.stored_len) : 0;
+  uint64_t padded = align_up(h.stored_len);
+  if (padded > h.stored_len) std::memset(payload + h.stored_len, 0, padded - h.stored_len);
   encode_frame_header(h, std::span<std::byte, kBlock>(header_block, kBlock));
   checksum_.add_frame_header({header_block, kBlock});
   preallocate_ahead();
   FramePlacement p{next_offset_, static_cast<uint32_t>(kBlock + padded)};
   if (h.type == FrameType::data || h.type == FrameType::zero) {
     extents_[h.file_id].push_back(
-        Extent{h.offset, h.raw_len, p.offset, h.stored_len, h.type, h.raw_digest});
+        Extent{h.offset, h.raw_len, p.offset, h.stored_len, h.type, raw_digest});
     trailer_estimate_ += 41;
   }
   next_offset_ += p.length;
   return p;
 }
 
-std::pair<std::unique_ptr<AlignedBlock>, FramePlacement> PieceWriter::file_frame(
-    uint32_t file_id) {
+Result<PieceWriter::PlacedBlock> PieceWriter::file_frame(uint32_t file_id) {
   auto payload = encode_file_meta(files_[file_id]);
-  auto block = AlignedBlock::make(kBlock + align_up(payload.size()));
-  if (!block) return {nullptr, FramePlacement{}};
+  auto block = AlignedBlock::make(kBlock + align_up(payload.size() + kTagSize));
+  if (!block) return fail(Errc::no_space, "unable to allocate a file record block");
   std::memcpy(block->data + kBlock, payload.data(), payload.size());
   FrameHeader h;
   h.type = FrameType::file;
   h.file_id = file_id;
   h.stored_len = static_cast<uint32_t>(payload.size());
-  h.stored_crc = util::crc32c(payload.data(), payload.size());
-  auto placement = place(h, block->data);
-  return {std::move(block), placement};
+  SB_ASSIGN(auto placement, place(h, block->data));
+  return PlacedBlock{std::move(block), placement};
 }
 
 Result<uint32_t> PieceWriter::finish() {
@@ -125,21 +162,24 @@ Result<uint32_t> PieceWriter::finish() {
   }
   Trailer t{files_, extents_};
   auto payload = encode_trailer(t);
-  size_t padded = align_up(payload.size());
+  size_t padded = align_up(payload.size() + (cipher_ ? kTagSize : 0));
   auto block = AlignedBlock::make(kBlock + padded + kBlock);
   if (!block) return fail(Errc::no_space, "unable to allocate the trailer of '" + path_ + "'");
   std::memcpy(block->data + kBlock, payload.data(), payload.size());
   FrameHeader h;
   h.type = FrameType::trailer;
   h.stored_len = static_cast<uint32_t>(payload.size());
-  h.stored_crc = util::crc32c(payload.data(), payload.size());
   uint64_t trailer_offset = next_offset_;
   uint32_t frames_before = frames_;
-  place(h, block->data);
+  SB_TRY(place(h, block->data));
   Footer f{trailer_offset, frames_before, checksum_.value()};
   encode_footer(f, std::span<std::byte, kBlock>(block->data + kBlock + padded, kBlock));
-  SB_TRY(write_all(fd(), block->data, block->size, trailer_offset, path_));
+  SB_TRY(write_raw(block->data, block->size, trailer_offset));
   next_offset_ = trailer_offset + block->size;
+  if (out_) {
+    SB_TRY(out_->commit());
+    return f.piece_crc;
+  }
   if (allocated_ > next_offset_)
     SB_TRY(io::truncate_fd(fd(), next_offset_, "piece '" + path_ + "'"));
   SB_TRY(io::datasync_fd(fd(), "piece '" + path_ + "'"));
@@ -149,6 +189,10 @@ Result<uint32_t> PieceWriter::finish() {
 }
 
 void PieceWriter::abandon() {
+  if (out_) {
+    out_->abandon();
+    return;
+  }
   file_.fd.reset();
   (void)io::unlink_path(path_);
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,15 +32,36 @@ struct FramePlacement {
   uint32_t length = 0;  // header block + padded payload
 };
 
+class FrameCipher;
+class Keyring;
+// Where a piece goes when it is not a local file (a tape stream). PieceWriter's own writes
+// (header, trailer, footer) go through write_at(); frame writes are IoOps on fd(), which
+// the channel's engine routes to the same output. commit() makes every byte durable on the
+// medium; abandon() gives up a piece after a failure.
+class PieceOutput {
+ public:
+  virtual ~PieceOutput() = default;
+  virtual int fd() const = 0;
+  virtual std::string describe() const = 0;  // for messages, in place of a path
+  virtual Result<void> write_at(uint64_t offset, std::span<const std::byte> data) = 0;
+  virtual Result<void> commit() = 0;
+  virtual void abandon() = 0;
+};
+
 class PieceWriter {
  public:
+  // Writes the piece header block to `out` instead of a file; `out` must outlive the writer.
+  static Result<std::unique_ptr<PieceWriter>> create_on(PieceOutput& out,
+                                                        const PieceHeader& header,
+                                                        Keyring* keys = nullptr);
   // Creates `dir/name` (never replacing anything) and writes the piece header block.
   static Result<std::unique_ptr<PieceWriter>> create(const std::string& dir,
                                                      const PieceHeader& header,
-                                                     io::Direct direct);
+                                                     io::Direct direct,
+                                                     Keyring* keys = nullptr);
   ~PieceWriter();
 
-  int fd() const { return file_.fd.get(); }
+  int fd() const { return out_ ? out_->fd() : file_.fd.get(); }
   bool direct() const { return file_.direct; }
   const std::string& path() const { return path_; }
   const std::string& name() const { return header_.name; }
@@ -56,13 +78,21 @@ class PieceWriter {
   // Places a frame whose header block is `header_block` and whose payload (h.stored_len
   // bytes) follows it contiguously; zeroes the payload padding, fills the header block,
   // records the extent for data and zero frames.
-  FramePlacement place(FrameHeader h, std::byte* header_block);
+  // Seals (when the piece is encrypted), checksums and places one frame whose payload of
+  // h.stored_len bytes follows the header block. An encrypted piece's frames need kTagSize
+  // bytes of room after the payload for the tag; sealed() says whether it is.
+  Result<FramePlacement> place(FrameHeader h, std::byte* header_block);
+  bool sealed() const { return cipher_ != nullptr; }
   // Allocates space ahead of the write offset in large steps, so frame writes land inside
   // the file instead of extending it (an extending O_DIRECT write takes the inode lock
   // exclusively and cannot be issued without blocking). finish() trims what is unused.
   void preallocate_ahead();
   // Builds a FILE frame for `file_id` in a new block that the caller keeps until written.
-  std::pair<std::unique_ptr<AlignedBlock>, FramePlacement> file_frame(uint32_t file_id);
+  struct PlacedBlock {
+    std::unique_ptr<AlignedBlock> block;
+    FramePlacement placement;
+  };
+  Result<PlacedBlock> file_frame(uint32_t file_id);
 
   // Writes trailer and footer, fdatasyncs the piece, closes it and fsyncs the directory.
   // Each file entry's digest is computed here from the extents this piece holds of it (the
@@ -74,6 +104,9 @@ class PieceWriter {
 
  private:
   PieceWriter() = default;
+  Result<void> write_header();
+  Result<void> write_raw(const std::byte* p, size_t n, uint64_t off);
+  PieceOutput* out_ = nullptr;
   std::string dir_, path_;
   io::OpenedFile file_;
   PieceHeader header_;
@@ -85,6 +118,7 @@ class PieceWriter {
   uint64_t trailer_estimate_ = 16;
   std::vector<FileMeta> files_;
   std::vector<std::vector<Extent>> extents_;
+  std::unique_ptr<FrameCipher> cipher_;
 };
 
 }  // namespace stripeback::engine

@@ -69,6 +69,10 @@ struct Slot {
 // full size, so writes land inside it instead of extending it (an extending O_DIRECT write
 // takes the inode lock exclusively and is punted to a worker thread).
 Result<void> open_file(const RestoreContext& ctx, FileState& f) {
+  if (ctx.verify_only) {
+    f.shown = f.item->file.path;
+    return ok();
+  }
   if (io::is_url(ctx.target)) return open_remote_file(ctx, f);
   f.shown = ctx.target + restore_relative(f.item->file.path);
   SB_ASSIGN(auto comps, safe_components(f.item->file.path));
@@ -97,6 +101,7 @@ Result<void> finish_file(const RestoreContext& ctx, FileState& f) {
     comb.add(pe.extent->file_offset, pe.extent->raw_len, pe.extent->raw_digest);
   if (comb.finish() != rec.digest)
     return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
+  if (ctx.verify_only) return ok();
   if (io::is_url(ctx.target)) return finish_remote_file(ctx, f);
   int fd = f.out.get();
   if (::ftruncate(fd, static_cast<off_t>(rec.size)) != 0)
@@ -227,18 +232,23 @@ class ChunkRestore {
     double t0 = thread_cpu_seconds();
     SB_ASSIGN(const std::byte* raw,
               verify_frame(pool_.header(slot), e, s.pe->part->file_id, piece.path(),
-                           file_->item->file.path, &dz_, scratch_.data(slot)));
+                           file_->item->file.path, &dz_, scratch_.data(slot), piece.cipher()));
     if (e.stored_len < e.raw_len) {
       stats_.compress_s += thread_cpu_seconds() - t0;
       stats_.bytes_compressed_in += e.raw_len;
       stats_.bytes_compressed_out += e.stored_len;
     }
     ++stats_.frames;
+    if (ctx_.verify_only) {
+      pool_.release(slot);
+      s = Slot{};
+      return ok();
+    }
     s.writing = true;
     ++writes_out_;
     uint32_t wlen = file_->direct ? static_cast<uint32_t>(align_up(e.raw_len)) : e.raw_len;
     // Padding after the raw bytes must be zeros (the write is rounded up for O_DIRECT).
-    if (raw != pool_.data(slot) && wlen > e.raw_len)
+    if (wlen > e.raw_len)
       std::memset(const_cast<std::byte*>(raw) + e.raw_len, 0, wlen - e.raw_len);
     io::IoOp op{io::OpKind::write, file_->out.get(), e.file_offset, const_cast<std::byte*>(raw),
                 wlen, slot};

@@ -68,6 +68,7 @@ Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size
                                                    std::vector<RestoreChunk>& chunks);
 
 struct RestoreContext {
+  bool verify_only = false;  // validate: read and check every frame, write nothing
   int target_fd = -1;  // the target directory, opened O_DIRECTORY
   std::string target;
   bool force = false;

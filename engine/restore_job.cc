@@ -13,6 +13,7 @@
 
 #include "engine/planner.h"
 #include "engine/restore_channel.h"
+#include "engine/tape_backup.h"
 #include "engine/restore_remote.h"
 #include "io/file.h"
 #include "io/remote.h"
@@ -131,7 +132,8 @@ Result<std::vector<std::string>> safe_components(const std::string& original) {
 Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Catalog& cat) {
   if (opts.channels < 1 || opts.channels > 256)
     return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
-  if (opts.target.empty()) return fail(Errc::invalid_argument, "no restore target given (--to)");
+  if (opts.target.empty() && !opts.verify_only)
+    return fail(Errc::invalid_argument, "no restore target given (--to)");
   auto start = std::chrono::steady_clock::now();
   auto backups = cat.backups();
   SB_ASSIGN(auto choices, select_files(opts, backups));
@@ -148,7 +150,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       continue;
     }
     std::string dest = target_path(prefix, c.file->path);
-    if (!opts.force && io::lstat_path(dest)) existing.push_back(dest);
+    if (!opts.force && !opts.verify_only && io::lstat_path(dest)) existing.push_back(dest);
   }
   if (!existing.empty()) {
     std::string msg = "refusing to overwrite " + std::to_string(existing.size()) +
@@ -156,16 +158,32 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
                       "' (use --force to replace them)";
     return fail(Errc::exists, msg);
   }
-  if (auto r = io::make_dirs(target); !r)
-    return fail(Errc::invalid_argument, "restore target is not usable: " + r.error().what);
-  // A remote target is reached by path (restore_remote.h), a local one by descriptors.
-  const bool remote = io::is_url(target);
-  io::UniqueFd root;
-  if (!remote) root = io::UniqueFd(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!remote && !root.valid())
-    return sys_error(errno, "unable to open restore target '" + target + "'");
-
   RestoreSummary sum;
+  // Pieces on tape are staged in a private spool directory, removed at the end.
+  struct Spool {
+    std::string dir;
+    std::vector<std::string> files;
+    ~Spool() {
+      for (const auto& f : files) ::unlink(f.c_str());
+      if (!dir.empty()) ::rmdir(dir.c_str());
+    }
+  } spool;
+  auto stage = [&](const catalog::PieceRecord& p, uint64_t backup_id) -> Result<std::string> {
+    if (spool.dir.empty()) {
+      std::string base = opts.tape_spool;
+      if (base.empty()) base = ::getenv("TMPDIR") ? ::getenv("TMPDIR") : "/var/tmp";
+      std::string tmpl = base + "/stripeback-tape-XXXXXX";
+      if (!::mkdtemp(tmpl.data()))
+        return sys_error(errno, "unable to create a tape spool directory in '" + base + "'");
+      spool.dir = tmpl;
+    }
+    std::string path = spool.dir + "/" + p.name;
+    SB_ASSIGN(uint64_t n, stage_tape_piece(p, backup_id, path, opts.tape_drives));
+    spool.files.push_back(path);
+    sum.tape_bytes_read += n;
+    sum.tape_pieces.push_back(p.name);
+    return path;
+  };
   // Open each needed piece once and load its index.
   std::map<std::string, std::unique_ptr<PieceReader>> readers;
   std::vector<RestoreItem> items;
@@ -190,7 +208,22 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       std::string ppath = io::join_path(pit->location, pit->name);
       auto& reader = readers[ppath];
       if (!reader) {
-        auto r = PieceReader::open(ppath, opts.channel.direct);
+        std::string open_path = ppath;
+        if (pit->tape) {  // a tape piece is staged in the spool, then read like any other
+          auto staged = stage(*pit, c.backup->id);
+          if (!staged) {
+            sum.errors.push_back(staged.error().what + " (needed for '" + c.file->path + "')");
+            readers.erase(ppath);
+            ok_item = false;
+            break;
+          }
+          open_path = *staged;
+        }
+        auto r = PieceReader::open(open_path, opts.channel.direct, opts.keys.get());
+        // A missing or wrong key stops the job before anything is created or written.
+        if (!r && (r.error().code == Errc::wrong_key ||
+                   (r.error().code == Errc::invalid_argument && !opts.keys)))
+          return r.error();
         if (!r) {
           sum.errors.push_back(r.error().what + " (needed for '" + c.file->path + "')");
           readers.erase(ppath);
@@ -212,6 +245,18 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     items.push_back(std::move(item));
     used.insert(c.backup->id);
   }
+  // The target is made only now, once every piece (and key) is known good. A remote target
+  // is reached by path (restore_remote.h), a local one by descriptors.
+  const bool remote = io::is_url(target);
+  io::UniqueFd root;
+  if (!opts.verify_only) {
+    if (auto r = io::make_dirs(target); !r)
+      return fail(Errc::invalid_argument, "restore target is not usable: " + r.error().what);
+    if (!remote) root = io::UniqueFd(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!remote && !root.valid())
+      return sys_error(errno, "unable to open restore target '" + target + "'");
+  }
+
   sum.backups_used.assign(used.begin(), used.end());
   std::sort(items.begin(), items.end(), [](const RestoreItem& a, const RestoreItem& b) {
     return a.file.size != b.file.size ? a.file.size > b.file.size : a.file.path < b.file.path;
@@ -240,6 +285,8 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
 
   std::atomic<size_t> next{0};
   RestoreContext ctx;
+  ctx.verify_only = opts.verify_only;
+  sum.verify_only = opts.verify_only;
   ctx.target_fd = root.get();
   ctx.target = prefix;
   ctx.force = opts.force;
@@ -266,7 +313,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   std::sort(dirs.begin(), dirs.end(), [](const auto* a, const auto* b) {
     return a->path.size() != b->path.size() ? a->path.size() > b->path.size() : a->path < b->path;
   });
-  if (!(opts.cancel && opts.cancel->load()))
+  if (!(opts.cancel && opts.cancel->load()) && !opts.verify_only)
     for (const auto* d : dirs)
       if (auto r = remote ? restore_remote_dir(ctx, *d)
                           : restore_dir_attributes(root.get(), prefix, *d, ctx.set_owner);
@@ -280,10 +327,17 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
 std::string RestoreSummary::to_json() const {
   util::JsonWriter w;
   w.begin_object();
+  w.kv("operation", verify_only ? "validate" : "restore");
   w.kv("status", status);
   w.kv("files", files);
   w.kv("bytes", bytes);
   w.kv("piece_bytes_read", piece_bytes_read);
+  if (!tape_pieces.empty()) {
+    w.kv("tape_bytes_read", tape_bytes_read);
+    w.begin_array("tape_pieces");
+    for (const auto& p : tape_pieces) w.value(p);
+    w.end_array();
+  }
   w.kv("elapsed_s", elapsed_s);
   w.kv("mb_per_s", util::mb_per_s(bytes, elapsed_s));
   w.kv("bound_by", verdict(channels));
@@ -304,7 +358,8 @@ std::string RestoreSummary::to_text() const {
   std::string s;
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "restore %s: %llu files, %s, %.2f s, %.1f MB/s (bound by %s)\n", status.c_str(),
+                "%s %s: %llu files, %s, %.2f s, %.1f MB/s (bound by %s)\n",
+                verify_only ? "validate" : "restore", status.c_str(),
                 static_cast<unsigned long long>(files), util::format_bytes(bytes).c_str(),
                 elapsed_s, util::mb_per_s(bytes, elapsed_s), verdict(channels).c_str());
   s += buf;

@@ -7,12 +7,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "catalog/catalog.h"
 #include "engine/backup_channel.h"
+#include "engine/crypto.h"
 #include "engine/stats.h"
 #include "stripeback/result.h"
 
@@ -25,16 +27,26 @@ struct RestoreOptions {
   std::vector<std::string> paths;     // limit to these original files or directories
   uint32_t channels = kDefaultChannels;
   bool force = false;                 // replace existing files
+  bool verify_only = false;           // validate: check every frame, write nothing
   ChannelConfig channel;
+  std::shared_ptr<Keyring> keys;  // opens encrypted pieces (engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
+  // Pieces on tape are read (sequentially, straight from their tape files) into this
+  // directory first and removed when the restore ends; empty: $TMPDIR, else /var/tmp.
+  std::string tape_spool;
+  // Drives to look for the volumes in (by label); empty: the drives recorded in the catalog.
+  std::vector<std::string> tape_drives;
 };
 
 struct RestoreSummary {
+  bool verify_only = false;
   std::string status;  // "complete" or "failed"
   std::vector<std::string> errors;
   uint64_t files = 0;
   uint64_t bytes = 0;           // file bytes restored
   uint64_t piece_bytes_read = 0;
+  uint64_t tape_bytes_read = 0;           // read from tape into the spool
+  std::vector<std::string> tape_pieces;   // pieces read from tape, in order
   double elapsed_s = 0;
   std::vector<uint64_t> backups_used;
   std::vector<ChannelStats> channels;
@@ -44,8 +56,9 @@ struct RestoreSummary {
 };
 
 // Errors found before anything is written (nothing matches, a target exists without
-// force, an unusable backup id, an unsafe path) come back as the Result's error
-// (invalid_argument, not_found or exists). Failures while restoring are in the summary.
+// force, an unusable backup id, an unsafe path, an encrypted piece without a key or with
+// the wrong one) come back as the Result's error (invalid_argument, not_found, exists or
+// wrong_key). Failures while restoring are in the summary.
 Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Catalog& cat);
 
 // Joins `target` and an absolute original path, refusing paths that could leave `target`

@@ -1,5 +1,7 @@
 #include "engine/stats.h"
 
+#include <cstdio>
+
 #include <time.h>
 
 #include <cstdio>
@@ -53,7 +55,41 @@ void ChannelStats::to_json(util::JsonWriter& w) const {
   w.kv("compress_in", bytes_compressed_in);
   w.kv("compress_out", bytes_compressed_out);
   w.kv("compress_s", compress_s);
+  w.kv("encrypt_s", encrypt_s);
+  w.begin_object("compress_levels");
+  for (const auto& [level, bytes] : level_bytes) w.kv(std::to_string(level), bytes);
+  w.end_object();
+  if (tape) tape->to_json(w);
   if (nfs) nfs->to_json(w);
+  w.end_object();
+}
+
+std::string TapeStats::to_text() const {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "    tape %s [%s I/O]: %.1f MB/s over %.2f s writing, %llu commands, %llu stalls "
+                "(drive waited for data %.2f s), %llu waits for a free buffer (%.2f s), %u volume "
+                "change(s)\n",
+                drive.c_str(), async ? "async" : "sync", write_mb_s, write_s,
+                static_cast<unsigned long long>(commands), static_cast<unsigned long long>(stalls),
+                stall_s, static_cast<unsigned long long>(producer_waits), producer_wait_s,
+                volume_changes);
+  return buf;
+}
+
+void TapeStats::to_json(util::JsonWriter& w) const {
+  w.begin_object("tape");
+  w.kv("drive", drive);
+  w.kv("io", async ? "async" : "sync");
+  w.kv("bytes", bytes);
+  w.kv("commands", commands);
+  w.kv("write_s", write_s);
+  w.kv("write_mb_s", write_mb_s);
+  w.kv("stalls", stalls);
+  w.kv("stall_s", stall_s);
+  w.kv("producer_waits", producer_waits);
+  w.kv("producer_wait_s", producer_wait_s);
+  w.kv("volume_changes", volume_changes);
   w.end_object();
 }
 

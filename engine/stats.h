@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,22 @@
 #include "util/json.h"
 
 namespace stripeback::engine {
+
+// A tape drive's side of a channel (see tape/io_helper.h).
+struct TapeStats {
+  std::string drive;
+  bool async = true;            // a helper thread wrote while the channel produced
+  uint64_t bytes = 0, commands = 0;
+  double write_s = 0, write_mb_s = 0;
+  uint64_t stalls = 0;          // the drive waited for data: the shoe-shine risk
+  double stall_s = 0;
+  uint64_t producer_waits = 0;  // the channel waited for a free tape buffer
+  double producer_wait_s = 0;
+  uint32_t volume_changes = 0;
+
+  void to_json(util::JsonWriter& w) const;
+  std::string to_text() const;  // one indented line
+};
 
 // A channel's NFS traffic (its own connections), like dNFS's per-channel views.
 struct NfsChannelStats {
@@ -44,9 +61,12 @@ struct ChannelStats {
   uint32_t pieces = 0;
   uint64_t bytes_compressed_in = 0, bytes_compressed_out = 0;  // data frames only
   double compress_s = 0;   // CPU spent compressing (or decompressing, in a restore)
+  double encrypt_s = 0;    // CPU spent sealing (or opening, in a restore) frames
+  std::map<int, uint64_t> level_bytes;  // raw bytes given to the compressor, by zstd level
   bool throttled = false;  // a rate limit held reads back
   double throttle_s = 0;   // of wait_s, time spent waiting for read tokens
   double elapsed_s = 0, read_busy_s = 0, write_busy_s = 0, wait_s = 0, cpu_s = 0;
+  std::optional<TapeStats> tape;  // set when the channel wrote to (or read from) tape
   std::optional<NfsChannelStats> nfs;  // set when the channel used NFS
 
   void to_json(util::JsonWriter& w) const;

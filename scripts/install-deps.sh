@@ -9,6 +9,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   fio time
+  tgt libiscsi-dev libiscsi-bin
   nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-dev libnfs-utils
 )
 

@@ -18,6 +18,7 @@ const char* errc_name(Errc code) {
     case Errc::invalid_argument: return "invalid_argument";
     case Errc::timed_out: return "timed_out";
     case Errc::exists: return "exists";
+    case Errc::wrong_key: return "wrong_key";
   }
   return "unknown";
 }

@@ -25,6 +25,7 @@ enum class Errc {
   invalid_argument,
   timed_out,
   exists,
+  wrong_key,  // a passphrase or key that does not open the data
 };
 
 const char* errc_name(Errc code);

@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
+#include <set>
 #include <vector>
 
+#include "engine/crypto.h"
 #include "engine/piece_reader.h"
 #include "engine/piece_writer.h"
 #include "tests/support/temp_dir.h"
@@ -21,7 +24,8 @@ struct Written {
 };
 
 // Writes a piece holding one file of `size` bytes whose second MiB is zeros.
-Written write_piece(const std::string& dir, uint64_t size) {
+Written write_piece(const std::string& dir, uint64_t size, Keyring* keys = nullptr,
+                    const std::string& name = "test.sbp") {
   Written w;
   w.data.resize(size);
   for (size_t i = 0; i < size; ++i) w.data[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
@@ -30,18 +34,20 @@ Written write_piece(const std::string& dir, uint64_t size) {
   h.backup_id = 1;
   h.channel = 1;
   h.piece_number = 1;
-  h.name = "test.sbp";
-  auto pw = PieceWriter::create(dir, h, io::Direct::no);
+  h.name = name;
+  auto pw = PieceWriter::create(dir, h, io::Direct::no, keys);
   EXPECT_TRUE(pw.has_value());
   auto& writer = **pw;
   FileMeta m;
   m.path = "/src/file.dbf";
   m.size = size;
   uint32_t id = writer.add_file(m);
-  auto [fblock, fp] = writer.file_frame(id);
-  EXPECT_EQ(::pwrite(writer.fd(), fblock->data, fp.length, static_cast<off_t>(fp.offset)),
+  auto placed = writer.file_frame(id);
+  EXPECT_TRUE(placed.has_value());
+  const FramePlacement& fp = placed->placement;
+  EXPECT_EQ(::pwrite(writer.fd(), placed->block->data, fp.length, static_cast<off_t>(fp.offset)),
             static_cast<ssize_t>(fp.length));
-  auto buf = AlignedBlock::make(kBlock + (1 << 20));
+  auto buf = AlignedBlock::make(2 * kBlock + (1 << 20));  // room for a tag after the data
   for (uint64_t off = 0; off < size; off += 1 << 20) {
     auto n = static_cast<uint32_t>(std::min<uint64_t>(1 << 20, size - off));
     std::memcpy(buf->data + kBlock, w.data.data() + off, n);
@@ -54,16 +60,16 @@ Written write_piece(const std::string& dir, uint64_t size) {
       fh.raw_digest = util::zero_digest(n);
     } else {
       fh.stored_len = n;
-      fh.stored_crc = util::crc32c(buf->data + kBlock, n);
       fh.raw_digest = util::digest(buf->data + kBlock, n);
     }
     auto p = writer.place(fh, buf->data);
-    EXPECT_EQ(::pwrite(writer.fd(), buf->data, p.length, static_cast<off_t>(p.offset)),
-              static_cast<ssize_t>(p.length));
+    EXPECT_TRUE(p.has_value());
+    EXPECT_EQ(::pwrite(writer.fd(), buf->data, p->length, static_cast<off_t>(p->offset)),
+              static_cast<ssize_t>(p->length));
   }
   auto crc = writer.finish();
   EXPECT_TRUE(crc.has_value());
-  w.path = dir + "/test.sbp";
+  w.path = dir + "/" + name;
   return w;
 }
 
@@ -140,6 +146,204 @@ TEST(PieceIo, CreateNeverReplacesAPiece) {
   ASSERT_FALSE(again.has_value());
   EXPECT_NE(again.error().what.find("test.sbp"), std::string::npos);
   EXPECT_TRUE(PieceReader::open(w.path, io::Direct::no).has_value());
+}
+
+
+// --- encrypted pieces ---
+
+std::shared_ptr<Keyring> key_file_keyring(const std::string& dir, const std::string& name) {
+  std::string path = dir + "/" + name;
+  if (::access(path.c_str(), F_OK) != 0) {
+    EXPECT_TRUE(generate_key_file(path).has_value());
+  }
+  auto k = Keyring::load({"", "", path});
+  EXPECT_TRUE(k.has_value());
+  EXPECT_TRUE((*k)->start_job().has_value());
+  return *k;
+}
+
+// Reads the frame of extent `e` into `buf` and checks it with the piece's cipher.
+Result<const std::byte*> read_and_verify(const PieceReader& pr, const Extent& e, AlignedBlock& buf) {
+  size_t len = kBlock + align_up(e.stored_len);
+  EXPECT_EQ(::pread(pr.fd(), buf.data, len, static_cast<off_t>(e.frame_offset)),
+            static_cast<ssize_t>(len));
+  return verify_frame(buf.data, e, 0, pr.path(), "/src/file.dbf", nullptr, nullptr, pr.cipher());
+}
+
+std::vector<std::byte> bytes_at(const std::string& path, uint64_t off, size_t n) {
+  std::vector<std::byte> v(n);
+  int fd = ::open(path.c_str(), O_RDONLY);
+  EXPECT_EQ(::pread(fd, v.data(), n, static_cast<off_t>(off)), static_cast<ssize_t>(n));
+  ::close(fd);
+  return v;
+}
+
+void put_bytes(const std::string& path, uint64_t off, const std::vector<std::byte>& v) {
+  int fd = ::open(path.c_str(), O_WRONLY);
+  EXPECT_EQ(::pwrite(fd, v.data(), v.size(), static_cast<off_t>(off)),
+            static_cast<ssize_t>(v.size()));
+  ::close(fd);
+}
+
+TEST(EncryptedPiece, ReadsBackWithTheKeyAndHidesTheData) {
+  testing::TempDir dir;
+  auto keys = key_file_keyring(dir.path(), "k");
+  auto w = write_piece(dir.path(), 3 * (1 << 20) + 12345, keys.get());
+  // Neither data nor the file name appear in the piece.
+  std::ifstream in(w.path, std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all.find("/src/file.dbf"), std::string::npos);
+  EXPECT_EQ(all.find(std::string(reinterpret_cast<const char*>(w.data.data()) + 5000, 64)),
+            std::string::npos);
+
+  auto reader = Keyring::load({"", "", dir.path() + "/k"});
+  ASSERT_TRUE(reader.has_value());
+  auto r = PieceReader::open(w.path, io::Direct::no, reader->get());
+  ASSERT_TRUE(r.has_value()) << r.error().what;
+  const auto& pr = **r;
+  EXPECT_EQ(pr.header().cipher, Cipher::aes256gcm);
+  EXPECT_EQ(pr.find_file("/src/file.dbf"), 0);
+  auto buf = AlignedBlock::make(2 * kBlock + (1 << 20));
+  for (const Extent& e : pr.trailer().extents[0]) {
+    auto v = read_and_verify(pr, e, *buf);
+    ASSERT_TRUE(v.has_value()) << v.error().what;
+    if (e.type == FrameType::data) {
+      EXPECT_EQ(std::memcmp(*v, w.data.data() + e.file_offset, e.raw_len), 0);
+    }
+  }
+}
+
+TEST(EncryptedPiece, NoKeyOrWrongKeyIsRefusedAtOpen) {
+  testing::TempDir dir;
+  auto keys = key_file_keyring(dir.path(), "k");
+  auto w = write_piece(dir.path(), 1 << 20, keys.get());
+  auto none = PieceReader::open(w.path, io::Direct::no);
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error().code, Errc::invalid_argument);
+  EXPECT_NE(none.error().what.find("--key-file"), std::string::npos) << none.error().what;
+  auto other = key_file_keyring(dir.path(), "other");
+  auto wrong = PieceReader::open(w.path, io::Direct::no, other.get());
+  ASSERT_FALSE(wrong.has_value());
+  EXPECT_EQ(wrong.error().code, Errc::wrong_key);
+  EXPECT_NE(wrong.error().what.find(w.path), std::string::npos) << wrong.error().what;
+}
+
+TEST(EncryptedPiece, FlippedBitIsReportedWithPieceAndOffset) {
+  testing::TempDir dir;
+  auto keys = key_file_keyring(dir.path(), "k");
+  auto w = write_piece(dir.path(), 3 * (1 << 20), keys.get());
+  auto r = PieceReader::open(w.path, io::Direct::no, keys.get());
+  ASSERT_TRUE(r.has_value());
+  const Extent e = (*r)->trailer().extents[0][0];
+  // Flip a bit and fix the CRC, so only the cipher can notice.
+  auto frame = bytes_at(w.path, e.frame_offset, kBlock + e.stored_len);
+  frame[kBlock + 777] ^= std::byte{4};
+  auto h = decode_frame_header({frame.data(), kBlock});
+  ASSERT_TRUE(h.has_value());
+  h->stored_crc = util::crc32c(frame.data() + kBlock, e.stored_len);
+  encode_frame_header(*h, std::span<std::byte, kBlock>(frame.data(), kBlock));
+  put_bytes(w.path, e.frame_offset, frame);
+  auto buf = AlignedBlock::make(2 * kBlock + (1 << 20));
+  auto v = read_and_verify(**r, e, *buf);
+  ASSERT_FALSE(v.has_value());
+  EXPECT_EQ(v.error().code, Errc::corrupt);
+  EXPECT_NE(v.error().what.find(w.path), std::string::npos);
+  EXPECT_NE(v.error().what.find(std::to_string(e.frame_offset + kBlock)), std::string::npos)
+      << v.error().what;
+  EXPECT_NE(v.error().what.find("authentication failed"), std::string::npos) << v.error().what;
+}
+
+// Two pieces of the same data under the same passphrase: a frame copied from one into the
+// same place in the other matches the index in every clear field, and is still caught.
+TEST(EncryptedPiece, FrameSplicedFromAnotherPieceIsDetected) {
+  testing::TempDir dir;
+  auto keys = key_file_keyring(dir.path(), "k");
+  auto a = write_piece(dir.path(), 3 * (1 << 20), keys.get(), "a.sbp");
+  auto b = write_piece(dir.path(), 3 * (1 << 20), keys.get(), "b.sbp");
+  auto ra = PieceReader::open(a.path, io::Direct::no, keys.get());
+  auto rb = PieceReader::open(b.path, io::Direct::no, keys.get());
+  ASSERT_TRUE(ra.has_value() && rb.has_value());
+  const Extent e = (*ra)->trailer().extents[0][2];
+  ASSERT_EQ(e.frame_offset, (*rb)->trailer().extents[0][2].frame_offset);
+  put_bytes(a.path, e.frame_offset, bytes_at(b.path, e.frame_offset, kBlock + e.stored_len));
+  auto buf = AlignedBlock::make(2 * kBlock + (1 << 20));
+  auto v = read_and_verify(**ra, e, *buf);
+  ASSERT_FALSE(v.has_value());
+  EXPECT_NE(v.error().what.find("authentication failed"), std::string::npos) << v.error().what;
+}
+
+// Frames swapped within a piece, with headers rewritten to match the index they moved
+// into, still fail: the sequence and position are sealed with each frame.
+TEST(EncryptedPiece, ReorderedFramesAreDetected) {
+  testing::TempDir dir;
+  auto keys = key_file_keyring(dir.path(), "k");
+  auto w = write_piece(dir.path(), 4 * (1 << 20), keys.get());
+  auto r = PieceReader::open(w.path, io::Direct::no, keys.get());
+  ASSERT_TRUE(r.has_value());
+  const auto& ex = (*r)->trailer().extents[0];
+  const Extent e0 = ex[0], e2 = ex[2];
+  ASSERT_EQ(e0.stored_len, e2.stored_len);
+  auto f0 = bytes_at(w.path, e0.frame_offset, kBlock + e0.stored_len);
+  auto f2 = bytes_at(w.path, e2.frame_offset, kBlock + e2.stored_len);
+  auto h0 = decode_frame_header({f0.data(), kBlock});
+  auto h2 = decode_frame_header({f2.data(), kBlock});
+  // f2's payload goes where f0 was, under a header that claims f0's file offset.
+  h2->offset = h0->offset;
+  encode_frame_header(*h2, std::span<std::byte, kBlock>(f2.data(), kBlock));
+  put_bytes(w.path, e0.frame_offset, f2);
+  auto buf = AlignedBlock::make(2 * kBlock + (1 << 20));
+  auto v = read_and_verify(**r, e0, *buf);
+  ASSERT_FALSE(v.has_value());
+  EXPECT_EQ(v.error().code, Errc::corrupt);
+}
+
+// Dropping the last data frame and moving trailer and footer down is caught when the
+// trailer is opened: its position is part of what it authenticates.
+TEST(EncryptedPiece, TruncationWithMovedTrailerIsDetected) {
+  testing::TempDir dir;
+  auto keys = key_file_keyring(dir.path(), "k");
+  auto w = write_piece(dir.path(), 3 * (1 << 20), keys.get());
+  Footer f;
+  uint64_t last_frame = 0, size = 0;
+  {
+    auto r = PieceReader::open(w.path, io::Direct::no, keys.get());
+    ASSERT_TRUE(r.has_value());
+    f = (*r)->footer();
+    last_frame = (*r)->trailer().extents[0].back().frame_offset;
+    size = (*r)->size();
+  }
+  auto tail = bytes_at(w.path, f.trailer_offset, size - f.trailer_offset);
+  f.trailer_offset = last_frame;
+  f.frames -= 1;
+  encode_footer(f, std::span<std::byte, kBlock>(tail.data() + tail.size() - kBlock, kBlock));
+  put_bytes(w.path, last_frame, tail);
+  ASSERT_EQ(::truncate(w.path.c_str(), static_cast<off_t>(last_frame + tail.size())), 0);
+  auto r = PieceReader::open(w.path, io::Direct::no, keys.get());
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, Errc::corrupt);
+  EXPECT_NE(r.error().what.find(w.path), std::string::npos);
+}
+
+// Property: across many pieces written with one job key, no two frames ever share a
+// nonce (each piece has its own key too, so a repeat would need both to collide).
+TEST(EncryptedPiece, NoTwoFramesShareANonceAcrossPieces) {
+  testing::TempDir dir;
+  auto keys = key_file_keyring(dir.path(), "k");
+  std::set<std::array<uint8_t, 12>> seen;
+  size_t frames = 0;
+  for (int i = 0; i < 150; ++i) {
+    auto w = write_piece(dir.path(), 2 * (1 << 20) + 4096, keys.get(), "p" + std::to_string(i));
+    auto r = PieceReader::open(w.path, io::Direct::no, keys.get());
+    ASSERT_TRUE(r.has_value());
+    // Every sealed frame: the file frame, data frames, and the trailer (the last sequence).
+    for (uint32_t seq = 0; seq <= (*r)->footer().frames; ++seq) {
+      seen.insert((*r)->cipher()->nonce(seq));
+      ++frames;
+    }
+    ::unlink(w.path.c_str());
+  }
+  EXPECT_EQ(seen.size(), frames);
+  EXPECT_GE(frames, 600u);
 }
 
 }  // namespace

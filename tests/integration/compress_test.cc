@@ -26,6 +26,11 @@ TEST_P(Compress, RoundTripIdenticalAndSmaller) {
   }
   EXPECT_GT(in, 0u);
   EXPECT_LT(out, in);
+  // Every compressed byte is accounted to the level that compressed it.
+  uint64_t by_level = 0;
+  for (const auto& c : j["channels"].items())
+    for (const auto& [level, bytes] : c["compress_levels"].members()) by_level += *bytes.as_u64();
+  EXPECT_EQ(by_level, in);
   std::string r = work / "restore";
   auto rr = sb({"restore", "--to", r, "--catalog", cat});
   SB_ASSERT_EXIT(rr, 0);
@@ -33,7 +38,7 @@ TEST_P(Compress, RoundTripIdenticalAndSmaller) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, Compress,
-                         ::testing::Values("low", "medium", "high", "zstd:2"),
+                         ::testing::Values("low", "medium", "high", "zstd:2", "auto"),
                          [](const ::testing::TestParamInfo<const char*>& p) {
                            std::string n = p.param;
                            for (auto& ch : n)
@@ -68,6 +73,27 @@ TEST(CompressUsage, BadLevelIsRefused) {
     SB_EXPECT_EXIT(b, 2);
     EXPECT_TRUE(contains(b.err, "--compress"));
   }
+}
+
+}  // namespace
+}  // namespace stripeback::it
+
+namespace stripeback::it {
+namespace {
+
+TEST(CompressUsage, CpuBudgetNeedsAutoAndAPositiveNumber) {
+  TempDir work("sb-compress-budget");
+  std::string src = work / "src";
+  make_file(src + "/a.dbf", 1u << 20, 1);
+  auto r = sb({"backup", src, "--to", work / "p", "--catalog", work / "c", "--compress",
+               "medium", "--cpu-budget", "1"});
+  SB_EXPECT_EXIT(r, 2);
+  EXPECT_TRUE(contains(r.err, "--cpu-budget needs --compress auto"));
+  auto z = sb({"backup", src, "--to", work / "p", "--catalog", work / "c", "--compress", "auto",
+               "--cpu-budget", "0"});
+  SB_EXPECT_EXIT(z, 2);
+  EXPECT_TRUE(contains(z.err, "--cpu-budget must be"));
+  EXPECT_TRUE(pieces_in(work / "p").empty());
 }
 
 }  // namespace

@@ -1,0 +1,43 @@
+// `stripeback tape status|label|rewind|eject|test`: operator commands for tape drives.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/tape_backup.h"
+#include "stripeback/result.h"
+
+namespace CLI {
+class App;
+}
+
+namespace stripeback::cli {
+
+struct BackupFlags;
+
+struct TapeFlags {
+  std::vector<std::string> urls;
+  std::string volume;
+  std::string block_size = "256K";
+  std::string size = "256M";
+  std::string block_sizes = "64K,256K,1M";
+  bool force = false;
+  bool json = false;
+};
+
+// Adds backup's tape flags (--tape-volumes, --tape-block-size, --tape-io) to `backup`.
+void add_backup_tape_flags(CLI::App* backup, BackupFlags& f);
+// Splits backup's --to values: one directory, or one or more tape:URL drives (the
+// directory goes to f.to). invalid_argument for a mix or several directories.
+Result<void> resolve_backup_destinations(BackupFlags& f);
+// The tape options of a backup to tape, nullopt for a backup to a directory.
+Result<std::optional<engine::TapeOptions>> tape_backup_options(const BackupFlags& f);
+
+// Adds the `tape` command and its subcommands to `app`; returns the `tape` command.
+CLI::App* add_tape_command(CLI::App& app, TapeFlags& flags);
+// Runs the subcommand of `tape` that was parsed.
+int run_tape_cmd(const CLI::App& tape, const TapeFlags& flags, const std::atomic<bool>& cancel);
+
+}  // namespace stripeback::cli

@@ -1,0 +1,187 @@
+// The frame cipher and the keyring on their own: sealed data opens only with the same
+// key, nonce and context; key sources are parsed strictly and explain what is wrong.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "engine/crypto.h"
+#include "tests/support/temp_dir.h"
+
+namespace stripeback::engine {
+namespace {
+
+std::array<uint8_t, 32> key_of(uint8_t seed) {
+  std::array<uint8_t, 32> k{};
+  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<uint8_t>(seed * 31 + i);
+  return k;
+}
+
+const std::array<uint8_t, 8> kPrefix{1, 2, 3, 4, 5, 6, 7, 8};
+
+std::vector<std::byte> sample(size_t n) {
+  std::vector<std::byte> v(n + kTagSize);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>(i * 7 + 3);
+  return v;
+}
+
+void write_text(const std::string& path, const std::string& text, mode_t mode = 0600) {
+  std::ofstream(path, std::ios::binary) << text;
+  ::chmod(path.c_str(), mode);
+}
+
+TEST(FrameCipher, SealedDataOpensAndDiffersFromPlaintext) {
+  FrameCipher c(key_of(1), kPrefix);
+  auto data = sample(10000);
+  auto orig = data;
+  std::vector<uint8_t> aad{9, 9, 9};
+  ASSERT_TRUE(c.seal(data.data(), 10000, 5, aad).has_value());
+  EXPECT_NE(std::memcmp(data.data(), orig.data(), 10000), 0);
+  ASSERT_TRUE(c.open(data.data(), 10000 + kTagSize, 5, aad).has_value());
+  EXPECT_EQ(std::memcmp(data.data(), orig.data(), 10000), 0);
+}
+
+TEST(FrameCipher, AnyChangeFailsAuthentication) {
+  FrameCipher c(key_of(1), kPrefix);
+  std::vector<uint8_t> aad{1, 2, 3, 4};
+  auto sealed = sample(4096);
+  ASSERT_TRUE(c.seal(sealed.data(), 4096, 7, aad).has_value());
+  auto expect_rejected = [&](std::vector<std::byte> d, uint32_t seq, std::vector<uint8_t> a,
+                             const FrameCipher& key, const char* what) {
+    auto r = key.open(d.data(), d.size(), seq, a);
+    ASSERT_FALSE(r.has_value()) << what;
+    EXPECT_EQ(r.error().code, Errc::corrupt) << what;
+    EXPECT_NE(r.error().what.find("authentication failed"), std::string::npos) << what;
+  };
+  auto flipped = sealed;
+  flipped[100] ^= std::byte{1};
+  expect_rejected(flipped, 7, aad, c, "flipped ciphertext bit");
+  auto bad_tag = sealed;
+  bad_tag[4096 + 3] ^= std::byte{0x80};
+  expect_rejected(bad_tag, 7, aad, c, "flipped tag bit");
+  expect_rejected(sealed, 8, aad, c, "other sequence (frame moved)");
+  expect_rejected(sealed, 7, {1, 2, 3, 5}, c, "other context");
+  FrameCipher other(key_of(2), kPrefix);
+  expect_rejected(sealed, 7, aad, other, "other piece key");
+}
+
+TEST(FrameCipher, NonceIsPrefixAndSequence) {
+  FrameCipher c(key_of(1), kPrefix);
+  auto n = c.nonce(0x01020304);
+  EXPECT_EQ(std::memcmp(n.data(), kPrefix.data(), 8), 0);
+  EXPECT_EQ(n[8], 4);
+  EXPECT_EQ(n[11], 1);
+  EXPECT_NE(c.nonce(1), c.nonce(2));
+}
+
+TEST(Keyring, NoSourceMeansNoKeyring) {
+  auto k = Keyring::load({});
+  ASSERT_TRUE(k.has_value());
+  EXPECT_EQ(*k, nullptr);
+}
+
+TEST(Keyring, KeyFileInHexOrRawBytesWorksAndAnythingElseIsExplained) {
+  testing::TempDir dir;
+  std::string hex = dir.path() + "/hex.key", raw = dir.path() + "/raw.key",
+              bad = dir.path() + "/bad.key";
+  write_text(hex, std::string(64, 'a') + "\n");
+  write_text(raw, std::string(32, '\x07'));
+  write_text(bad, "not a key\n");
+  EXPECT_TRUE(Keyring::load({"", "", hex}).has_value());
+  EXPECT_TRUE(Keyring::load({"", "", raw}).has_value());
+  auto r = Keyring::load({"", "", bad});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, Errc::invalid_argument);
+  EXPECT_NE(r.error().what.find(bad), std::string::npos) << r.error().what;
+  EXPECT_NE(r.error().what.find("64 hex digits"), std::string::npos) << r.error().what;
+  auto missing = Keyring::load({"", "", dir.path() + "/none.key"});
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().what.find("none.key"), std::string::npos);
+}
+
+TEST(Keyring, PassphraseSourcesAreCheckedAndOnlyOneIsAllowed) {
+  testing::TempDir dir;
+  std::string empty = dir.path() + "/empty", pass = dir.path() + "/pass";
+  write_text(empty, "\nsecond line\n");
+  write_text(pass, "correct horse\n");
+  auto e = Keyring::load({empty, "", ""});
+  ASSERT_FALSE(e.has_value());
+  EXPECT_NE(e.error().what.find("empty first line"), std::string::npos);
+  ::unsetenv("SB_TEST_NO_SUCH_VAR");
+  auto v = Keyring::load({"", "SB_TEST_NO_SUCH_VAR", ""});
+  ASSERT_FALSE(v.has_value());
+  EXPECT_NE(v.error().what.find("SB_TEST_NO_SUCH_VAR"), std::string::npos);
+  auto two = Keyring::load({pass, "", pass});
+  ASSERT_FALSE(two.has_value());
+  EXPECT_NE(two.error().what.find("only one"), std::string::npos);
+  EXPECT_TRUE(Keyring::load({pass, "", ""}).has_value());
+}
+
+// A piece sealed under a passphrase opens with the same passphrase from any source and
+// reports a different one as a wrong key, not as damage.
+TEST(Keyring, WrongPassphraseIsWrongKeyNotCorruption) {
+  testing::TempDir dir;
+  std::string good = dir.path() + "/good", bad = dir.path() + "/bad";
+  write_text(good, "correct horse battery staple\n");
+  write_text(bad, "correct horse battery stable\n");
+  auto writer = Keyring::load({good, "", ""});
+  ASSERT_TRUE(writer.has_value());
+  ASSERT_TRUE((*writer)->start_job().has_value());
+  PieceHeader h;
+  h.name = "x.sbp";
+  auto sealing = (*writer)->new_piece(h);
+  ASSERT_TRUE(sealing.has_value());
+  EXPECT_EQ(h.cipher, Cipher::aes256gcm);
+  EXPECT_EQ(h.crypto.kdf, Kdf::scrypt);
+  EXPECT_EQ(h.crypto.log2_n, kScryptLog2N);
+
+  ::setenv("SB_TEST_PASS", "correct horse battery staple", 1);
+  auto same = Keyring::load({"", "SB_TEST_PASS", ""});
+  ASSERT_TRUE(same.has_value());
+  auto opened = (*same)->open_piece(h, "x.sbp");
+  ASSERT_TRUE(opened.has_value()) << opened.error().what;
+  // Both ciphers agree: what one seals the other opens.
+  auto data = sample(512);
+  ASSERT_TRUE((*sealing)->seal(data.data(), 512, 0, {}).has_value());
+  EXPECT_TRUE((*opened)->open(data.data(), 512 + kTagSize, 0, {}).has_value());
+
+  auto wrong = Keyring::load({bad, "", ""});
+  ASSERT_TRUE(wrong.has_value());
+  auto w = (*wrong)->open_piece(h, "x.sbp");
+  ASSERT_FALSE(w.has_value());
+  EXPECT_EQ(w.error().code, Errc::wrong_key);
+  EXPECT_NE(w.error().what.find("wrong passphrase or key"), std::string::npos);
+
+  // The right passphrase with an edited header is damage, not a wrong key.
+  PieceHeader edited = h;
+  edited.piece_number = 99;
+  auto d = (*same)->open_piece(edited, "x.sbp");
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().code, Errc::corrupt);
+}
+
+TEST(Keyring, GeneratedKeyFileIsPrivateUniqueAndNeverReplaced) {
+  testing::TempDir dir;
+  std::string a = dir.path() + "/a.key", b = dir.path() + "/b.key";
+  ASSERT_TRUE(generate_key_file(a).has_value());
+  ASSERT_TRUE(generate_key_file(b).has_value());
+  struct stat st;
+  ASSERT_EQ(::stat(a.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::ifstream fa(a), fb(b);
+  std::string ka, kb;
+  fa >> ka;
+  fb >> kb;
+  EXPECT_EQ(ka.size(), 64u);
+  EXPECT_NE(ka, kb);
+  auto again = generate_key_file(a);
+  ASSERT_FALSE(again.has_value());
+  EXPECT_NE(again.error().what.find(a), std::string::npos);
+  EXPECT_TRUE(Keyring::load({"", "", a}).has_value());
+}
+
+}  // namespace
+}  // namespace stripeback::engine

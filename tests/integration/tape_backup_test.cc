@@ -1,0 +1,269 @@
+// Backup to and restore from tgtd's virtual tape drives (scripts/tape-server.sh): three
+// drives with 16 MiB tapes, so end of medium comes after a few MiB.
+#include <gtest/gtest.h>
+
+#include "tape/drive.h"
+#include "tests/integration/it_util.h"
+#include "tests/support/tape_server.h"
+
+namespace stripeback::it {
+namespace {
+
+using stripeback::testing::TapeServer;
+
+const bool kConfigured = [] {
+  TapeServer::configure({.drives = 3, .size_mib = 16});
+  return true;
+}();
+
+class TapeBackup : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto& urls = TapeServer::urls();
+    if (urls.empty()) GTEST_SKIP() << TapeServer::skip_reason();
+    for (const auto& u : urls) drive.push_back("tape:" + u);
+    cat = tmp / "cat";
+  }
+  void label(size_t i, const std::string& id, const std::string& bs = "256K") {
+    auto r = sb({"tape", "label", drive[i], "--volume", id, "--tape-block-size", bs, "--force"});
+    ASSERT_TRUE(r.exited(0)) << r.describe();
+  }
+  // Files under tmp/src of the given sizes.
+  std::string make_source(const std::vector<uint64_t>& sizes) {
+    std::string src = tmp / "src";
+    for (size_t i = 0; i < sizes.size(); ++i)
+      make_file(src + "/f" + std::to_string(i) + ".dbf", sizes[i], static_cast<uint32_t>(i + 1));
+    return src;
+  }
+  Json list_json() {
+    auto r = sb({"list", "--catalog", cat, "--json"});
+    EXPECT_TRUE(r.exited(0)) << r.describe();
+    return parse_json(r);
+  }
+  TempDir tmp;
+  std::string cat;
+  std::vector<std::string> drive;
+};
+
+TEST_F(TapeBackup, TwoDrivesRoundTrip) {
+  label(0, "RT-A");
+  label(1, "RT-B");
+  std::string src = make_source({5u << 20, 3u << 20, (2u << 20) + 777, 0});
+  auto b = sb({"backup", src, "--to", drive[0], "--to", drive[1], "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(b, 0);
+  Json j = parse_json(b);
+  EXPECT_EQ(j["status"].as_string(), "complete");
+  ASSERT_EQ(j["channels"].size(), 2u);
+  for (size_t c = 0; c < 2; ++c) {
+    const Json& t = j["channels"][c]["tape"];
+    EXPECT_EQ(t["io"].as_string(), "async");
+    EXPECT_GT(*t["bytes"].as_u64(), 0u);
+    EXPECT_GT(t["write_mb_s"].as_double(), 0.0);
+    EXPECT_TRUE(t.has("stalls"));
+  }
+  auto r = sb({"restore", "--to", tmp / "r", "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(restored_tree(tmp / "r", src));
+  EXPECT_EQ(parse_json(r)["tape_pieces"].size(), 2u);
+}
+
+// Compression and encryption work the same on tape: the stream holds sealed frames, a
+// wrong key is refused before anything is restored, the right one restores identical.
+TEST_F(TapeBackup, CompressedEncryptedRoundTrip) {
+  label(0, "ENC-1");
+  std::string src = make_source({(4u << 20) + 5, 2u << 20});
+  std::string key = tmp / "k.key", other = tmp / "other.key";
+  SB_ASSERT_EXIT(sb({"keygen", key}), 0);
+  SB_ASSERT_EXIT(sb({"keygen", other}), 0);
+  auto b = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--json", "--compress",
+               "medium", "--encrypt", "--key-file", key});
+  SB_ASSERT_EXIT(b, 0);
+  EXPECT_EQ(parse_json(b)["encryption"].as_string(), "aes-256-gcm (key file)");
+  auto wrong = sb({"restore", "--to", tmp / "r", "--catalog", cat, "--key-file", other});
+  SB_EXPECT_EXIT(wrong, 4);
+  EXPECT_FALSE(exists(tmp / "r"));
+  auto r = sb({"restore", "--to", tmp / "r", "--catalog", cat, "--key-file", key});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(restored_tree(tmp / "r", src));
+}
+
+TEST_F(TapeBackup, SyncIoAndTextStatsArePerDrive) {
+  label(0, "SYNC-1");
+  std::string src = make_source({3u << 20});
+  auto b = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--tape-io", "sync"});
+  SB_ASSERT_EXIT(b, 0);
+  EXPECT_TRUE(contains(b.out, "tape " + drive[0].substr(5) + " [sync I/O]"));
+  EXPECT_TRUE(contains(b.out, "stalls"));
+  auto a = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(a, 0);
+  EXPECT_EQ(parse_json(a)["channels"][0]["tape"]["io"].as_string(), "async");
+}
+
+TEST_F(TapeBackup, BlockSizeRejectedNamingBothNumbers) {
+  label(0, "BS-A");
+  std::string src = make_source({1u << 20});
+  auto b = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--tape-block-size", "1000000"});
+  SB_EXPECT_EXIT(b, 2);
+  EXPECT_TRUE(contains(b.err, "tape block size 1000000"));
+  EXPECT_TRUE(contains(b.err, "granularity 512"));
+  auto big = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--tape-block-size", "4M"});
+  SB_EXPECT_EXIT(big, 2);
+  EXPECT_TRUE(contains(big.err, "4194304"));
+  EXPECT_TRUE(contains(big.err, "1048576"));
+  // Refused before anything was written: no backup in the catalog.
+  auto l = sb({"list", "--catalog", cat, "--json"});
+  EXPECT_FALSE(contains(l.out, "\"id\":1").operator bool()) << l.out;
+}
+
+TEST_F(TapeBackup, UnlabelledTapeIsRefusedWithTheFix) {
+  std::string src = make_source({1u << 20});
+  auto b = sb({"backup", src, "--to", drive[2], "--catalog", cat});
+  SB_EXPECT_EXIT(b, 2);
+  EXPECT_TRUE(contains(b.err, "no Stripeback label"));
+  EXPECT_TRUE(contains(b.err, "stripeback tape label --volume"));
+}
+
+TEST_F(TapeBackup, WrittenAtOneBlockSizeReadWithAnotherSetting) {
+  label(0, "BS64");
+  std::string src = make_source({(3u << 20) + 4096, 1u << 20});
+  auto b = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--tape-block-size", "64K"});
+  SB_ASSERT_EXIT(b, 0);
+  {
+    // Today's drive setting differs: the restore must not depend on it.
+    auto d = tape::TapeDrive::open(drive[0]);
+    ASSERT_TRUE(d) << d.error().what;
+    ASSERT_TRUE((*d)->set_block_size(1u << 20));
+    ASSERT_EQ(*(*d)->block_size(), 1u << 20);
+  }
+  auto r = sb({"restore", "--to", tmp / "r", "--catalog", cat});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(restored_tree(tmp / "r", src));
+  auto st = sb({"tape", "status", drive[0], "--json"});
+  EXPECT_EQ(parse_json(st)["label"]["block_size"].as_u64(), 65536u);
+}
+
+TEST_F(TapeBackup, EndOfMediumSpansToTheNextVolumeAndRestoresAcrossIt) {
+  label(0, "SPAN-1");
+  label(1, "SPAN-2");
+  // 22 MiB on a 16 MiB tape: the piece continues on the second volume.
+  std::string src = make_source({12u << 20, 10u << 20});
+  auto b = sb({"backup", src, "--to", drive[0], "--tape-volumes", drive[1], "--catalog", cat,
+               "--json"});
+  SB_ASSERT_EXIT(b, 0);
+  Json j = parse_json(b);
+  EXPECT_EQ(j["channels"][0]["tape"]["volume_changes"].as_u64(), 1u);
+  auto r = sb({"restore", "--to", tmp / "r", "--catalog", cat});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(restored_tree(tmp / "r", src));
+}
+
+TEST_F(TapeBackup, RestoreLooksForVolumesInTheDrivesGiven) {
+  label(0, "ELSEWHERE");
+  label(1, "WANTED");
+  std::string src = make_source({2u << 20});
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", drive[1], "--catalog", cat}), 0);
+  // Searched by label: the first drive holds another volume, the second the one needed.
+  auto found = sb({"restore", "--to", tmp / "r0", "--catalog", cat, "--tape-drive", drive[0],
+                   "--tape-drive", drive[1]});
+  SB_ASSERT_EXIT(found, 0);
+  EXPECT_TRUE(restored_tree(tmp / "r0", src));
+  // The volume is gone from its drive: both ways fail naming what was found.
+  label(1, "OTHER");
+  auto bad = sb({"restore", "--to", tmp / "r1", "--catalog", cat});
+  SB_EXPECT_EXIT(bad, 1);
+  EXPECT_TRUE(contains(bad.err, "holds volume OTHER, expected volume WANTED"));
+  auto none = sb({"restore", "--to", tmp / "r2", "--catalog", cat, "--tape-drive", drive[0],
+                  "--tape-drive", drive[1]});
+  SB_EXPECT_EXIT(none, 1);
+  EXPECT_TRUE(contains(none.err, "volume WANTED is in none of the drives given"));
+}
+
+TEST_F(TapeBackup, EndOfMediumWithoutAnotherVolumeFailsClearly) {
+  label(2, "FULL-1");
+  std::string src = make_source({12u << 20, 10u << 20});
+  auto b = sb({"backup", src, "--to", drive[2], "--catalog", cat, "--json"});
+  SB_EXPECT_EXIT(b, 1);
+  EXPECT_TRUE(contains(b.err, "needs another volume"));
+  // Nothing incomplete is marked complete.
+  Json l = list_json();
+  ASSERT_EQ(l["backups"].size(), 1u);
+  EXPECT_EQ(l["backups"][0]["status"].as_string(), "failed");
+  auto r = sb({"restore", "--to", tmp / "r", "--catalog", cat});
+  EXPECT_FALSE(r.exited(0)) << r.describe();
+}
+
+TEST_F(TapeBackup, RestoreFromTheMiddleOfATapeReadsNoEarlierPiece) {
+  label(0, "MID-1");
+  // About one file per piece: sizes decide the order (largest first), one file open at a
+  // time. A file's record goes to the piece open when the file is opened, so a file's
+  // pieces are the one before its data and the one with its data.
+  std::string src = make_source({(3u << 20) + 300000, (3u << 20) + 200000,
+                                 (3u << 20) + 100000, 3u << 20});
+  auto b = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--max-open-files", "1",
+               "--max-piece-size", "4M", "--json"});
+  SB_ASSERT_EXIT(b, 0);
+  ASSERT_EQ(parse_json(b)["pieces"].as_u64(), 4u);
+  const std::string third = src + "/f2.dbf";
+  auto r = sb({"restore", "--to", tmp / "r", "--catalog", cat, "--json", third});
+  SB_ASSERT_EXIT(r, 0);
+  Json j = parse_json(r);
+  std::string read;
+  for (const auto& p : j["tape_pieces"].items()) read += p.as_string() + " ";
+  EXPECT_FALSE(contains(read, "-p1.sbp")) << read;  // never read through the first piece
+  EXPECT_FALSE(contains(read, "-p4.sbp")) << read;
+  EXPECT_TRUE(contains(read, "-p3.sbp")) << read;
+  EXPECT_LT(*j["tape_bytes_read"].as_u64(), 8u << 20);
+  EXPECT_TRUE(restored_exactly(tmp / "r", {third}));
+}
+
+TEST_F(TapeBackup, SecondBackupAppendsAfterTheFirst) {
+  label(0, "APP-1");
+  std::string src = make_source({2u << 20, 1u << 20});
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", drive[0], "--catalog", cat, "--tag", "one"}), 0);
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", drive[0], "--catalog", cat, "--tag", "two"}), 0);
+  for (const char* tag : {"one", "two"}) {
+    std::string dir = tmp / (std::string("r-") + tag);
+    auto r = sb({"restore", "--to", dir, "--catalog", cat, "--tag", tag});
+    SB_ASSERT_EXIT(r, 0);
+    EXPECT_TRUE(restored_tree(dir, src));
+  }
+  // Another block size than the volume's data is refused, naming both.
+  auto other = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--tape-block-size", "64K"});
+  SB_EXPECT_EXIT(other, 2);
+  EXPECT_TRUE(contains(other.err, "block size 262144, not 65536"));
+}
+
+TEST_F(TapeBackup, NotReadyDriveGivesWaitStateAndError) {
+  label(0, "NR-1");
+  ASSERT_EQ(TapeServer::tgtadm({"--lld", "iscsi", "--mode", "logicalunit", "--op", "update",
+                                "--tid", "1", "--lun", "1", "--params", "online=0"}),
+            0);
+  std::string src = make_source({1u << 20});
+  auto b = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--tape-wait", "1"});
+  SB_EXPECT_EXIT(b, 1);
+  EXPECT_TRUE(contains(b.err, "waiting for tape"));
+  EXPECT_TRUE(contains(b.err, "not ready"));
+  EXPECT_TRUE(contains(b.err, drive[0].substr(5)));
+}
+
+TEST(TapeBackupUsage, ASourceAfterToIsNotADestination) {
+  TempDir tmp;
+  make_file(tmp / "src/a", 1000, 1);
+  auto r = sb({"backup", "--to", tmp / "pieces", tmp / "src", "--catalog", tmp / "cat"});
+  SB_EXPECT_EXIT(r, 0);
+  EXPECT_FALSE(pieces_in(tmp / "pieces").empty());
+}
+
+TEST(TapeBackupUsage, MixedDestinationsAreRefused) {
+  auto r = sb({"backup", "/etc/hostname", "--to", "/tmp/x", "--to", "tape:/dev/sg9"});
+  SB_EXPECT_EXIT(r, 2);
+  EXPECT_TRUE(contains(r.err, "mixes tape drives and directories"));
+  TempDir tmp;
+  auto v = sb({"backup", "/etc/hostname", "--to", tmp / "p", "--catalog", tmp / "c",
+               "--tape-volumes", "tape:/dev/sg9"});
+  SB_EXPECT_EXIT(v, 2);
+  EXPECT_TRUE(contains(v.err, "--tape-volumes needs --to tape:URL"));
+}
+
+}  // namespace
+}  // namespace stripeback::it
