@@ -35,7 +35,7 @@ server_pid() {
   [[ -f $PIDFILE ]] || return 1
   local pid
   pid=$(cat "$PIDFILE" 2>/dev/null) || return 1
-  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 1
+  [[ -n $pid && $(cat "/proc/$pid/comm" 2>/dev/null) == ganesha.nfsd ]] || return 1
   echo "$pid"
 }
 
@@ -108,9 +108,16 @@ start() {
   write_conf
   ensure_rpcbind
   : >"$LOG"
+  rm -f "$PIDFILE"
+  # setsid forks when the caller leads its process group, so $! is not always the server:
+  # the server's own pid file (-p) is what names it.
   setsid ganesha.nfsd -F -f "$CONF" -L "$LOG" -p "$PIDFILE" -N NIV_EVENT </dev/null >/dev/null 2>&1 &
-  local pid=$!
-  echo "$pid" >"$PIDFILE"
+  local pid=""
+  for _ in $(seq 100); do
+    pid=$(server_pid) && break
+    sleep 0.1
+  done
+  [[ -n $pid ]] || { tail -n 20 "$LOG" >&2; die "ganesha did not start (log: $LOG)"; }
   wait_ready "$pid"
   echo "$URL"
 }
