@@ -35,7 +35,7 @@ server_pid() {
   [[ -f $PIDFILE ]] || return 1
   local pid
   pid=$(cat "$PIDFILE" 2>/dev/null) || return 1
-  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 1
+  [[ -n $pid && $(cat "/proc/$pid/comm" 2>/dev/null) == ganesha.nfsd ]] || return 1
   echo "$pid"
 }
 
@@ -71,9 +71,15 @@ ensure_rpcbind() {
   if rpcinfo -p 127.0.0.1 >/dev/null 2>&1; then return 0; fi
   command -v rpcbind >/dev/null || die "rpcbind is not installed (apt-get install rpcbind)" 2
   rpcbind -w || die "unable to start rpcbind"
-  # No other rpcbind answered, so the one running now is ours; remember it to stop it later.
-  pidof -s rpcbind >"$STATE/rpcbind.pid" || true
-  for _ in $(seq 50); do rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && return 0; sleep 0.1; done
+  for _ in $(seq 50); do
+    if rpcinfo -p 127.0.0.1 >/dev/null 2>&1; then
+      # No other rpcbind answered before, so the one answering now (the daemon, not the
+      # parent that forked it) is ours: remember it to stop it with the server.
+      pidof -s rpcbind >"$STATE/rpcbind.pid" || true
+      return 0
+    fi
+    sleep 0.1
+  done
   die "rpcbind did not answer after 5 s"
 }
 
@@ -102,9 +108,16 @@ start() {
   write_conf
   ensure_rpcbind
   : >"$LOG"
+  rm -f "$PIDFILE"
+  # setsid forks when the caller leads its process group, so $! is not always the server:
+  # the server's own pid file (-p) is what names it.
   setsid ganesha.nfsd -F -f "$CONF" -L "$LOG" -p "$PIDFILE" -N NIV_EVENT </dev/null >/dev/null 2>&1 &
-  local pid=$!
-  echo "$pid" >"$PIDFILE"
+  local pid=""
+  for _ in $(seq 100); do
+    pid=$(server_pid) && break
+    sleep 0.1
+  done
+  [[ -n $pid ]] || { tail -n 20 "$LOG" >&2; die "ganesha did not start (log: $LOG)"; }
   wait_ready "$pid"
   echo "$URL"
 }
