@@ -208,7 +208,7 @@ class Pacer {
 }  // namespace
 
 BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers,
-                            std::optional<size_t> buffer_size) {
+                            std::optional<size_t> buffer_size, bool compressing) {
   BufferChoice c;
   c.multiplexing = std::max<uint32_t>(1, multiplexing);
   if (c.multiplexing > 8) {
@@ -218,6 +218,7 @@ BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers
     c.buffers = 32;
     c.buffer_size = 512 << 10;
   }
+  if (compressing && !buffer_size) buffer_size = size_t{1} << 20;
   if (buffer_size && !buffers) c.buffers = std::max<size_t>(2, (16u << 20) / *buffer_size);
   if (buffers) c.buffers = *buffers;
   if (buffer_size) c.buffer_size = *buffer_size;
@@ -258,7 +259,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   }
   BufferChoice buffers = choose_buffers(
       std::min<uint32_t>(opts.channel.max_open_files, static_cast<uint32_t>(largest_set)),
-      opts.buffers, opts.buffer_size);
+      opts.buffers, opts.buffer_size, opts.channel.compress_level != 0);
   if (opts.channel.max_piece_size &&
       opts.channel.max_piece_size < buffers.buffer_size + 16 * kBlock + (64u << 10))
     return fail(Errc::invalid_argument,

@@ -51,9 +51,11 @@ struct BufferChoice {
 
 // The buffer rule: with multiplexing level L (units a channel reads at once) up to 4, 16
 // buffers of 1 MiB per channel shared by the open files; up to 8, 32 of 512 KiB; above,
-// 64 of 256 KiB: always 16 MiB per channel. --buffers and --buffer-size override.
+// 64 of 256 KiB: always 16 MiB per channel. With compression the buffers (and so the
+// independently compressed frames) are 1 MiB at any level: larger frames compress better
+// and cost less CPU per byte. --buffers and --buffer-size override.
 BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers,
-                            std::optional<size_t> buffer_size);
+                            std::optional<size_t> buffer_size, bool compressing = false);
 
 struct BackupSummary {
   uint64_t backup_id = 0;

@@ -71,5 +71,13 @@ TEST(BufferRule, FollowsMultiplexingAndKeeps16MiB) {
   EXPECT_EQ(both.multiplexing, 9u);
 }
 
+TEST(BufferRule, CompressionUsesOneMiBFramesWithinTheSameMemory) {
+  auto c = choose_buffers(8, {}, {}, /*compressing=*/true);
+  EXPECT_EQ(c.buffer_size, 1u << 20);
+  EXPECT_EQ(c.buffers, 16u);
+  auto given = choose_buffers(8, {}, size_t{256u << 10}, true);
+  EXPECT_EQ(given.buffer_size, 256u << 10);
+}
+
 }  // namespace
 }  // namespace stripeback::engine
