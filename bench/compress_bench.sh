@@ -259,43 +259,8 @@ export RESTIC_CACHE_DIR="$OUT/restic-cache"    # restic's local cache: per run
 # shellcheck source=bench/bench_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
-# ---- measurement ---------------------------------------------------------------------
-# measure KEY ROUND CMD...: drops caches, then times "CMD; sync". Records elapsed, the
-# sync part, user+sys CPU and max RSS, and the CPU time everything else on the machine
-# used meanwhile. stdout of CMD goes to $LOGS/KEY.ROUND.out.
-declare -A R_EL R_SYNC R_CPU R_RSS R_OTHER R_OUT
-measure() {
-  local key=$1 round=$2
-  shift 2
-  local tf="$LOGS/$key.$round.time" log="$LOGS/$key.$round.out" err="$LOGS/$key.$round.err"
-  drop_caches
-  wait_quiet
-  local t0 t1 t2 b0 b2 rc=0
-  b0=$(busy_ticks)
-  t0=$(now)
-  "$GNU_TIME" -f '%U %S %M' -o "$tf" "$@" >"$log" 2>"$err" </dev/null &
-  CHILD=$!
-  wait "$CHILD" || rc=$?
-  CHILD=""
-  t1=$(now)
-  sync
-  t2=$(now)
-  b2=$(busy_ticks)
-  if ((rc != 0)); then
-    echo "compress_bench: FAILED ($key, exit $rc): $*" >&2
-    tail -n 20 "$err" >&2 || true
-    exit 1
-  fi
-  local u s m
-  read -r u s m < <(tail -n 1 "$tf")
-  R_EL[$key.$round]=$(awk -v a="$t0" -v c="$t2" 'BEGIN {printf "%.3f", c - a}')
-  R_SYNC[$key.$round]=$(awk -v b="$t1" -v c="$t2" 'BEGIN {printf "%.3f", c - b}')
-  R_CPU[$key.$round]=$(awk -v u="$u" -v s="$s" 'BEGIN {printf "%.2f", u + s}')
-  R_RSS[$key.$round]=$m   # KiB
-  R_OTHER[$key.$round]=$(awk -v b="$((b2 - b0))" -v t="$CLK_TCK" -v c="${R_CPU[$key.$round]}" \
-    'BEGIN {o = b / t - c; printf "%.2f", (o < 0 ? 0 : o)}')
-  note "  $key: ${R_EL[$key.$round]} s (sync ${R_SYNC[$key.$round]} s), cpu ${R_CPU[$key.$round]} s, rss $((m / 1024)) MiB, other cpu ${R_OTHER[$key.$round]} s"
-}
+# ---- measurement (measure(): bench/bench_lib.sh) -------------------------------------
+declare -A R_OUT  # output bytes, keyed like R_EL
 tree_bytes() {  # bytes in the regular files of a tree (or one file)
   find "$1" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f\n", s}'
 }
