@@ -112,21 +112,10 @@ if ! "$GNU_TIME" -f '%U' -o /dev/null true 2>/dev/null; then
   die "GNU time is needed at /usr/bin/time (apt-get install time)"
 fi
 
-if [[ -z "$BIN" ]]; then
-  BIN="$REPO/build/release/cli/stripeback"
-  if [[ ! -x "$BIN" || "$REBUILD" == 1 ]]; then
-    note "building $BIN"
-    (cd "$REPO" &&
-       cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRIPEBACK_TESTS=OFF >&2 &&
-       cmake --build build/release -j2 --target stripeback_cli >&2) || die "build failed"
-  fi
-fi
-[[ -x "$BIN" ]] || die "stripeback binary '$BIN' not found or not executable"
-BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
-BIN_VERSION=$("$BIN" --version 2>/dev/null | head -n 1 || true)
-BIN_BUILT=$(date -u -r "$BIN" '+%Y-%m-%d %H:%M:%S UTC')
-BIN_SHA=$(sha256sum "$BIN" | cut -c1-12)
-TREE="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$( [[ -n "$(git -C "$REPO" status --porcelain 2>/dev/null)" ]] && echo ' + uncommitted changes' || true)"
+# ---- shared helpers (cache, trim, quiet, signals, measure, binary): bench/bench_lib.sh
+# shellcheck source=bench/bench_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
+resolve_bin
 
 # ---- work directory ------------------------------------------------------------------
 [[ -n "$DIR" && "$DIR" != "/" ]] || die "refusing to use '$DIR' as the work directory"
@@ -166,9 +155,6 @@ DATA_FILES=$(find "$DATA" -type f | wc -l)
 GIB=$(awk -v b="$DATA_BYTES" 'BEGIN {printf "%.6f", b / 1073741824}')
 MOUNT=$(df --output=target "$DIR" | tail -1)
 
-# ---- cache, trim, quiet, signals: bench/bench_lib.sh -------------------------------
-# shellcheck source=bench/bench_lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
 # measure(): bench/bench_lib.sh
 

@@ -1,7 +1,8 @@
-# Helpers shared by the benchmark scripts: page cache and trim control, waiting for a quiet
-# machine, CPU and disk activity counters, and a signal trap that stops the measured
-# command. Source it after defining note(), DIR, MOUNT, OUT and QUIET_TIMEOUT; it sets
-# CHILD to the GNU time process of the measurement in progress.
+# Helpers shared by the benchmark scripts: the stripeback binary to measure, page cache and
+# trim control, waiting for a quiet machine, CPU and disk activity counters, measure(), and
+# a signal trap that stops the measured command. Source it after defining note(), die(),
+# REPO and QUIET_TIMEOUT (DIR, MOUNT, OUT and LOGS are read only when a helper runs); it
+# sets CHILD to the GNU time process of the measurement in progress.
 # shellcheck shell=bash
 
 # ---- cache and trim helpers ----------------------------------------------------------
@@ -25,7 +26,7 @@ trim() {
 # ---- background activity ---------------------------------------------------------------
 CLK_TCK=$(getconf CLK_TCK)
 NCPU=$(nproc)
-DISK_DEV=$(basename "$(df --output=source "$DIR" | tail -1)")
+DISK_DEV=""  # the work directory's device, found by wait_quiet (DIR is known by then)
 busy_ticks() {  # CPU ticks spent not idle, all CPUs (user nice system irq softirq steal)
   awk '/^cpu / {printf "%.0f\n", $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat
 }
@@ -34,6 +35,7 @@ disk_sectors() {  # sectors read + written on the work directory's device
 }
 QUIET_NOTES=0
 wait_quiet() {  # wait until the rest of the machine is quiet, or QUIET_TIMEOUT passes
+  [[ -n "$DISK_DEV" ]] || DISK_DEV=$(basename "$(df --output=source "$DIR" | tail -1)")
   ((QUIET_TIMEOUT > 0)) || return 0
   local start=$SECONDS b1 b2 s1 s2 cpu_pct mbs
   while true; do
@@ -61,7 +63,7 @@ on_signal() {
     kill -TERM "$CHILD" 2>/dev/null || true
     wait "$CHILD" 2>/dev/null || true
   fi
-  note "interrupted; partial outputs are in $OUT"
+  note "interrupted; partial outputs are in ${OUT:-the work directory}"
   exit 130
 }
 trap on_signal INT TERM
@@ -106,4 +108,26 @@ measure() {
   R_OTHER[$key.$round]=$(awk -v b="$((b2 - b0))" -v t="$CLK_TCK" -v c="${R_CPU[$key.$round]}" \
     'BEGIN {o = b / t - c; printf "%.2f", (o < 0 ? 0 : o)}')
   note "  $key: ${R_EL[$key.$round]} s (sync ${R_SYNC[$key.$round]} s), cpu ${R_CPU[$key.$round]} s, rss $((m / 1024)) MiB, other cpu ${R_OTHER[$key.$round]} s"
+}
+
+# ---- the binary under test -------------------------------------------------------------
+# resolve_bin: BIN as given, else REPO/build/release/cli/stripeback, built with the
+# release preset's flags when missing (or REBUILD=1). Sets BIN (absolute), BIN_VERSION,
+# BIN_BUILT, BIN_SHA and TREE (the commit, and whether the tree had uncommitted changes).
+resolve_bin() {
+  if [[ -z "$BIN" ]]; then
+    BIN="$REPO/build/release/cli/stripeback"
+    if [[ ! -x "$BIN" || "${REBUILD:-0}" == 1 ]]; then
+      note "building $BIN"
+      (cd "$REPO" &&
+         cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRIPEBACK_TESTS=OFF >&2 &&
+         cmake --build build/release -j2 --target stripeback_cli >&2) || die "build failed"
+    fi
+  fi
+  [[ -x "$BIN" ]] || die "stripeback binary '$BIN' not found or not executable"
+  BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+  BIN_VERSION=$("$BIN" --version 2>/dev/null | head -n 1 || true)
+  BIN_BUILT=$(date -u -r "$BIN" '+%Y-%m-%d %H:%M:%S UTC')
+  BIN_SHA=$(sha256sum "$BIN" | cut -c1-12)
+  TREE="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$( [[ -n "$(git -C "$REPO" status --porcelain 2>/dev/null)" ]] && echo ' + uncommitted changes' || true)"
 }

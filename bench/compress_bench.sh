@@ -178,21 +178,10 @@ for t in zstd tar borg restic openssl; do
   [[ -n "${TOOL_SKIP[$t]:-}" ]] || TOOL_VER[$t]=$(tool_version "$t")
 done
 
-if [[ -z "$BIN" ]]; then
-  BIN="$REPO/build/release/cli/stripeback"
-  if [[ ! -x "$BIN" || "$REBUILD" == 1 ]]; then
-    note "building $BIN"
-    (cd "$REPO" &&
-       cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRIPEBACK_TESTS=OFF >&2 &&
-       cmake --build build/release -j2 --target stripeback_cli >&2) || die "build failed"
-  fi
-fi
-[[ -x "$BIN" ]] || die "stripeback binary '$BIN' not found or not executable"
-BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
-BIN_VERSION=$("$BIN" --version 2>/dev/null | head -n 1 || true)
-BIN_BUILT=$(date -u -r "$BIN" '+%Y-%m-%d %H:%M:%S UTC')
-BIN_SHA=$(sha256sum "$BIN" | cut -c1-12)
-TREE="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$( [[ -n "$(git -C "$REPO" status --porcelain 2>/dev/null)" ]] && echo ' + uncommitted changes' || true)"
+# ---- shared helpers (cache, trim, quiet, signals, measure, binary): bench/bench_lib.sh
+# shellcheck source=bench/bench_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
+resolve_bin
 
 # ---- work directory and data set -----------------------------------------------------
 [[ -n "$DIR" && "$DIR" != "/" ]] || die "refusing to use '$DIR' as the work directory"
@@ -255,9 +244,6 @@ export BORG_RELOCATED_REPO_ACCESS_IS_OK=yes
 export BORG_BASE_DIR="$OUT/borg-home"          # borg's cache and security dirs: per run
 export RESTIC_CACHE_DIR="$OUT/restic-cache"    # restic's local cache: per run
 
-# ---- cache, trim, quiet, signals: bench/bench_lib.sh -------------------------------
-# shellcheck source=bench/bench_lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
 # ---- measurement (measure(): bench/bench_lib.sh) -------------------------------------
 declare -A R_OUT  # output bytes, keyed like R_EL

@@ -120,21 +120,10 @@ done
 GNU_TIME=/usr/bin/time
 "$GNU_TIME" -f '%U' -o /dev/null true 2>/dev/null || die "GNU time is needed at /usr/bin/time (apt-get install time)"
 
-if [[ -z "$BIN" ]]; then
-  BIN="$REPO/build/release/cli/stripeback"
-  if [[ ! -x "$BIN" ]]; then
-    note "building $BIN"
-    (cd "$REPO" &&
-       cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRIPEBACK_TESTS=OFF >&2 &&
-       cmake --build build/release -j2 --target stripeback_cli >&2) || die "build failed"
-  fi
-fi
-[[ -x "$BIN" ]] || die "stripeback binary '$BIN' not found or not executable"
-BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
-BIN_VERSION=$("$BIN" --version 2>/dev/null | head -n 1 || true)
-BIN_BUILT=$(date -u -r "$BIN" '+%Y-%m-%d %H:%M:%S UTC')
-BIN_SHA=$(sha256sum "$BIN" | cut -c1-12)
-TREE="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$( [[ -n "$(git -C "$REPO" status --porcelain 2>/dev/null)" ]] && echo ' + uncommitted changes' || true)"
+# ---- shared helpers (cache, trim, quiet, signals, measure, binary): bench/bench_lib.sh
+# shellcheck source=bench/bench_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
+resolve_bin
 
 # ---- work directory and data set -----------------------------------------------------
 [[ -n "$DIR" && "$DIR" != "/" ]] || die "refusing to use '$DIR' as the work directory"
@@ -177,9 +166,6 @@ SRC_FILE="$DATA/$FILE"
 FILE_BYTES=$(stat -c %s "$SRC_FILE")
 ((FILE_BYTES > 0)) || die "--file '$FILE' is empty"
 
-# ---- cache, trim, quiet, signals: bench/bench_lib.sh -------------------------------
-# shellcheck source=bench/bench_lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
 # ---- measurement ---------------------------------------------------------------------
 declare -A R_EL R_CPU R_RSS R_OTHER
