@@ -14,25 +14,27 @@ BIN=""
 WORK=/var/tmp/stripeback-nfs-bench
 CHANNELS="1 2 4"
 INFLIGHT="1 2 4 8"
-UNSTABLE=0
+STABLE=0
 REPEAT=1
 
 usage() {
   cat <<USAGE
 Usage: $(basename "$0") [--size 1G] [--bin PATH] [--work DIR] [--channels "1 2 4"]
-                       [--inflight "1 2 4 8"] [--unstable] [--repeat N]
+                       [--inflight "1 2 4 8"] [--stable] [--repeat N]
 
 Starts a private nfs-ganesha (ports 22149/22150) exporting WORK/export, fills it with
 FILES=$FILES files of SIZE/$FILES random bytes, then measures:
   nfs-cp read    each file to WORK/local (one stream), then sync --data of the copies
   nfs-cp write   each local file to the export (one stream, UNSTABLE writes, no COMMIT)
-  sb read        stripeback backup of the export to local pieces, per channels x in-flight
-  sb write       stripeback backup of the local copy to pieces on the export (FILE_SYNC)
+  sb read        stripeback backup of the export to local pieces (O_DIRECT, the default),
+                 per channels x in-flight
+  sb write       stripeback backup of the local copy to pieces on the export (UNSTABLE
+                 writes + COMMIT with the verifier checked, the default)
 WORK (default /var/tmp) holds the export and the local side; keep it on a disk file
 system, not tmpfs: tmpfs pages count against the memory limit, and on the development
 machines a tmpfs data set made the OOM killer pick ganesha. Stable writes then include the
-disk's fsync cost, as they would on a filer. --unstable makes stripeback write UNSTABLE (measurement only:
-STRIPEBACK_NFS_UNSTABLE=1). --repeat N runs each measurement N times and keeps the
+disk's fsync cost, as they would on a filer. --stable adds "sb write-sync" rows with
+--nfs-stable-writes (FILE_SYNC WRITEs). --repeat N runs each measurement N times and keeps the
 fastest (the machine may be shared). Prints a table with ratios to nfs-cp.
 USAGE
 }
@@ -44,7 +46,7 @@ while (($#)); do
     --work) WORK=$2; shift 2 ;;
     --channels) CHANNELS=$2; shift 2 ;;
     --inflight) INFLIGHT=$2; shift 2 ;;
-    --unstable) UNSTABLE=1; shift ;;
+    --stable) STABLE=1; shift ;;
     --repeat) REPEAT=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "nfs_bench: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -141,14 +143,21 @@ RESULTS=$WORK/results
     for q in $INFLIGHT; do
       CLEAN='rm -rf "$WORK/local/p-$ch-$q"'
       run "sb read ${ch}ch ${q}q" '"$BIN" backup "$URL/data$Q" --to "$WORK/local/p-$ch-$q" \
-        --channels "$ch" --nfs-inflight "$q" --catalog "$WORK/local/cat-r-$ch-$q" --no-direct'
+        --channels "$ch" --nfs-inflight "$q" --catalog "$WORK/local/cat-r-$ch-$q"'
       rm -rf "$WORK/local/p-$ch-$q"
       # Pieces go to a new directory each time (see above); the catalog keeps them apart.
       W=w-$ch-$q-0
       CLEAN='rm -rf "$EXPORT/$W"; W=w-$ch-$q-$RANDOM'
-      run "sb write ${ch}ch ${q}q" 'env STRIPEBACK_NFS_UNSTABLE=$UNSTABLE "$BIN" backup \
-        "$WORK/local/src" --to "$URL/$W$Q" --channels "$ch" --nfs-inflight "$q" \
-        --catalog "$WORK/local/cat-w-$ch-$q"'
+      run "sb write ${ch}ch ${q}q" '"$BIN" backup "$WORK/local/src" --to "$URL/$W$Q" \
+        --channels "$ch" --nfs-inflight "$q" --catalog "$WORK/local/cat-w-$ch-$q"'
+      if ((STABLE)); then
+        W=s-$ch-$q-0
+        CLEAN='rm -rf "$EXPORT/$W"; W=s-$ch-$q-$RANDOM'
+        run "sb write-sync ${ch}ch ${q}q" '"$BIN" backup "$WORK/local/src" --to "$URL/$W$Q" \
+          --channels "$ch" --nfs-inflight "$q" --catalog "$WORK/local/cat-s-$ch-$q" \
+          --nfs-stable-writes'
+        rm -rf "$EXPORT"/s-$ch-$q-*
+      fi
       rm -rf "$EXPORT"/w-$ch-$q-*
     done
   done

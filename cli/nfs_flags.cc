@@ -23,6 +23,10 @@ void add_nfs_flags(CLI::App* app, NfsFlags& f) {
                   "the job fails, e.g. 30s, 2m (default " +
                       std::to_string(d.retry.count() / 1000) + "s)")
       ->group("NFS (nfs:// URLs)");
+  app->add_flag("--nfs-stable-writes", f.stable_writes,
+                "send every WRITE as FILE_SYNC (durable when answered) instead of the default "
+                "UNSTABLE writes made durable by COMMIT with the write verifier checked")
+      ->group("NFS (nfs:// URLs)");
 }
 
 Result<std::chrono::milliseconds> parse_interval(const std::string& text, const char* flag) {
@@ -48,6 +52,7 @@ Result<void> apply_nfs_flags(const NfsFlags& f, const std::atomic<bool>* cancel)
   nfs::NfsOptions o = nfs::options();
   o.cancel = cancel;
   if (f.inflight) o.inflight = f.inflight;
+  if (f.stable_writes) o.stable_writes = true;
   if (!f.timeout.empty()) {
     SB_ASSIGN(o.timeout, parse_interval(f.timeout, "--nfs-timeout"));
   }

@@ -11,9 +11,10 @@ namespace stripeback::cli {
 struct NfsFlags {
   unsigned inflight = 0;  // 0: the default
   std::string timeout, retry;
+  bool stable_writes = false;
 };
 
-// Adds --nfs-inflight, --nfs-timeout and --nfs-retry to `app`.
+// Adds --nfs-inflight, --nfs-timeout, --nfs-retry and --nfs-stable-writes to `app`.
 void add_nfs_flags(CLI::App* app, NfsFlags& f);
 // Registers the NFS backend and applies the flags; errors are usage errors. `cancel` (set
 // by SIGINT/SIGTERM) cuts NFS reconnect waits short.

@@ -101,6 +101,8 @@ void NfsChannelStats::to_json(util::JsonWriter& w) const {
   w.kv("bytes_written", bytes_written);
   w.kv("retries", retries);
   w.kv("reconnects", reconnects);
+  w.kv("commits", commits);
+  w.kv("rewritten_bytes", rewritten);
   w.kv("avg_latency_ms", avg_latency_ms);
   w.kv("max_latency_ms", max_latency_ms);
   w.kv("read_size", static_cast<uint64_t>(read_size));
@@ -112,10 +114,12 @@ std::string NfsChannelStats::to_text() const {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "    nfs %s: %llu RPCs (%u KiB reads, %u KiB writes), %.1f MiB read, %.1f MiB "
-                "written, %llu retries, %llu reconnects, latency avg %.2f ms, worst %.2f ms\n",
+                "written, %llu commits, %.1f MiB rewritten, %llu retries, %llu reconnects, "
+                "latency avg %.2f ms, worst %.2f ms\n",
                 servers.c_str(), static_cast<unsigned long long>(rpcs), read_size / 1024,
                 write_size / 1024, static_cast<double>(bytes_read) / (1 << 20),
                 static_cast<double>(bytes_written) / (1 << 20),
+                static_cast<unsigned long long>(commits), static_cast<double>(rewritten) / (1 << 20),
                 static_cast<unsigned long long>(retries),
                 static_cast<unsigned long long>(reconnects), avg_latency_ms, max_latency_ms);
   return buf;
@@ -134,6 +138,8 @@ void collect_nfs_stats(ChannelStats& s) {
   n.bytes_written = r.bytes_written;
   n.retries = r.retries;
   n.reconnects = r.reconnects;
+  n.commits = r.commits;
+  n.rewritten = r.rewritten;
   n.avg_latency_ms = r.rpcs ? 1000.0 * r.latency_sum_s / static_cast<double>(r.rpcs) : 0;
   n.max_latency_ms = 1000.0 * r.latency_max_s;
   n.read_size = r.max_read;

@@ -43,6 +43,8 @@ struct NfsChannelStats {
   uint64_t rpcs = 0, bytes_read = 0, bytes_written = 0;
   uint64_t retries = 0;     // requests sent again after a deadline or a lost connection
   uint64_t reconnects = 0;  // fresh connections after a failure
+  uint64_t commits = 0;     // COMMITs that made UNSTABLE writes durable
+  uint64_t rewritten = 0;   // bytes written again: a COMMIT showed a new write verifier
   double avg_latency_ms = 0, max_latency_ms = 0;
   uint32_t read_size = 0, write_size = 0;  // request sizes after the server's limits
   void to_json(util::JsonWriter& w) const;

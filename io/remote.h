@@ -33,6 +33,7 @@ struct RemoteStats {
   std::string servers;  // comma-separated addresses used
   uint64_t rpcs = 0, bytes_read = 0, bytes_written = 0;
   uint64_t retries = 0, reconnects = 0;
+  uint64_t commits = 0, rewritten = 0;  // COMMITs; bytes written again (server restarted)
   double latency_sum_s = 0, latency_max_s = 0;
   uint32_t max_read = 0, max_write = 0;  // request sizes in use (after the server's caps)
 };

@@ -25,6 +25,7 @@ using Clock = std::chrono::steady_clock;
 
 struct ConnStats {
   uint64_t rpcs = 0, bytes_read = 0, bytes_written = 0, retries = 0, reconnects = 0;
+  uint64_t commits = 0, rewritten = 0;  // COMMITs answered; bytes written again after one
   double latency_sum_s = 0, latency_max_s = 0;
   void add_latency(Clock::duration d);
 };

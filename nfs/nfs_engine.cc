@@ -11,10 +11,12 @@
 #include <map>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "nfs/nfs_fs.h"
 #include "nfs/options.h"
+#include "nfs/raw.h"
 
 namespace stripeback::nfs {
 namespace {
@@ -30,6 +32,12 @@ struct Op {
   uint32_t bytes = 0;       // confirmed bytes (reads: up to the first short request)
   uint32_t short_at = UINT32_MAX;  // op-relative offset of the first short read
   std::optional<Error> error;
+  // Writes: some request was answered UNSTABLE, with verifier `verf` (or with several).
+  bool unstable = false, verf_mixed = false, verf_set = false;
+  Verifier verf{};
+  // COMMITs: `internal` when the engine sent it (no caller waits), and the writes it settles.
+  bool internal = false;
+  std::vector<Op*> batch;
 };
 
 struct Request;
@@ -61,6 +69,31 @@ struct ConnState {
   std::string last_error;
 };
 
+// Per file (connection and remote id). Writes the server answered UNSTABLE wait here, their
+// buffers still unreleased to the caller, until a COMMIT returns the verifier they were
+// written under; with another verifier (the server restarted) they are written again.
+struct FileState {
+  std::vector<Op*> waiting;
+  uint64_t waiting_bytes = 0;
+  uint32_t writes_active = 0;  // write ops queued or on the wire, not answered in full
+  bool commit_out = false;     // a COMMIT is queued or on the wire
+  std::deque<Op*> syncs;       // fsync ops, sent once the writes before them are answered
+};
+
+// Unstable data a file may hold before the engine commits it (the caller's buffers are
+// pinned until then); it also commits whenever the file has no write in progress.
+constexpr uint64_t kCommitEvery = 8u << 20;
+
+// Test hook: STRIPEBACK_TEST_NFS_VERIFIER_CHANGE=1 makes the first COMMIT reply look as if
+// the server had restarted (another verifier), to exercise the rewrite path.
+bool test_verifier_change() {
+  static bool armed = [] {
+    const char* e = std::getenv("STRIPEBACK_TEST_NFS_VERIFIER_CHANGE");
+    return e != nullptr && std::string(e) == "1";
+  }();
+  return std::exchange(armed, false);
+}
+
 class NfsEngine final : public io::IoEngine {
  public:
   ~NfsEngine() override {
@@ -84,23 +117,18 @@ class NfsEngine final : public io::IoEngine {
       }
       op->target = *t;
       Connection& c = *t->conn;
-      auto& st = states_[&c];
       if (io.kind == io::OpKind::fsync || io.kind == io::OpKind::fdatasync) {
-        // Stable writes are durable already; COMMIT is the belt over the braces.
+        // Sent as a COMMIT once every write before it was answered.
         op->chunks_left = 1;
-        auto* r = new_request(op.get(), 0, 0);
-        st.queue.push_back(r);
+        file(*op).syncs.push_back(op.get());
       } else {
-        uint32_t step = request_size(c, io.kind);
-        uint32_t n = io.len == 0 ? 1 : (io.len + step - 1) / step;
-        op->chunks_left = n;
-        for (uint32_t i = 0; i < n; ++i) {
-          uint32_t pos = i * step;
-          st.queue.push_back(new_request(op.get(), pos, std::min(step, io.len - pos)));
-        }
+        if (io.kind == io::OpKind::write) ++file(*op).writes_active;
+        queue_requests(states_[&c], op.get(), /*front=*/false);
       }
       live_.push_back(std::move(op));
+      ++callers_live_;
     }
+    schedule_commits();
     recover();
     pump();
     return ok();
@@ -115,12 +143,13 @@ class NfsEngine final : public io::IoEngine {
       if (n >= min_complete || n == out.size()) return n;
       if (Clock::now() >= until) return n;
       if (wait_once(until)) return n;  // the other engine has completions
+      schedule_commits();
       recover();
       pump();
     }
   }
 
-  size_t in_flight() const override { return live_.size() + done_.size(); }
+  size_t in_flight() const override { return callers_live_ + done_.size(); }
   void wake_on(int fd) override { wake_fd_ = fd; }
 
  private:
@@ -131,29 +160,62 @@ class NfsEngine final : public io::IoEngine {
     return std::max<uint32_t>(4096, std::min(cap, m));
   }
 
+  static bool is_commit(const Op& op) {
+    return op.io.kind == io::OpKind::fsync || op.io.kind == io::OpKind::fdatasync;
+  }
+
+  FileState& file(const Op& op) { return files_[{op.target.conn, op.io.fd}]; }
+
   Request* new_request(Op* op, uint32_t pos, uint32_t len) {
     requests_.push_back(std::make_unique<Request>(Request{op, pos, len}));
     return requests_.back().get();
   }
 
-  static void on_reply(int status, nfs_context* /*nfs*/, void* data, void* priv) {
+  // Cuts a read or write op into requests (again, for a write sent anew).
+  void queue_requests(ConnState& st, Op* op, bool front) {
+    uint32_t step = request_size(*op->target.conn, op->io.kind);
+    uint32_t n = op->io.len == 0 ? 1 : (op->io.len + step - 1) / step;
+    op->chunks_left = n;
+    std::vector<Request*> rs;
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t pos = i * step;
+      rs.push_back(new_request(op, pos, std::min(step, op->io.len - pos)));
+    }
+    if (front) st.queue.insert(st.queue.begin(), rs.begin(), rs.end());
+    else st.queue.insert(st.queue.end(), rs.begin(), rs.end());
+  }
+
+  static void on_read(int status, nfs_context* /*nfs*/, void* data, void* priv) {
+    RawReply r;
+    r.status = status;
+    if (status < 0 && data != nullptr) r.error = static_cast<const char*>(data);
+    deliver(priv, r, status >= 0 ? data : nullptr);
+  }
+  static void on_write(rpc_context* /*rpc*/, int status, void* data, void* priv) {
+    deliver(priv, decode_write(status, data), nullptr);
+  }
+  static void on_commit(rpc_context* /*rpc*/, int status, void* data, void* priv) {
+    deliver(priv, decode_commit(status, data), nullptr);
+  }
+  static void deliver(void* priv, const RawReply& reply, void* data) {
     auto* t = static_cast<Ticket*>(priv);
     if (t->cancelled) return;
     t->cancelled = true;  // answered; the engine frees it
     Request* r = t->req;
     t->req = nullptr;
     r->ticket = nullptr;
-    t->engine->reply(*t->conn, *r, status, data);
+    t->engine->reply(*t->conn, *r, reply, data);
   }
 
-  void reply(Connection& c, Request& r, int status, void* data) {
+  void reply(Connection& c, Request& r, const RawReply& rep, void* data) {
     auto& st = states_[&c];
     --st.on_wire;
     Op* op = r.op;
+    const int status = rep.status;
     if (status < 0 && is_transport_error(status)) {
       // Not dropped here: we are inside this context's nfs_service. recover() replaces it.
       ++c.stats.retries;
-      st.last_error = data ? static_cast<const char*>(data) : "request failed";
+      st.last_error = rep.error.empty() ? "request failed" : rep.error;
       st.broken = true;
       if (!st.failing_since) st.failing_since = Clock::now();
       st.queue.push_front(&r);
@@ -167,11 +229,12 @@ class NfsEngine final : public io::IoEngine {
       if (!op->error) {
         const char* what = op->io.kind == io::OpKind::read    ? "read"
                            : op->io.kind == io::OpKind::write ? "write"
-                                                              : "sync";
+                                                              : "commit";
         op->error = Error{Errc::io, -status,
                           std::string("NFS ") + what + " of '" + op->target.name +
                               "' at offset " + std::to_string(op->io.offset + r.pos) +
-                              " failed: " + (data ? static_cast<const char*>(data) : "error")};
+                              " failed: " + (rep.error.empty() ? "error" : rep.error)};
+        if (is_commit(*op)) op->error->what = "NFS commit of '" + op->target.name + "' failed: " + rep.error;
         if (-status == ENOSPC || -status == EDQUOT) op->error->code = Errc::no_space;
       }
     } else if (op->io.kind == io::OpKind::read) {
@@ -183,35 +246,124 @@ class NfsEngine final : public io::IoEngine {
     } else if (op->io.kind == io::OpKind::write) {
       auto put = std::min<uint32_t>(static_cast<uint32_t>(status), r.len);
       c.stats.bytes_written += put;
+      if (put > 0 && !rep.stable) {
+        if (op->verf_set && op->verf != rep.verf) op->verf_mixed = true;
+        op->unstable = true;
+        op->verf_set = true;
+        op->verf = rep.verf;
+      }
+      op->bytes += put;
       if (put < r.len) {
         // A short write: send the rest again.
         r.pos += put;
         r.len -= put;
-        op->bytes += put;
         if (put == 0 && !op->error)
           op->error = Error{Errc::io, 0, "NFS write of '" + op->target.name + "' wrote nothing"};
         else {
           st.queue.push_front(&r);
           return;
         }
-      } else {
-        op->bytes += put;
       }
+    } else {
+      settle(c, *op, rep.verf);
     }
     finish_request(r);
   }
 
+  // A COMMIT came back with `verf`: the writes it covers are durable if they were written
+  // under that verifier; the others are sent again (and the fsync op, if any, waits again).
+  void settle(Connection& c, Op& commit, const Verifier& verf) {
+    Verifier v = verf;
+    if (test_verifier_change()) v[0] = static_cast<char>(v[0] ^ 1);
+    FileState& fs = file(commit);
+    fs.commit_out = false;
+    ++c.stats.commits;
+    uint64_t again = 0;
+    for (Op* w : std::exchange(commit.batch, {})) {
+      if (!w->verf_mixed && w->verf == v) {
+        complete(w);
+        continue;
+      }
+      again += w->io.len;
+      w->unstable = w->verf_mixed = w->verf_set = false;
+      w->bytes = 0;
+      ++fs.writes_active;
+      queue_requests(states_[&c], w, /*front=*/true);
+    }
+    if (again == 0) return;
+    c.stats.rewritten += again;
+    spdlog::warn("NFS server {} answered a COMMIT of '{}' with a new write verifier (it "
+                 "restarted): writing its {} unstable bytes again",
+                 c.server(), commit.target.name, again);
+    if (!commit.internal) {
+      // The caller's fsync waits for the rewritten data: it goes back in line.
+      ++commit.chunks_left;
+      fs.syncs.push_front(&commit);
+    }
+  }
+
   void finish_request(Request& r) {
     Op* op = r.op;
-    if (--op->chunks_left == 0) complete(op);
+    if (--op->chunks_left > 0) return;
+    std::erase_if(requests_, [op](const std::unique_ptr<Request>& q) { return q->op == op; });
+    if (op->io.kind == io::OpKind::write) {
+      FileState& fs = file(*op);
+      --fs.writes_active;
+      if (!op->error && op->unstable) {
+        fs.waiting.push_back(op);
+        fs.waiting_bytes += op->io.len;
+        return;
+      }
+    }
+    if (is_commit(*op) && op->error) {
+      // Neither the writes it covered nor those waiting for the next COMMIT can be called
+      // durable.
+      FileState& fs = file(*op);
+      fs.commit_out = false;
+      auto failed = std::exchange(op->batch, {});
+      failed.insert(failed.end(), fs.waiting.begin(), fs.waiting.end());
+      fs.waiting.clear();
+      fs.waiting_bytes = 0;
+      for (Op* w : failed) {
+        w->error = op->error;
+        complete(w);
+      }
+    }
+    complete(op);
   }
 
   void complete(Op* op) {
     auto it = std::find_if(live_.begin(), live_.end(),
                            [op](const std::unique_ptr<Op>& p) { return p.get() == op; });
-    done_.push_back(std::move(*it));
+    if (!op->internal) {
+      --callers_live_;
+      done_.push_back(std::move(*it));
+    }
     live_.erase(it);
-    std::erase_if(requests_, [op](const std::unique_ptr<Request>& r) { return r->op == op; });
+  }
+
+  // Sends the COMMITs that are due: fsync ops whose file has no write in progress, and
+  // the engine's own for files holding enough unstable data or no write in progress.
+  void schedule_commits() {
+    for (auto& [key, fs] : files_) {
+      if (fs.commit_out) continue;
+      Op* c = nullptr;
+      if (!fs.syncs.empty() && fs.writes_active == 0) {
+        c = fs.syncs.front();
+        fs.syncs.pop_front();
+      } else if (!fs.waiting.empty() && (fs.waiting_bytes >= kCommitEvery || fs.writes_active == 0)) {
+        auto op = std::make_unique<Op>();
+        op->io = io::IoOp{io::OpKind::fdatasync, key.second, 0, nullptr, 0, 0};
+        op->target = fs.waiting.front()->target;
+        op->internal = true;
+        op->chunks_left = 1;
+        c = op.get();
+        live_.push_back(std::move(op));
+      }
+      if (c == nullptr) continue;
+      fs.commit_out = true;
+      states_[key.first].queue.push_back(new_request(c, 0, 0));
+    }
   }
 
   size_t take_done(std::span<io::IoCompletion> out) {
@@ -234,12 +386,14 @@ class NfsEngine final : public io::IoEngine {
     return n;
   }
 
-  // Sends queued requests on live connections, up to the in-flight limit.
+  // Sends queued requests on live connections, up to the in-flight limit (a COMMIT does
+  // not count against it: it carries no data).
   void pump() {
     const unsigned limit = std::max(1u, options().inflight);
+    const bool stable = options().stable_writes;
     for (auto& [conn, st] : states_) {
       Connection& c = *conn;
-      while (!st.queue.empty() && st.on_wire < limit) {
+      while (!st.queue.empty() && (st.on_wire < limit || is_commit(*st.queue.front()->op))) {
         if (!c.alive()) break;
         Request* r = st.queue.front();
         Op* op = r->op;
@@ -254,7 +408,7 @@ class NfsEngine final : public io::IoEngine {
         }
         // Requests were cut before the server's limits were known: cut them again.
         uint32_t step = request_size(c, op->io.kind);
-        if (r->len > step) {
+        if (!is_commit(*op) && r->len > step) {
           auto* rest = new_request(op, r->pos + step, r->len - step);
           r->len = step;
           ++op->chunks_left;
@@ -267,16 +421,23 @@ class NfsEngine final : public io::IoEngine {
         int rc = 0;
         switch (op->io.kind) {
           case io::OpKind::read:
-            rc = nfs_pread_async(c.ctx(), *fh, op->io.offset + r->pos, r->len, on_reply, t);
+            rc = nfs_pread_async(c.ctx(), *fh, op->io.offset + r->pos, r->len, on_read, t);
             break;
           case io::OpKind::write:
-            rc = nfs_pwrite_async(c.ctx(), *fh, op->io.offset + r->pos, r->len,
-                                  op->io.buf + r->pos, on_reply, t);
+            rc = send_write(c.ctx(), *fh, op->io.offset + r->pos, r->len, op->io.buf + r->pos,
+                            stable, on_write, t);
             break;
           case io::OpKind::fsync:
-          case io::OpKind::fdatasync:
-            rc = nfs_fsync_async(c.ctx(), *fh, on_reply, t);
+          case io::OpKind::fdatasync: {
+            // Covers every write answered so far (sent again after a reconnect, it covers
+            // those answered since as well).
+            FileState& fs = file(*op);
+            op->batch.insert(op->batch.end(), fs.waiting.begin(), fs.waiting.end());
+            fs.waiting.clear();
+            fs.waiting_bytes = 0;
+            rc = send_commit(c.ctx(), *fh, on_commit, t);
             break;
+          }
         }
         st.queue.pop_front();
         ++st.on_wire;
@@ -295,7 +456,6 @@ class NfsEngine final : public io::IoEngine {
     }
     std::erase_if(tickets_, [](const Ticket& t) { return t.cancelled && t.req == nullptr; });
   }
-
   static bool is_retryable(const Error& e) { return e.code == Errc::timed_out; }
 
   // Waits for any connection's socket (at most 100 ms) and services what is ready.
@@ -411,6 +571,8 @@ class NfsEngine final : public io::IoEngine {
   std::deque<std::unique_ptr<Op>> done_;
   std::vector<std::unique_ptr<Request>> requests_;
   std::list<Ticket> tickets_;
+  std::map<std::pair<Connection*, int>, FileState> files_;
+  size_t callers_live_ = 0;  // ops in live_ a caller submitted (not the engine's COMMITs)
   int wake_fd_ = -1;
 };
 

@@ -119,17 +119,6 @@ Result<Located> locate(const std::string& path) {
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
 
-// STRIPEBACK_NFS_UNSTABLE=1 sends UNSTABLE writes (COMMIT only at the end of a piece)
-// without checking the write verifier, which libnfs does not expose: data can be lost
-// when the server restarts. For measuring what stable writes cost, never for backups.
-int sync_flag() {
-  static const int flag = [] {
-    const char* e = std::getenv("STRIPEBACK_NFS_UNSTABLE");
-    return e != nullptr && std::string(e) == "1" ? 0 : O_SYNC;
-  }();
-  return flag;
-}
-
 struct stat to_stat(const nfs_stat_64& s) {
   struct stat st {};
   st.st_mode = static_cast<mode_t>(s.nfs_mode);
@@ -189,7 +178,7 @@ class NfsFs final : public io::RemoteFs {
     auto r = l.conn->call(
         what,
         [&](nfs_context* c, nfs_cb cb, void* p) {
-          return nfs_create_async(c, l.rel.c_str(), O_WRONLY | O_EXCL | sync_flag(),
+          return nfs_create_async(c, l.rel.c_str(), O_WRONLY | O_EXCL | O_SYNC,
                                   static_cast<int>(mode), cb, p);
         },
         [&](int, void* data) { fh = static_cast<nfsfh*>(data); });
@@ -441,6 +430,8 @@ class NfsFs final : public io::RemoteFs {
       s.bytes_written += c->stats.bytes_written;
       s.retries += c->stats.retries;
       s.reconnects += c->stats.reconnects;
+      s.commits += c->stats.commits;
+      s.rewritten += c->stats.rewritten;
       s.latency_sum_s += c->stats.latency_sum_s;
       s.latency_max_s = std::max(s.latency_max_s, c->stats.latency_max_s);
       out.max_read = std::max(out.max_read, c->read_max());
@@ -452,6 +443,8 @@ class NfsFs final : public io::RemoteFs {
     out.bytes_written = s.bytes_written;
     out.retries = s.retries;
     out.reconnects = s.reconnects;
+    out.commits = s.commits;
+    out.rewritten = s.rewritten;
     out.latency_sum_s = s.latency_sum_s;
     out.latency_max_s = s.latency_max_s;
     return out;
@@ -475,8 +468,8 @@ Result<nfsfh*> handle_on(Connection& conn, int id) {
   if (it != conn.handles().end() && conn.alive()) return it->second;
   SB_ASSIGN(Handle h, handle_copy(id));
   nfsfh* fh = nullptr;
-  // O_SYNC: libnfs then sends every WRITE as FILE_SYNC.
-  int flags = h.write ? (O_WRONLY | sync_flag()) : O_RDONLY;
+  // O_SYNC: pwrite() sends FILE_SYNC WRITEs (the engine sends its own, see nfs_engine.h).
+  int flags = h.write ? (O_WRONLY | O_SYNC) : O_RDONLY;
   SB_TRY(conn.call(
       "unable to open " + q(h.name),
       [&](nfs_context* c, nfs_cb cb, void* p) { return nfs_open_async(c, h.rel.c_str(), flags, cb, p); },

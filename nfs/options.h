@@ -10,6 +10,9 @@ namespace stripeback::nfs {
 struct NfsOptions {
   // READ/WRITE requests in flight per connection (one connection per channel and export).
   unsigned inflight = 4;
+  // WRITEs ask for FILE_SYNC (each one durable when answered) instead of UNSTABLE writes
+  // made durable by COMMIT with the write verifier checked.
+  bool stable_writes = false;
   // Largest request; lowered to what the server negotiates (readmax/writemax).
   uint32_t max_request = 1u << 20;
   // Deadline of every NFS request, mount and reconnect attempt.

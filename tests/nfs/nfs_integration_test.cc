@@ -104,6 +104,57 @@ TEST(NfsIntegration, BackupLocalToNfsAndRestoreIsIdentical) {
   EXPECT_TRUE(restored_tree(t / "out", t / "src"));
 }
 
+// Sums one numeric field of the "nfs" objects of a backup's channels.
+uint64_t nfs_total(const Json& j, const char* field) {
+  uint64_t n = 0;
+  for (const auto& c : j["channels"].items())
+    if (const Json* o = c.find("nfs")) n += *(*o)[field].as_u64();
+  return n;
+}
+
+TEST(NfsIntegration, UnstableWritesAreCommittedAndStableWritesNeedNoCommit) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs");
+  make_file(t / "src/x.dbf", 20 << 20, 23);
+  // Default: UNSTABLE writes, made durable by COMMITs (at least one per 8 MiB written).
+  Json u = backup_json({"backup", t / "src", "--to", s.url_of("pieces2u"), "--catalog",
+                        t / "cat", "--json"});
+  EXPECT_GE(nfs_total(u, "commits"), 2u);
+  EXPECT_EQ(nfs_total(u, "rewritten_bytes"), 0u);
+  // FILE_SYNC writes are durable as they are answered: the engine sends no COMMIT.
+  Json st = backup_json({"backup", t / "src", "--to", s.url_of("pieces2s"), "--catalog",
+                         t / "cat", "--json", "--nfs-stable-writes"});
+  EXPECT_EQ(nfs_total(st, "commits"), 0u);
+  EXPECT_GE(nfs_total(st, "bytes_written"), 20u << 20);
+  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(rr, 0);
+  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+}
+
+TEST(NfsIntegration, NewWriteVerifierAtCommitMakesTheDataWrittenAgain) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs");
+  make_file(t / "src/x.dbf", 12 << 20, 24);
+  make_file(t / "src/y.dbf", (5 << 20) + 99, 25);
+  // The hook makes the first COMMIT reply carry another verifier, as after a server
+  // restart between the WRITEs and the COMMIT: the unstable data must be sent again.
+  RunResult br = sb({"backup", t / "src", "--to", s.url_of("pieces2v"), "--catalog", t / "cat",
+                     "--json"},
+                    {{"STRIPEBACK_TEST_NFS_VERIFIER_CHANGE", "1"}});
+  SB_ASSERT_EXIT(br, 0);
+  Json j = parse_json(br);
+  EXPECT_GT(nfs_total(j, "rewritten_bytes"), 0u) << br.out;
+  EXPECT_TRUE(contains(br.err, "new write verifier")) << br.err;
+  EXPECT_TRUE(contains(br.err, "pieces2v/sb")) << br.err;
+  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(rr, 0);
+  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+  RunResult v = sb({"validate", "--catalog", t / "cat"});
+  SB_EXPECT_EXIT(v, 0);
+}
+
 TEST(NfsIntegration, MultipathSpreadsChannelsOverServerAddresses) {
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
