@@ -222,7 +222,7 @@ class NfsEngine final : public io::IoEngine {
       return;
     }
     c.stats.add_latency(Clock::now() - r.sent);
-    if (st.failing_since) spdlog::info("NFS server {} answers again", c.server());
+    if (st.warned) spdlog::info("NFS server {} answers again", c.server());
     st.failing_since.reset();
     st.warned = false;
     if (status < 0) {
@@ -519,7 +519,7 @@ class NfsEngine final : public io::IoEngine {
       }
       if (c.alive() || st.queue.empty()) continue;
       if (!st.failing_since) st.failing_since = now;
-      if (!st.warned) {
+      if (!st.warned && c.generation() > 0) {  // a first connect is no outage
         st.warned = true;
         spdlog::warn("NFS server {} stopped answering ({}); reconnecting", c.server(),
                      st.last_error.empty() ? "request deadline passed" : st.last_error);
