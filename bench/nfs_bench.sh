@@ -25,7 +25,12 @@ Usage: $(basename "$0") [--size 1G] [--bin PATH] [--work DIR] [--channels "1 2 4
 Starts a private nfs-ganesha (ports 22149/22150) exporting WORK/export, fills it with
 FILES=$FILES files of SIZE/$FILES random bytes, then measures:
   nfs-cp read    each file to WORK/local (one stream), then sync --data of the copies
+  disk ceiling   fio writing the same size to WORK/local (1 MiB O_DIRECT, 8 in flight,
+                 fdatasync at the end): what the local disk takes durably, the bound of
+                 both tools' reads
   nfs-cp write   each local file to the export (one stream, UNSTABLE writes, no COMMIT)
+  nfs-cp write+sync  the same, then sync --data of the written files on the server side (the
+                 durability a COMMIT gives; stripeback's writes end durable)
   sb read        stripeback backup of the export to local pieces (O_DIRECT, the default),
                  per channels x in-flight
   sb write       stripeback backup of the local copy to pieces on the export (UNSTABLE
@@ -57,6 +62,7 @@ done
   [[ -x $b ]] && { BIN=$b; break; }
 done
 [[ -x $BIN ]] || { echo "nfs_bench: no stripeback binary (build it or pass --bin)" >&2; exit 2; }
+command -v fio >/dev/null || { echo "nfs_bench: fio missing" >&2; exit 2; }
 command -v nfs-cp >/dev/null || { echo "nfs_bench: nfs-cp missing (libnfs-utils)" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "nfs_bench: GNU time missing" >&2; exit 2; }
 
@@ -124,20 +130,31 @@ nfscp_read() {
   sync --data "$WORK"/local/cp-f*
 }
 nfscp_write() { for i in $(seq 0 $((FILES - 1))); do nfs-cp "$WORK/local/src/f$i" "$URL/$CPW/f$i$Q" >/dev/null; done; }
-export -f nfscp_read nfscp_write
-export URL Q WORK FILES
+# nfs-cp never sends COMMIT: this variant syncs its files on the server afterwards (what a
+# COMMIT makes ganesha do), so the data ends durable as stripeback's does.
+nfscp_write_sync() { nfscp_write; sync --data "$EXPORT/$CPW"/f*; }
+export -f nfscp_read nfscp_write nfscp_write_sync
+export URL Q WORK FILES EXPORT
 
 RESULTS=$WORK/results
 {
   CLEAN='rm -f "$WORK"/local/cp-f*'
   run "nfs-cp read" 'bash -c nfscp_read'
   rm -f "$WORK"/local/cp-f*
+  # What the local disk takes durably (O_DIRECT, then fdatasync): the ceiling of every read
+  # row, since both tools end with the data synced on this disk.
+  CLEAN='rm -f "$WORK"/local/ceiling'
+  run "disk ceiling read" 'fio --name=ceiling --filename="$WORK/local/ceiling" --rw=write --bs=1M \
+    --size=$total --direct=1 --ioengine=io_uring --iodepth=8 --end_fsync=1 --output=/dev/null'
+  rm -f "$WORK"/local/ceiling
   # Each repetition writes under a new directory name: names ganesha has seen are never
   # reused after a local removal.
   export CPW=cpw0
   mkdir -p "$EXPORT/$CPW"
   CLEAN='rm -rf "$EXPORT/$CPW"; CPW=cpw$RANDOM; mkdir -p "$EXPORT/$CPW"'
   run "nfs-cp write" 'bash -c nfscp_write'
+  eval "$CLEAN"
+  run "nfs-cp write+sync" 'bash -c nfscp_write_sync'
   rm -rf "$EXPORT"/cpw*
   for ch in $CHANNELS; do
     for q in $INFLIGHT; do

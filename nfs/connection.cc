@@ -1,5 +1,6 @@
 #include "nfs/connection.h"
 
+#include <malloc.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
 
@@ -91,7 +92,20 @@ void Connection::drop() {
   nfs_destroy_context(c);
 }
 
+// libnfs allocates a buffer of the whole PDU for every READ reply and WRITE request (1 MiB
+// here). Above glibc's mmap threshold each is a fresh mapping, faulted in page by page and
+// unmapped when freed; served from the heap they are reused. Set once, for the process,
+// when the first NFS connection is made.
+void keep_large_buffers_on_heap() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  });
+}
+
 Result<void> Connection::connect() {
+  keep_large_buffers_on_heap();
   drop();
   dead_ = false;
   const auto& o = options();

@@ -9,7 +9,7 @@ namespace stripeback::nfs {
 
 struct NfsOptions {
   // READ/WRITE requests in flight per connection (one connection per channel and export).
-  unsigned inflight = 4;
+  unsigned inflight = 2;
   // WRITEs ask for FILE_SYNC (each one durable when answered) instead of UNSTABLE writes
   // made durable by COMMIT with the write verifier checked.
   bool stable_writes = false;
