@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -87,11 +88,11 @@ constexpr uint64_t kCommitEvery = 8u << 20;
 // Test hook: STRIPEBACK_TEST_NFS_VERIFIER_CHANGE=1 makes the first COMMIT reply look as if
 // the server had restarted (another verifier), to exercise the rewrite path.
 bool test_verifier_change() {
-  static bool armed = [] {
+  static std::atomic<bool> armed = [] {
     const char* e = std::getenv("STRIPEBACK_TEST_NFS_VERIFIER_CHANGE");
     return e != nullptr && std::string(e) == "1";
   }();
-  return std::exchange(armed, false);
+  return armed.load(std::memory_order_relaxed) && armed.exchange(false);
 }
 
 class NfsEngine final : public io::IoEngine {
