@@ -225,10 +225,7 @@ TEST(NfsIntegration, ServerRestartedMidBackupIsSurvivedByteExact) {
   RunResult r = child->wait();
   SB_ASSERT_EXIT(r, 0);
   Json j = parse_json(r);
-  uint64_t reconnects = 0;
-  for (const auto& c : j["channels"].items())
-    if (const Json* n = c.find("nfs")) reconnects += *(*n)["reconnects"].as_u64();
-  EXPECT_GE(reconnects, 1u) << r.out;
+  EXPECT_GE(nfs_total(j, "reconnects"), 1u) << r.out;
   RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat"});
   SB_ASSERT_EXIT(rr, 0);
   EXPECT_TRUE(restored_tree(t / "out", t / "src"));
