@@ -39,6 +39,13 @@ Json backup_json(const std::vector<std::string>& args, RunResult* out = nullptr)
   return parse_json(r);
 }
 
+// Restores everything in t/cat to t/out and checks it equals t/src.
+void expect_restores_source(const TempDir& t) {
+  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(rr, 0);
+  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+}
+
 TEST(NfsIntegration, BackupFromNfsToNfsAndRestoreLocallyIsIdentical) {
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
@@ -129,9 +136,7 @@ TEST(NfsIntegration, UnstableWritesAreCommittedAndStableWritesNeedNoCommit) {
                          t / "cat", "--json", "--nfs-stable-writes"});
   EXPECT_EQ(nfs_total(st, "commits"), 0u);
   EXPECT_GE(nfs_total(st, "bytes_written"), 20u << 20);
-  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat"});
-  SB_ASSERT_EXIT(rr, 0);
-  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+  expect_restores_source(t);
 }
 
 TEST(NfsIntegration, NewWriteVerifierAtCommitMakesTheDataWrittenAgain) {
@@ -150,9 +155,7 @@ TEST(NfsIntegration, NewWriteVerifierAtCommitMakesTheDataWrittenAgain) {
   EXPECT_GT(nfs_total(j, "rewritten_bytes"), 0u) << br.out;
   EXPECT_TRUE(contains(br.err, "new write verifier")) << br.err;
   EXPECT_TRUE(contains(br.err, "pieces2v/sb")) << br.err;
-  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat"});
-  SB_ASSERT_EXIT(rr, 0);
-  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+  expect_restores_source(t);
   RunResult v = sb({"validate", "--catalog", t / "cat"});
   SB_EXPECT_EXIT(v, 0);
 }
@@ -172,9 +175,7 @@ TEST(NfsIntegration, MultipathSpreadsChannelsOverServerAddresses) {
   for (const auto& c : j["channels"].items())
     if (const Json* n = c.find("nfs")) servers.insert((*n)["servers"].as_string());
   EXPECT_EQ(servers, (std::set<std::string>{"127.0.0.1", "localhost"})) << br.out;
-  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat"});
-  SB_ASSERT_EXIT(rr, 0);
-  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+  expect_restores_source(t);
 }
 
 TEST(NfsIntegration, BadUrlMissingExportAndPermissionErrorsAreClear) {
@@ -226,9 +227,7 @@ TEST(NfsIntegration, ServerRestartedMidBackupIsSurvivedByteExact) {
   SB_ASSERT_EXIT(r, 0);
   Json j = parse_json(r);
   EXPECT_GE(nfs_total(j, "reconnects"), 1u) << r.out;
-  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat"});
-  SB_ASSERT_EXIT(rr, 0);
-  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+  expect_restores_source(t);
 }
 
 TEST(NfsIntegration, StoppedServerFailsTheBackupClearlyWithinTheDeadline) {
