@@ -17,6 +17,7 @@
 #include "catalog/model.h"
 #include "catalog/payload.h"
 #include "catalog/record_log.h"
+#include "util/crash_point.h"
 
 namespace stripeback::catalog {
 namespace {
@@ -130,6 +131,7 @@ Result<void> Catalog::State::cut_tail() {
                      std::to_string(tail->offset);
   // Saved (and synced) before the truncation, so a crash in between loses nothing.
   SB_ASSIGN(std::string saved, save_new_file(dir, name, bytes));
+  util::crash_point("catalog-tail-saved");
   SB_TRY(truncate_to(log_fd.get(), tail->offset, log_path));
   SB_TRY(sync_data(log_fd.get(), log_path));
   LoadWarning cut{tail->offset, tail->length,
@@ -157,7 +159,9 @@ Result<uint64_t> Catalog::State::write_records(const std::vector<EncodedRecord>&
   if (auto w = write_at(log_fd.get(), at, buf, log_path, "catalog record"); !w) {
     return undo(w.error());
   }
+  util::crash_point("catalog-written");
   if (auto s = sync_data(log_fd.get(), log_path); !s) return undo(s.error());
+  util::crash_point("catalog-synced");
   end = at + buf.size();
   last_sequence = seq;
   return at;

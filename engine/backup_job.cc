@@ -20,6 +20,7 @@
 #include "engine/planner.h"
 #include "io/file.h"
 #include "io/remote.h"
+#include "util/crash_point.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -389,6 +390,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
         sum.error = r.error().what;
         status = catalog::BackupStatus::failed;
       }
+    util::crash_point("backup-pieces-recorded");
     if (status != catalog::BackupStatus::failed) {
       for (const auto& d : plan.dirs)
         files.push_back({d.path, 0, d.mode, d.mtime_ns, d.uid, d.gid, {}, {}});
@@ -396,6 +398,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
         sum.error = r.error().what;
         status = catalog::BackupStatus::failed;
       }
+      util::crash_point("backup-files-recorded");
     }
   }
   if (status == catalog::BackupStatus::failed) {
@@ -419,6 +422,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     sum.status = "failed";
     sum.error = r.error().what;
   }
+  util::crash_point("backup-ended");
   return sum;
 }
 

@@ -10,6 +10,7 @@
 
 #include "engine/crypto.h"
 #include "io/remote.h"
+#include "util/crash_point.h"
 #include "util/crc32c.h"
 
 namespace stripeback::engine {
@@ -175,6 +176,7 @@ Result<uint32_t> PieceWriter::finish() {
   Footer f{trailer_offset, frames_before, checksum_.value()};
   encode_footer(f, std::span<std::byte, kBlock>(block->data + kBlock + padded, kBlock));
   SB_TRY(write_raw(block->data, block->size, trailer_offset));
+  util::crash_point("piece-written");
   next_offset_ = trailer_offset + block->size;
   if (out_) {
     SB_TRY(out_->commit());
@@ -185,6 +187,7 @@ Result<uint32_t> PieceWriter::finish() {
   SB_TRY(io::datasync_fd(fd(), "piece '" + path_ + "'"));
   file_.fd.reset();
   SB_TRY(io::fsync_dir(dir_));
+  util::crash_point("piece-synced");
   return f.piece_crc;
 }
 

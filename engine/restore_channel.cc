@@ -14,6 +14,7 @@
 #include "io/remote.h"
 #include "io/buffer_pool.h"
 #include "io/io_engine.h"
+#include "util/crash_point.h"
 
 namespace stripeback::engine {
 namespace {
@@ -110,6 +111,7 @@ Result<void> finish_file(const RestoreContext& ctx, FileState& f) {
   SB_TRY(set_attributes(fd, rec, ctx.set_owner, f.shown));
   if (::fsync(fd) != 0) return sys_error(errno, "unable to sync '" + f.shown + "'");
   f.out.reset();
+  util::crash_point("restore-file-synced");
   unsigned flags = ctx.force ? 0 : RENAME_NOREPLACE;
   if (::renameat2(f.dir.get(), f.temp.c_str(), f.dir.get(), f.name.c_str(), flags) != 0) {
     if (errno == EEXIST)
@@ -117,6 +119,7 @@ Result<void> finish_file(const RestoreContext& ctx, FileState& f) {
                                     "' (use --force to replace it)");
     return sys_error(errno, "unable to move '" + f.shown + "' into place");
   }
+  util::crash_point("restore-file-renamed");
   if (::fsync(f.dir.get()) != 0)
     return sys_error(errno, "unable to sync the directory of '" + f.shown + "'");
   return ok();
