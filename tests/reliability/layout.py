@@ -1,0 +1,148 @@
+"""Where each structure of a backup lies, byte by byte: the regions of a piece
+(docs/piece-format.md) and of a catalog log (docs/catalog-format.md), read independently of
+the engine's own decoders so the bit-flip campaign can aim at each of them.
+
+A region is (name, start, end, protected): `protected` is true when the format covers the
+bytes with a checksum, a CRC or an authentication tag, so changing any of them must be
+noticed by a reader that checks what the format defines (the piece checksum covers the
+whole header block and the first 64 bytes of every frame header; frame payloads, the
+trailer and the footer have CRCs of their own; every catalog byte is under a CRC). The rest
+(the unused part of frame header blocks, the padding after payloads and the footer's unused
+bytes) is protected by nothing and may change harmlessly.
+"""
+
+import struct
+
+BLOCK = 4096
+FRAME_HEADER = 64
+FOOTER_USED = 28  # magic, trailer offset, frame count, piece checksum, CRC
+FRAME_MAGIC = 0x52464253
+FRAME_TYPES = {1: "data", 2: "zero", 3: "file-record", 4: "trailer"}
+RECORD_TYPES = {1: "begin", 2: "piece", 3: "files", 4: "end"}
+CATALOG_HEADER = 24
+RECORD_HEADER = 24
+
+
+def align_up(n):
+    return (n + BLOCK - 1) // BLOCK * BLOCK
+
+
+def u8(b, o):
+    return b[o]
+
+
+def u16(b, o):
+    return struct.unpack_from("<H", b, o)[0]
+
+
+def u32(b, o):
+    return struct.unpack_from("<I", b, o)[0]
+
+
+def u64(b, o):
+    return struct.unpack_from("<Q", b, o)[0]
+
+
+class LayoutError(Exception):
+    pass
+
+
+def _trailer_regions(payload, base):
+    """File table and extent index of a plain trailer payload starting at piece offset
+    `base`."""
+    table, index = [], []
+    p = 0
+    table.append((base, base + 5))  # version, file count
+    nfiles = u32(payload, 1)
+    p = 5
+    for _ in range(nfiles):
+        start = p
+        p += 4                       # file id
+        p += 4 + u32(payload, p)     # path
+        p += 8 + 4 + 8 + 4 + 4 + 16  # size, mode, mtime, uid, gid, digest
+        extents = u32(payload, p)
+        p += 4
+        table.append((base + start, base + p))
+        index.append((base + p, base + p + 41 * extents))
+        p += 41 * extents
+    if p > len(payload):
+        raise LayoutError("trailer payload is shorter than its file table says")
+    return table, index
+
+
+def piece_regions(data):
+    """Regions of the piece `data` (its bytes). Raises LayoutError when it is not a
+    well-formed piece."""
+    if data[:8] != b"SBPIECE1" or len(data) % BLOCK or len(data) < 3 * BLOCK:
+        raise LayoutError("not a piece")
+    regs = []
+    body = u16(data, 10)
+    cipher = u8(data, 37)
+    name_end = 68 + u32(data, 64)
+    if cipher:
+        regs += [("piece-header", 0, name_end, True), ("piece-header-keys", name_end, body, True),
+                 ("piece-header", body, body + 4, True)]
+    else:
+        regs.append(("piece-header", 0, body + 4, True))
+    regs.append(("piece-header-pad", body + 4, BLOCK, True))  # under the piece checksum
+    footer = len(data) - BLOCK
+    trailer_at = u64(data, footer + 8)
+    off = BLOCK
+    while True:
+        if off >= footer or u32(data, off) != FRAME_MAGIC:
+            raise LayoutError(f"no frame header at {off}")
+        kind = FRAME_TYPES.get(u8(data, off + 4))
+        if kind is None:
+            raise LayoutError(f"unknown frame type at {off}")
+        flags = u8(data, off + 5)
+        stored = u32(data, off + 28)
+        pay = off + BLOCK
+        regs += [(f"{kind}-frame-header", off, off + FRAME_HEADER, True),
+                 (f"{kind}-frame-header-pad", off + FRAME_HEADER, pay, False)]
+        if kind == "trailer" and not cipher:
+            table, index = _trailer_regions(data[pay:pay + stored], pay)
+            regs += [("trailer-file-table", s, e, True) for s, e in table]
+            regs += [("trailer-index", s, e, True) for s, e in index if e > s]
+        elif kind == "trailer":
+            regs.append(("trailer-payload", pay, pay + stored, True))
+        elif stored:
+            name = "data-payload-zstd" if kind == "data" and flags & 1 else f"{kind}-payload"
+            regs.append((name, pay, pay + stored, True))
+        if align_up(stored) > stored:
+            regs.append((f"{kind}-payload-pad", pay + stored, pay + align_up(stored), False))
+        if kind == "trailer":
+            if off != trailer_at:
+                raise LayoutError(f"trailer at {off}, the footer says {trailer_at}")
+            break
+        off = pay + align_up(stored)
+    regs += [("footer", footer, footer + FOOTER_USED, True),
+             ("footer-pad", footer + FOOTER_USED, len(data), False)]
+    return regs
+
+
+def catalog_regions(data):
+    """Regions of a catalog log: its file header, and the frame header and payload of each
+    record by type. Every catalog byte is under a CRC."""
+    if len(data) < CATALOG_HEADER:
+        raise LayoutError("catalog log shorter than its header")
+    regs = [("catalog-file-header", 0, CATALOG_HEADER, True)]
+    off = CATALOG_HEADER
+    while off < len(data):
+        if off + RECORD_HEADER > len(data):
+            raise LayoutError(f"torn record header at {off}")
+        length = u32(data, off + 4)
+        kind = RECORD_TYPES.get(u16(data, off + 20), "unknown")
+        end = off + RECORD_HEADER + length
+        if end > len(data):
+            raise LayoutError(f"torn record at {off}")
+        regs += [(f"catalog-{kind}-header", off, off + RECORD_HEADER, True),
+                 (f"catalog-{kind}-payload", off + RECORD_HEADER, end, True)]
+        off = end
+    return regs
+
+
+def region_at(regs, offset):
+    for name, s, e, prot in regs:
+        if s <= offset < e:
+            return name, prot
+    return "unmapped", True
