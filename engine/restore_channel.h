@@ -15,6 +15,7 @@
 #include "catalog/catalog.h"
 #include "engine/backup_channel.h"
 #include "engine/piece_reader.h"
+#include "engine/restore_journal.h"
 #include "engine/stats.h"
 #include "io/file.h"
 
@@ -53,6 +54,7 @@ struct FileState {
   size_t chunks_done = 0;
   io::UniqueFd dir, out;           // parent directory, temporary file
   std::string shown, name, temp;   // path as shown, final name, temporary name
+  bool temp_made = false;          // the temporary exists (until renamed into place)
   bool direct = false;
 };
 
@@ -77,6 +79,7 @@ struct RestoreContext {
   std::atomic<size_t>* next = nullptr;
   const std::atomic<bool>* cancel = nullptr;
   ChannelConfig config;
+  RestoreJournal* journal = nullptr;  // null when validating
 };
 
 struct RestoreOutcome {

@@ -13,6 +13,7 @@
 
 #include "engine/planner.h"
 #include "engine/restore_channel.h"
+#include "engine/restore_journal.h"
 #include "engine/tape_backup.h"
 #include "engine/restore_remote.h"
 #include "io/file.h"
@@ -99,33 +100,38 @@ std::string restore_relative(const std::string& original) {
   return out;
 }
 
+bool safe_component(const std::string& c) {
+  return !c.empty() && c != "." && c != ".." && c.find('/') == std::string::npos &&
+         c.find('\0') == std::string::npos;
+}
+
 Result<std::vector<std::string>> safe_components(const std::string& original) {
-  // A file backed up from NFS is restored under <host>/<path on the server>.
+  auto unsafe = [&] {
+    return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
+  };
+  std::vector<std::string> comps;
+  std::string path = original;
+  // A file backed up from NFS is restored under <host>/<path on the server>; the host is a
+  // component like any other and passes the same check.
   if (nfs::is_nfs_url(original)) {
     auto u = nfs::parse_nfs_url(original);
-    if (!u) return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
-    std::vector<std::string> comps{u->servers.front()};
-    if (u->path != "/") {
-      SB_ASSIGN(auto rest, safe_components(u->path));
-      comps.insert(comps.end(), rest.begin(), rest.end());
-    }
-    return comps;
+    if (!u) return unsafe();
+    comps.push_back(u->servers.front());
+    path = u->path == "/" ? "" : u->path;
+  } else if (original.empty()) {
+    return unsafe();
   }
-  if (original.empty() || original[0] != '/' || original.find('\0') != std::string::npos)
-    return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
-  std::vector<std::string> comps;
+  if (!path.empty() && path[0] != '/') return unsafe();
   size_t i = 1;
-  while (i <= original.size()) {
-    size_t j = original.find('/', i);
-    if (j == std::string::npos) j = original.size();
-    std::string c = original.substr(i, j - i);
-    if (c.empty() || c == "." || c == "..")
-      return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
-    comps.push_back(c);
+  while (i <= path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    comps.push_back(path.substr(i, j - i));
     i = j + 1;
   }
-  if (comps.empty())
-    return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
+  if (comps.empty()) return unsafe();
+  for (const auto& c : comps)
+    if (!safe_component(c)) return unsafe();
   return comps;
 }
 
@@ -257,6 +263,15 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       return sys_error(errno, "unable to open restore target '" + target + "'");
   }
 
+  // Temporaries of a killed restore into this target are named and removed before this
+  // one creates its own (restore_journal.h).
+  std::unique_ptr<RestoreJournal> journal;
+  if (!opts.verify_only) {
+    for (auto& w : clean_restore_leftovers(target, remote ? -1 : root.get()))
+      sum.warnings.push_back(std::move(w));
+    SB_ASSIGN(journal, RestoreJournal::create(target, remote ? -1 : root.get()));
+  }
+
   sum.backups_used.assign(used.begin(), used.end());
   std::sort(items.begin(), items.end(), [](const RestoreItem& a, const RestoreItem& b) {
     return a.file.size != b.file.size ? a.file.size > b.file.size : a.file.path < b.file.path;
@@ -295,6 +310,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   ctx.next = &next;
   ctx.cancel = opts.cancel;
   ctx.config = config;
+  ctx.journal = journal.get();
   uint32_t nch = std::max<uint32_t>(1, std::min<uint32_t>(opts.channels,
                                                           static_cast<uint32_t>(chunks.size())));
   std::vector<RestoreOutcome> outs(nch);
@@ -319,6 +335,8 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
                           : restore_dir_attributes(root.get(), prefix, *d, ctx.set_owner);
           !r)
         sum.errors.push_back(r.error().what);
+  if (journal)
+    if (auto w = journal->finish(); !w.empty()) sum.warnings.push_back(std::move(w));
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sum.status = sum.errors.empty() ? "complete" : "failed";
   return sum;
@@ -347,6 +365,9 @@ std::string RestoreSummary::to_json() const {
   w.begin_array("channels");
   for (const auto& c : channels) c.to_json(w);
   w.end_array();
+  w.begin_array("warnings");
+  for (const auto& e : warnings) w.value(e);
+  w.end_array();
   w.begin_array("errors");
   for (const auto& e : errors) w.value(e);
   w.end_array();
@@ -374,6 +395,7 @@ std::string RestoreSummary::to_text() const {
     s += buf;
     if (c.nfs) s += c.nfs->to_text();
   }
+  for (const auto& w : warnings) s += "warning: " + w + "\n";
   for (const auto& e : errors) s += "error: " + e + "\n";
   return s;
 }

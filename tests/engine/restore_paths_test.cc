@@ -21,5 +21,29 @@ TEST(SafeComponents, RefusesPathsThatCouldEscape) {
   }
 }
 
+TEST(SafeComponents, NfsHostIsCheckedLikeAnyComponent) {
+  auto c = safe_components("nfs://filer1/export/db/users01.dbf");
+  ASSERT_TRUE(c.has_value()) << c.error().what;
+  EXPECT_EQ(*c, (std::vector<std::string>{"filer1", "export", "db", "users01.dbf"}));
+  for (const char* p : {"nfs://../x/evil", "nfs://..,x/x/evil", "nfs://./x/evil",
+                        "nfs://.,a/x/evil"}) {
+    auto r = safe_components(p);
+    EXPECT_FALSE(r.has_value()) << "'" << p << "' accepted";
+    if (!r) {
+      EXPECT_NE(r.error().what.find("unsafe path"), std::string::npos);
+    }
+  }
+}
+
+TEST(SafeComponents, NulAndSlashInAComponentAreRefused) {
+  EXPECT_FALSE(safe_component(std::string("a\0b", 3)));
+  EXPECT_FALSE(safe_component("a/b"));
+  EXPECT_FALSE(safe_component(".."));
+  EXPECT_FALSE(safe_component(""));
+  EXPECT_TRUE(safe_component("..."));
+  EXPECT_TRUE(safe_component(std::string(255, 'x')));
+  EXPECT_FALSE(safe_components(std::string("/a\0/b", 5)).has_value());
+}
+
 }  // namespace
 }  // namespace stripeback::engine
