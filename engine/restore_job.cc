@@ -46,16 +46,32 @@ Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
     if (it == backups.end())
       return fail(Errc::not_found, "backup " + std::to_string(*opts.backup_id) +
                                        " is not in the catalog");
+    if (it->damaged())
+      return fail(Errc::corrupt, "backup " + std::to_string(it->id) + " is damaged (" +
+                                     it->damage + "): nothing was restored");
     if (!it->usable())
       return fail(Errc::invalid_argument, "backup " + std::to_string(*opts.backup_id) + " is " +
                                               it->status_name() + ", not restorable");
     candidates.push_back(&*it);
   } else {
+    // A damaged backup may have held the newest copy of any file (its file records are what
+    // is lost): restoring around it would quietly bring back older data.
+    std::vector<const catalog::Backup*> damaged;
     for (auto it = backups.rbegin(); it != backups.rend(); ++it) {
-      if (!it->usable()) continue;
       if (opts.tag && it->begin.tag != *opts.tag) continue;
+      if (it->damaged()) damaged.push_back(&*it);
+      if (!it->usable()) continue;
       candidates.push_back(&*it);
       if (opts.tag) break;  // the newest complete backup with that tag
+    }
+    if (!damaged.empty()) {
+      std::string ids;
+      for (const auto* b : damaged) ids += (ids.empty() ? "" : ", ") + std::to_string(b->id);
+      return fail(Errc::corrupt,
+                  "backup " + ids + (damaged.size() > 1 ? " are" : " is") + " damaged (backup " +
+                      std::to_string(damaged.front()->id) + ": " + damaged.front()->damage +
+                      "), so the newest copy of a file may be lost; nothing was restored. "
+                      "Name a backup to use with --backup ID (see 'stripeback list')");
     }
     if (candidates.empty())
       return fail(Errc::not_found, opts.tag ? "no complete backup with tag '" + *opts.tag + "'"
