@@ -258,6 +258,9 @@ class ChunkRestore {
       stats_.bytes_compressed_out += e.stored_len;
     }
     ++stats_.frames;
+    if (ctx_.header_logs)
+      if (auto it = ctx_.header_logs->find(&piece); it != ctx_.header_logs->end())
+        it->second->add(e.frame_offset, pool_.header(slot));
     if (ctx_.verify_only) {
       pool_.release(slot);
       s = Slot{};

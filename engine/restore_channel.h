@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "catalog/catalog.h"
 #include "engine/backup_channel.h"
+#include "engine/piece_audit.h"
 #include "engine/piece_reader.h"
 #include "engine/restore_journal.h"
 #include "engine/stats.h"
@@ -80,6 +82,8 @@ struct RestoreContext {
   const std::atomic<bool>* cancel = nullptr;
   ChannelConfig config;
   RestoreJournal* journal = nullptr;  // null when validating
+  // When validating: where the headers of verified data frames go, for the piece audit.
+  const std::map<const PieceReader*, std::unique_ptr<HeaderLog>>* header_logs = nullptr;
 };
 
 struct RestoreOutcome {
