@@ -99,6 +99,29 @@ TEST(HostileRestore, NamesAsLongAsTheFileSystemAllowsRoundTrip) {
   EXPECT_TRUE(restored_tree(t / "target", src));
 }
 
+TEST(HostileRestore, AwkwardNamesAndDeepTreesRoundTrip) {
+  TempDir t("sbit-hostile-names");
+  std::string src = t / "src";
+  for (const std::string& name :
+       {std::string("with spaces .dbf"), std::string("new\nline"), std::string("-leading-dash"),
+        std::string("--force"), std::string("tab\there"), std::string("\xff\xfe invalid utf8"),
+        std::string("esc\x1b[31mred"), std::string(255, 'n'), std::string("\\back\\slash")})
+    make_file(src + "/" + name, 3000 + name.size(), static_cast<uint32_t>(name.size()));
+  std::string deep = src;
+  for (int i = 0; i < 60; ++i) deep += "/d" + std::to_string(i);
+  make_file(deep + "/bottom.dbf", 12345, 60);
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", t / "pieces", "--catalog", t / "cat"}), 0);
+  SB_ASSERT_EXIT(sb({"validate", "--catalog", t / "cat"}), 0);
+  RunResult r = sb({"restore", "--to", t / "target", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(restored_tree(t / "target", src));
+  // One file by its awkward name, given after "--" so it is not taken for a flag.
+  RunResult one = sb({"restore", "--to", t / "one", "--catalog", t / "cat", "--",
+                      src + "/-leading-dash"});
+  SB_ASSERT_EXIT(one, 0);
+  EXPECT_TRUE(same_file(src + "/-leading-dash", restored_path(t / "one", src + "/-leading-dash")));
+}
+
 TEST(HostileRestore, KilledRestoreLeftoversAreNamedAndRemovedByTheNext) {
   TempDir t("sbit-hostile-kill");
   std::string src = t / "src";
