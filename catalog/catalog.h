@@ -107,14 +107,23 @@ struct Backup {
   BackupEnd end;
   std::vector<PieceRecord> pieces;
   std::vector<FileRecord> files;
+  bool begin_missing = false;  // records name this backup but its begin record is unreadable
+  // Why the records of this backup do not add up (set by the load), or empty: see damage().
+  std::string damage;
 
   // "incomplete" without an end record (still running, or the job died: the log cannot
-  // tell), else "failed", "partial", "complete", or "damaged" when complete was claimed
-  // (or partial) was claimed but fewer piece records than end.pieces are present.
+  // tell), else "failed", "partial", "complete"; "damaged" when its begin record is lost,
+  // or when complete or partial was claimed but the records do not add up (damage).
   std::string status_name() const;
   // Restorable: complete or partial (its recorded files are whole), and not damaged.
   bool usable() const;
+  bool damaged() const { return status_name() == "damaged"; }
 };
+
+// Why a backup's records do not add up, or empty when they do: its begin record is lost;
+// fewer or more piece or regular-file records than its end record counts; a file that names
+// no piece, or a piece that is not recorded.
+std::string find_damage(const Backup& b);
 
 struct LoadWarning {
   uint64_t offset = 0;  // byte offset in catalog.log

@@ -1,5 +1,6 @@
 #include "catalog/model.h"
 
+#include <set>
 #include <utility>
 
 #include "catalog/payload.h"
@@ -7,16 +8,17 @@
 namespace stripeback::catalog {
 
 std::string Backup::status_name() const {
+  if (begin_missing) return "damaged";
   // No end record: the job is still running or died; the log cannot tell which, and a
   // listing must not call a dead job "running".
   if (!ended) return "incomplete";
   switch (end.status) {
     case BackupStatus::complete:
-      return pieces.size() < end.pieces ? "damaged" : "complete";
+      return damage.empty() ? "complete" : "damaged";
     case BackupStatus::failed:
       return "failed";
     case BackupStatus::partial:
-      return pieces.size() < end.pieces ? "damaged" : "partial";
+      return damage.empty() ? "partial" : "damaged";
     case BackupStatus::running:
       break;
   }
@@ -24,9 +26,35 @@ std::string Backup::status_name() const {
 }
 
 bool Backup::usable() const {
-  return ended &&
+  return !begin_missing && ended &&
          (end.status == BackupStatus::complete || end.status == BackupStatus::partial) &&
-         pieces.size() >= end.pieces;
+         damage.empty();
+}
+
+std::string find_damage(const Backup& b) {
+  if (b.begin_missing) return "its begin record is missing or unreadable";
+  if (!b.ended || (b.end.status != BackupStatus::complete &&
+                   b.end.status != BackupStatus::partial))
+    return "";
+  if (b.pieces.size() != b.end.pieces)
+    return std::to_string(b.pieces.size()) + " of its " + std::to_string(b.end.pieces) +
+           " piece records are readable";
+  uint64_t regular = 0;
+  std::set<std::string> names;
+  for (const auto& p : b.pieces) names.insert(p.name);
+  for (const auto& f : b.files) {
+    if ((f.mode & 0170000) == 0040000) continue;  // directories hold no data
+    ++regular;
+    if (f.pieces.empty()) return "file '" + f.path + "' names no piece";
+    for (const auto& p : f.pieces) {
+      if (!names.count(p))
+        return "file '" + f.path + "' names piece '" + p + "', which is not recorded";
+    }
+  }
+  if (regular != b.end.files)
+    return std::to_string(regular) + " of its " + std::to_string(b.end.files) +
+           " file records are readable";
+  return "";
 }
 
 void Model::apply(const Frame& f) {
@@ -78,9 +106,16 @@ Backup* Model::target(uint64_t id, const char* record, uint64_t offset) {
   if (id > max_id_) max_id_ = id;
   auto it = backups_.find(id);
   if (it == backups_.end()) {
+    // Its begin record was lost (damaged, or cut out): the backup is known by what is left,
+    // and listed as damaged rather than not at all.
     warn({offset, 0,
-          std::string(record) + " record for unknown backup " + std::to_string(id) + "; ignored"});
-    return nullptr;
+          std::string(record) + " record for backup " + std::to_string(id) +
+              ", whose begin record is missing; the backup is damaged"});
+    Backup& b = backups_[id];
+    b.id = id;
+    b.begin_missing = true;
+    b.damage = find_damage(b);
+    return &b;
   }
   if (it->second.ended) {
     warn({offset, 0,
@@ -115,6 +150,7 @@ void Model::add_end(uint64_t id, const BackupEnd& end, uint64_t offset) {
   if (!b) return;
   b->ended = true;
   b->end = end;
+  b->damage = find_damage(*b);  // no record can change the backup after its end
 }
 
 Result<void> Model::check_open(uint64_t id) const {

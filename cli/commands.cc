@@ -265,6 +265,7 @@ int run_list_cmd(const CommonFlags& c) {
       w.kv("pieces", static_cast<uint64_t>(b.pieces.size()));
       w.kv("destination", b.begin.destination);
       if (b.ended && !b.end.message.empty()) w.kv("message", b.end.message);
+      if (!b.damage.empty()) w.kv("damage", b.damage);
       w.end_object();
     }
     w.end_array();
@@ -283,6 +284,10 @@ int run_list_cmd(const CommonFlags& c) {
                 b.pieces.size());
   }
   if (backups.empty()) std::printf("(no backups in %s)\n", (*cat)->dir().c_str());
+  for (const auto& b : backups)
+    if (!b.damage.empty())
+      std::printf("backup %llu is damaged: %s\n", static_cast<unsigned long long>(b.id),
+                  b.damage.c_str());
   return kExitOk;
 }
 

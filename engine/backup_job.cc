@@ -22,6 +22,7 @@
 #include "io/remote.h"
 #include "util/crash_point.h"
 #include "util/json.h"
+#include "util/process.h"
 #include "util/units.h"
 
 namespace stripeback::engine {
@@ -42,12 +43,6 @@ std::string make_stamp() {
   char rnd[8];
   std::snprintf(rnd, sizeof rnd, "%04x", rd() & 0xffff);
   return std::string(buf) + "-" + rnd;
-}
-
-std::string hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "";
-  return buf;
 }
 
 Result<void> check_options(const BackupOptions& o) {
@@ -104,7 +99,7 @@ void order_least_recent_first(std::vector<FileTask>& files, const catalog::Catal
 // (killed): the catalog never learnt of them and nothing will clean them up.
 std::vector<std::string> leftover_pieces(const catalog::Catalog& cat, const std::string& dest) {
   std::vector<std::string> prefixes;
-  std::string host = hostname();
+  std::string host = util::hostname();
   for (const auto& b : cat.backups()) {
     if (b.ended || b.begin.destination != dest) continue;
     bool alive = b.begin.host == host && b.begin.pid > 0 && ::kill(b.begin.pid, 0) == 0;
@@ -278,7 +273,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   begin.destination = dest;
   for (const auto& s : opts.sources) begin.sources.push_back(normal_path(s));
   begin.channels = opts.channels;
-  begin.host = hostname();
+  begin.host = util::hostname();
   begin.pid = static_cast<int32_t>(::getpid());
   SB_ASSIGN(uint64_t id, cat.begin_backup(begin));
 

@@ -79,13 +79,28 @@ Result<void> open_file(const RestoreContext& ctx, FileState& f) {
   SB_ASSIGN(auto comps, safe_components(f.item->file.path));
   SB_ASSIGN(f.dir, open_parent(ctx.target_fd, comps, f.shown));
   f.name = comps.back();
-  f.temp = "." + f.name + ".sbrestore-" + std::to_string(::getpid());
-  int flags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC;
   bool want_direct = ctx.config.direct == io::Direct::yes;
-  int fd = ::openat(f.dir.get(), f.temp.c_str(), flags | (want_direct ? O_DIRECT : 0), 0600);
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = -1;
+  // A new name each time, created O_EXCL: nothing planted at it (a link to a file outside
+  // the target) is ever opened, and its length does not depend on the file's name.
+  for (int attempt = 0; fd < 0 && attempt < 8; ++attempt) {
+    f.temp = restore_temp_name();
+    comps.back() = f.temp;
+    if (ctx.journal) SB_TRY(ctx.journal->note(comps));
+    fd = ::openat(f.dir.get(), f.temp.c_str(), flags | (want_direct ? O_DIRECT : 0), 0600);
+    if (fd < 0 && errno == EINVAL && want_direct) {
+      // The file system refuses O_DIRECT; an O_EXCL open it refused may have left the name.
+      ::unlinkat(f.dir.get(), f.temp.c_str(), 0);
+      fd = ::openat(f.dir.get(), f.temp.c_str(), flags, 0600);
+      want_direct = false;
+    }
+    if (fd < 0 && ctx.journal) ctx.journal->settle();
+    if (fd < 0 && errno != EEXIST) break;
+  }
   f.direct = fd >= 0 && want_direct;
-  if (fd < 0 && errno == EINVAL) fd = ::openat(f.dir.get(), f.temp.c_str(), flags, 0600);
   if (fd < 0) return sys_error(errno, "unable to create '" + f.shown + "'");
+  f.temp_made = true;
   f.out = io::UniqueFd(fd);
   uint64_t size = f.item->file.size;
   if (size > 0 && ::fallocate(fd, 0, 0, static_cast<off_t>(size)) != 0 && errno != EOPNOTSUPP)
@@ -120,6 +135,8 @@ Result<void> finish_file(const RestoreContext& ctx, FileState& f) {
     return sys_error(errno, "unable to move '" + f.shown + "' into place");
   }
   util::crash_point("restore-file-renamed");
+  f.temp_made = false;
+  if (ctx.journal) ctx.journal->settle();
   if (::fsync(f.dir.get()) != 0)
     return sys_error(errno, "unable to sync the directory of '" + f.shown + "'");
   return ok();
@@ -162,8 +179,10 @@ class ChunkRestore {
       if (auto r = finish_file(ctx_, f); !r) fail_file(f, r.error());
     if (f.failed) {
       f.out.reset();
-      if (f.dir.valid()) ::unlinkat(f.dir.get(), f.temp.c_str(), 0);
-      else if (io::is_url(f.temp)) abandon_remote_file(f);
+      bool removed = false;
+      if (f.temp_made && f.dir.valid()) removed = ::unlinkat(f.dir.get(), f.temp.c_str(), 0) == 0;
+      else if (f.temp_made) removed = abandon_remote_file(f);
+      if (removed && ctx_.journal) ctx_.journal->settle();
       f.dir.reset();
       return f.error;
     }
@@ -242,6 +261,9 @@ class ChunkRestore {
       stats_.bytes_compressed_out += e.stored_len;
     }
     ++stats_.frames;
+    if (ctx_.header_logs)
+      if (auto it = ctx_.header_logs->find(&piece); it != ctx_.header_logs->end())
+        it->second->add(e.frame_offset, pool_.header(slot));
     if (ctx_.verify_only) {
       pool_.release(slot);
       s = Slot{};

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,7 +15,9 @@
 
 #include "catalog/catalog.h"
 #include "engine/backup_channel.h"
+#include "engine/piece_audit.h"
 #include "engine/piece_reader.h"
+#include "engine/restore_journal.h"
 #include "engine/stats.h"
 #include "io/file.h"
 
@@ -53,6 +56,7 @@ struct FileState {
   size_t chunks_done = 0;
   io::UniqueFd dir, out;           // parent directory, temporary file
   std::string shown, name, temp;   // path as shown, final name, temporary name
+  bool temp_made = false;          // the temporary exists (until renamed into place)
   bool direct = false;
 };
 
@@ -77,6 +81,9 @@ struct RestoreContext {
   std::atomic<size_t>* next = nullptr;
   const std::atomic<bool>* cancel = nullptr;
   ChannelConfig config;
+  RestoreJournal* journal = nullptr;  // null when validating
+  // When validating: where the headers of verified data frames go, for the piece audit.
+  const std::map<const PieceReader*, std::unique_ptr<HeaderLog>>* header_logs = nullptr;
 };
 
 struct RestoreOutcome {

@@ -13,6 +13,7 @@
 
 #include "engine/planner.h"
 #include "engine/restore_channel.h"
+#include "engine/restore_journal.h"
 #include "engine/tape_backup.h"
 #include "engine/restore_remote.h"
 #include "io/file.h"
@@ -45,16 +46,32 @@ Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
     if (it == backups.end())
       return fail(Errc::not_found, "backup " + std::to_string(*opts.backup_id) +
                                        " is not in the catalog");
+    if (it->damaged())
+      return fail(Errc::corrupt, "backup " + std::to_string(it->id) + " is damaged (" +
+                                     it->damage + "): nothing was restored");
     if (!it->usable())
       return fail(Errc::invalid_argument, "backup " + std::to_string(*opts.backup_id) + " is " +
                                               it->status_name() + ", not restorable");
     candidates.push_back(&*it);
   } else {
+    // A damaged backup may have held the newest copy of any file (its file records are what
+    // is lost): restoring around it would quietly bring back older data.
+    std::vector<const catalog::Backup*> damaged;
     for (auto it = backups.rbegin(); it != backups.rend(); ++it) {
-      if (!it->usable()) continue;
       if (opts.tag && it->begin.tag != *opts.tag) continue;
+      if (it->damaged()) damaged.push_back(&*it);
+      if (!it->usable()) continue;
       candidates.push_back(&*it);
       if (opts.tag) break;  // the newest complete backup with that tag
+    }
+    if (!damaged.empty()) {
+      std::string ids;
+      for (const auto* b : damaged) ids += (ids.empty() ? "" : ", ") + std::to_string(b->id);
+      return fail(Errc::corrupt,
+                  "backup " + ids + (damaged.size() > 1 ? " are" : " is") + " damaged (backup " +
+                      std::to_string(damaged.front()->id) + ": " + damaged.front()->damage +
+                      "), so the newest copy of a file may be lost; nothing was restored. "
+                      "Name a backup to use with --backup ID (see 'stripeback list')");
     }
     if (candidates.empty())
       return fail(Errc::not_found, opts.tag ? "no complete backup with tag '" + *opts.tag + "'"
@@ -89,6 +106,21 @@ std::string target_path(const std::string& prefix, const std::string& original) 
   return out;
 }
 
+std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
+std::string piece_mismatch(const PieceReader& r, const catalog::PieceRecord& p) {
+  if (r.footer().piece_crc != p.checksum)
+    return "piece '" + r.path() + "' has checksum " + hex32(r.footer().piece_crc) +
+           " but the catalog recorded " + hex32(p.checksum) +
+           ": it is damaged or not the piece this backup wrote";
+  return "piece '" + r.path() + "' is " + std::to_string(r.size()) + " bytes but the catalog " +
+         "recorded " + std::to_string(p.size) + ": it is damaged or not the piece this backup wrote";
+}
+
 }  // namespace
 
 std::string restore_relative(const std::string& original) {
@@ -99,33 +131,38 @@ std::string restore_relative(const std::string& original) {
   return out;
 }
 
+bool safe_component(const std::string& c) {
+  return !c.empty() && c != "." && c != ".." && c.find('/') == std::string::npos &&
+         c.find('\0') == std::string::npos;
+}
+
 Result<std::vector<std::string>> safe_components(const std::string& original) {
-  // A file backed up from NFS is restored under <host>/<path on the server>.
+  auto unsafe = [&] {
+    return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
+  };
+  std::vector<std::string> comps;
+  std::string path = original;
+  // A file backed up from NFS is restored under <host>/<path on the server>; the host is a
+  // component like any other and passes the same check.
   if (nfs::is_nfs_url(original)) {
     auto u = nfs::parse_nfs_url(original);
-    if (!u) return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
-    std::vector<std::string> comps{u->servers.front()};
-    if (u->path != "/") {
-      SB_ASSIGN(auto rest, safe_components(u->path));
-      comps.insert(comps.end(), rest.begin(), rest.end());
-    }
-    return comps;
+    if (!u) return unsafe();
+    comps.push_back(u->servers.front());
+    path = u->path == "/" ? "" : u->path;
+  } else if (original.empty()) {
+    return unsafe();
   }
-  if (original.empty() || original[0] != '/' || original.find('\0') != std::string::npos)
-    return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
-  std::vector<std::string> comps;
+  if (!path.empty() && path[0] != '/') return unsafe();
   size_t i = 1;
-  while (i <= original.size()) {
-    size_t j = original.find('/', i);
-    if (j == std::string::npos) j = original.size();
-    std::string c = original.substr(i, j - i);
-    if (c.empty() || c == "." || c == "..")
-      return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
-    comps.push_back(c);
+  while (i <= path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    comps.push_back(path.substr(i, j - i));
     i = j + 1;
   }
-  if (comps.empty())
-    return fail(Errc::invalid_argument, "refusing to restore unsafe path '" + original + "'");
+  if (comps.empty()) return unsafe();
+  for (const auto& c : comps)
+    if (!safe_component(c)) return unsafe();
   return comps;
 }
 
@@ -232,6 +269,16 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
         }
         reader = std::move(*r);
         sum.piece_bytes_read += reader->metadata_bytes();
+        // The trailer's checksum of the whole piece is the one the catalog recorded, or
+        // this is not the piece the backup wrote.
+        if (reader->footer().piece_crc != pit->checksum ||
+            (!pit->tape && reader->size() != pit->size)) {
+          sum.errors.push_back(piece_mismatch(*reader, *pit) + " (needed for '" + c.file->path +
+                               "')");
+          readers.erase(ppath);
+          ok_item = false;
+          break;
+        }
       }
       int fid = reader->find_file(c.file->path);
       if (fid < 0) {
@@ -255,6 +302,15 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     if (!remote) root = io::UniqueFd(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!remote && !root.valid())
       return sys_error(errno, "unable to open restore target '" + target + "'");
+  }
+
+  // Temporaries of a killed restore into this target are named and removed before this
+  // one creates its own (restore_journal.h).
+  std::unique_ptr<RestoreJournal> journal;
+  if (!opts.verify_only) {
+    for (auto& w : clean_restore_leftovers(target, remote ? -1 : root.get()))
+      sum.warnings.push_back(std::move(w));
+    SB_ASSIGN(journal, RestoreJournal::create(target, remote ? -1 : root.get()));
   }
 
   sum.backups_used.assign(used.begin(), used.end());
@@ -283,8 +339,14 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   for (auto& st : states) st->chunks_total = 0;
   for (auto& c : chunks) ++c.file->chunks_total;
 
+  // Validation audits every piece whole once the channels are done (piece_audit.h).
+  std::map<const PieceReader*, std::unique_ptr<HeaderLog>> header_logs;
+  if (opts.verify_only)
+    for (const auto& [name, reader] : readers) header_logs[reader.get()] = std::make_unique<HeaderLog>();
+
   std::atomic<size_t> next{0};
   RestoreContext ctx;
+  ctx.header_logs = opts.verify_only ? &header_logs : nullptr;
   ctx.verify_only = opts.verify_only;
   sum.verify_only = opts.verify_only;
   ctx.target_fd = root.get();
@@ -295,6 +357,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   ctx.next = &next;
   ctx.cancel = opts.cancel;
   ctx.config = config;
+  ctx.journal = journal.get();
   uint32_t nch = std::max<uint32_t>(1, std::min<uint32_t>(opts.channels,
                                                           static_cast<uint32_t>(chunks.size())));
   std::vector<RestoreOutcome> outs(nch);
@@ -319,6 +382,14 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
                           : restore_dir_attributes(root.get(), prefix, *d, ctx.set_owner);
           !r)
         sum.errors.push_back(r.error().what);
+  if (journal)
+    if (auto w = journal->finish(); !w.empty()) sum.warnings.push_back(std::move(w));
+  if (opts.verify_only && !(opts.cancel && opts.cancel->load()))
+    for (const auto& [reader, log] : header_logs) {
+      auto audited = audit_piece(*reader, log->take());
+      if (!audited) sum.errors.push_back(audited.error().what);
+      else sum.piece_bytes_read += *audited;
+    }
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sum.status = sum.errors.empty() ? "complete" : "failed";
   return sum;
@@ -347,6 +418,9 @@ std::string RestoreSummary::to_json() const {
   w.begin_array("channels");
   for (const auto& c : channels) c.to_json(w);
   w.end_array();
+  w.begin_array("warnings");
+  for (const auto& e : warnings) w.value(e);
+  w.end_array();
   w.begin_array("errors");
   for (const auto& e : errors) w.value(e);
   w.end_array();
@@ -374,6 +448,7 @@ std::string RestoreSummary::to_text() const {
     s += buf;
     if (c.nfs) s += c.nfs->to_text();
   }
+  for (const auto& w : warnings) s += "warning: " + w + "\n";
   for (const auto& e : errors) s += "error: " + e + "\n";
   return s;
 }

@@ -42,6 +42,7 @@ struct RestoreSummary {
   bool verify_only = false;
   std::string status;  // "complete" or "failed"
   std::vector<std::string> errors;
+  std::vector<std::string> warnings;  // e.g. leftovers of a killed restore removed
   uint64_t files = 0;
   uint64_t bytes = 0;           // file bytes restored
   uint64_t piece_bytes_read = 0;
@@ -61,8 +62,12 @@ struct RestoreSummary {
 // wrong_key). Failures while restoring are in the summary.
 Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Catalog& cat);
 
-// Joins `target` and an absolute original path, refusing paths that could leave `target`
-// ("..", ".", empty components, relative paths, NUL bytes).
+// The one rule for what may name something below a restore target: a component that is not
+// empty, ".", "..", and holds no '/' or NUL byte.
+bool safe_component(const std::string& c);
+// The components below the target for an absolute original path (or, for a file backed up
+// from NFS, its host followed by its path on the server), each passing safe_component();
+// anything else (relative, empty, "..", ".", "//", NUL, an unsafe host) is refused.
 Result<std::vector<std::string>> safe_components(const std::string& original);
 // Where below the target a backed-up file goes: its absolute path, or for a file backed up
 // from NFS (nfs://host/path?...) "/host/path".

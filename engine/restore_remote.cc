@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "engine/restore_job.h"
+#include "engine/restore_journal.h"
 #include "io/remote.h"
 #include "nfs/url.h"
 
@@ -25,18 +26,22 @@ Result<void> open_remote_file(const RestoreContext& ctx, FileState& f) {
   f.shown = place.first;
   SB_ASSIGN(auto comps, safe_components(f.item->file.path));
   f.name = place.first;
-  f.temp = io::join_path(place.second, "." + comps.back() + ".sbrestore-" +
-                                           std::to_string(::getpid()));
   SB_TRY(io::make_dirs(place.second));
-  auto made = io::create_exclusive(f.temp, 0600, io::Direct::no);
-  if (!made && made.error().code == Errc::exists) {
-    // Left by an earlier restore of this process id that was killed: ours to replace.
-    SB_TRY(io::unlink_path(f.temp));
+  // A new name each time, created exclusively (see restore_journal.h).
+  Result<io::OpenedFile> made = fail(Errc::exists, "no free temporary name");
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    comps.back() = restore_temp_name();
+    f.temp = io::join_path(place.second, comps.back());
+    if (ctx.journal) SB_TRY(ctx.journal->note(comps));
     made = io::create_exclusive(f.temp, 0600, io::Direct::no);
+    if (made) break;
+    if (ctx.journal) ctx.journal->settle();
+    if (made.error().code != Errc::exists) break;
   }
   if (!made) return made.error().wrap("unable to create '" + f.shown + "'");
   f.out = std::move(made->fd);
   f.direct = false;
+  f.temp_made = true;
   return ok();
 }
 
@@ -53,12 +58,15 @@ Result<void> finish_remote_file(const RestoreContext& ctx, FileState& f) {
   if (!ctx.force && io::lstat_path(f.name))
     return fail(Errc::exists, "refusing to overwrite existing file '" + f.shown +
                                   "' (use --force to replace it)");
-  return io::rename_path(f.temp, f.name);
+  SB_TRY(io::rename_path(f.temp, f.name));
+  f.temp_made = false;
+  if (ctx.journal) ctx.journal->settle();
+  return ok();
 }
 
-void abandon_remote_file(FileState& f) {
+bool abandon_remote_file(FileState& f) {
   f.out.reset();
-  if (!f.temp.empty()) (void)io::unlink_path(f.temp);
+  return !f.temp.empty() && io::unlink_path(f.temp).has_value();
 }
 
 Result<void> restore_remote_dir(const RestoreContext& ctx, const catalog::FileRecord& d) {

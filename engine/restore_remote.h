@@ -13,7 +13,8 @@ namespace stripeback::engine {
 Result<void> open_remote_file(const RestoreContext& ctx, FileState& f);
 // After the whole-file checksum passed.
 Result<void> finish_remote_file(const RestoreContext& ctx, FileState& f);
-void abandon_remote_file(FileState& f);
+// Removes the temporary of a failed file; true when it is gone.
+bool abandon_remote_file(FileState& f);
 Result<void> restore_remote_dir(const RestoreContext& ctx, const catalog::FileRecord& d);
 
 }  // namespace stripeback::engine

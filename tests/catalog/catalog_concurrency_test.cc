@@ -35,7 +35,7 @@ TEST(CatalogConcurrency, TwoObjectsInterleaveAndSeeEachOther) {
   EXPECT_EQ(*b->begin_backup(sample_begin("b2")), 4u);
   // b adds to a backup it learned of only through the log.
   ASSERT_TRUE(b->add_piece(3, sample_piece(0, 1), {sample_file("/x", 1)}));
-  ASSERT_TRUE(a->end_backup(3, sample_end(1)));
+  ASSERT_TRUE(a->end_backup(3, sample_end(1, BackupStatus::complete, 1)));
   ASSERT_TRUE(a->refresh());
   ASSERT_TRUE(b->refresh());
   for (const auto* c : {a.get(), b.get()}) {
@@ -108,10 +108,11 @@ TEST(CatalogConcurrency, ForkedProcessesAppendConcurrently) {
       if (!cat) ::_exit(2);
       auto id = (*cat)->begin_backup(sample_begin("child" + std::to_string(k)));
       if (!id) ::_exit(3);
+      if (!(*cat)->add_piece(*id, sample_piece(0, 1), {})) ::_exit(6);
       for (uint32_t i = 0; i < 48; ++i) {
         if (!(*cat)->add_files(*id, {sample_file("/c" + std::to_string(k), i)})) ::_exit(4);
       }
-      if (!(*cat)->end_backup(*id, sample_end(0))) ::_exit(5);
+      if (!(*cat)->end_backup(*id, sample_end(1, BackupStatus::complete, 48))) ::_exit(5);
       ::_exit(0);
     }
     kids.push_back(pid);
@@ -124,7 +125,7 @@ TEST(CatalogConcurrency, ForkedProcessesAppendConcurrently) {
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0);
   }
-  expect_sequences_1_to(dir, 100);
+  expect_sequences_1_to(dir, 102);
   auto cat = open_ok(dir);
   ASSERT_TRUE(cat);
   EXPECT_TRUE(cat->warnings().empty()) << dump(cat->warnings());

@@ -29,7 +29,7 @@ std::vector<Frame> make_two_backups(const std::string& dir) {
   EXPECT_TRUE(cat->add_files(a, {sample_file("/a/3", 3)}));
   EXPECT_TRUE(cat->end_backup(a, sample_end(2)));
   uint64_t b = *cat->begin_backup(sample_begin("b"));
-  EXPECT_TRUE(cat->end_backup(b, sample_end(0)));
+  EXPECT_TRUE(cat->end_backup(b, sample_end(0, BackupStatus::complete, 0)));
   auto frames = frames_of(read_bytes(log_path(dir)));
   EXPECT_EQ(frames.size(), 7u);
   return frames;
@@ -175,7 +175,11 @@ TEST(CatalogDamage, FlippedBitsInFrameHeaders) {
     auto b = cat->backups();
     ASSERT_EQ(b.size(), 2u);
     EXPECT_EQ(b[0].files.size(), 2u);  // the files record is gone
-    EXPECT_EQ(b[0].status_name(), "complete");
+    // The end record counts 3 files: a backup short of one is damaged, not complete.
+    EXPECT_EQ(b[0].status_name(), "damaged");
+    EXPECT_FALSE(b[0].usable());
+    EXPECT_EQ(b[0].damage, "2 of its 3 file records are readable");
+    EXPECT_EQ(b[1].status_name(), "complete");
   }
 }
 
@@ -244,7 +248,7 @@ void append_raw(const std::string& dir, RecordType type, const std::vector<uint8
   write_bytes(log_path(dir), bytes);
 }
 
-TEST(CatalogDamage, RecordsForUnknownBackupsAreIgnoredButReserveTheirId) {
+TEST(CatalogDamage, RecordsForABackupWithoutBeginListItDamagedAndReserveItsId) {
   testing::TempDir tmp;
   std::string dir = tmp / "cat";
   make_two_backups(dir);
@@ -255,8 +259,15 @@ TEST(CatalogDamage, RecordsForUnknownBackupsAreIgnoredButReserveTheirId) {
   ASSERT_TRUE(cat);
   auto ws = cat->warnings();
   ASSERT_EQ(ws.size(), 1u) << dump(ws);
-  EXPECT_NE(ws[0].what.find("files record for unknown backup 99; ignored"), std::string::npos);
-  EXPECT_EQ(cat->backups().size(), 2u);
+  EXPECT_NE(ws[0].what.find("files record for backup 99, whose begin record is missing"),
+            std::string::npos)
+      << ws[0].what;
+  auto b = cat->backups();
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[2].id, 99u);
+  EXPECT_EQ(b[2].status_name(), "damaged");
+  EXPECT_FALSE(b[2].usable());
+  EXPECT_EQ(b[2].damage, "its begin record is missing or unreadable");
   EXPECT_EQ(*cat->begin_backup(sample_begin("c")), 100u);
 }
 

@@ -77,7 +77,7 @@ TEST(Catalog, RoundTripAcrossReopen) {
   std::vector<FileRecord> f1 = {sample_file("/db/data/a", 1), sample_file("/db/data/b", 2)};
   std::vector<FileRecord> f2 = {sample_file("/db/data/c", 3)};
   std::vector<FileRecord> f3 = {sample_file("/db/wal with spaces/\xc3\xa9t\xc3\xa9", 4)};
-  BackupEnd end = sample_end(2);
+  BackupEnd end = sample_end(2, BackupStatus::complete, 4);
   {
     auto cat = open_ok(dir);
     ASSERT_TRUE(cat);
@@ -126,7 +126,7 @@ TEST(Catalog, StatusNames) {
   uint64_t failed = *cat->begin_backup(sample_begin("b"));
   uint64_t partial = *cat->begin_backup(sample_begin("c"));
   ASSERT_TRUE(cat->end_backup(failed, sample_end(0, BackupStatus::failed)));
-  ASSERT_TRUE(cat->end_backup(partial, sample_end(0, BackupStatus::partial)));
+  ASSERT_TRUE(cat->end_backup(partial, sample_end(0, BackupStatus::partial, 0)));
   auto b = cat->backups();
   ASSERT_EQ(b.size(), 3u);
   EXPECT_EQ(b[running - 1].status_name(), "incomplete");

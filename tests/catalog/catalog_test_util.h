@@ -26,7 +26,9 @@ inline BackupBegin sample_begin(const std::string& tag) {
   return b;
 }
 
-inline FileRecord sample_file(const std::string& path, uint32_t n) {
+// Names the piece sample_piece(0, 1) by default, so a backup made of them adds up.
+inline FileRecord sample_file(const std::string& path, uint32_t n,
+                              std::vector<std::string> pieces = {"bk-c0-n1"}) {
   FileRecord f;
   f.path = path;
   f.size = 1000ull * n + 7;
@@ -35,7 +37,7 @@ inline FileRecord sample_file(const std::string& path, uint32_t n) {
   f.uid = 1000 + n;
   f.gid = 2000 + n;
   for (size_t i = 0; i < f.digest.size(); ++i) f.digest[i] = static_cast<uint8_t>(i * 17 + n);
-  f.pieces = {"p-" + std::to_string(n), "p-" + std::to_string(n + 1)};
+  f.pieces = std::move(pieces);
   return f;
 }
 
@@ -50,11 +52,12 @@ inline PieceRecord sample_piece(uint32_t channel, uint32_t number) {
   return p;
 }
 
-inline BackupEnd sample_end(uint32_t pieces, BackupStatus status = BackupStatus::complete) {
+inline BackupEnd sample_end(uint32_t pieces, BackupStatus status = BackupStatus::complete,
+                            uint64_t files = 3) {
   BackupEnd e;
   e.status = status;
   e.end_time_ns = 1'700'000'100'000'000'000;
-  e.files = 3;
+  e.files = files;
   e.bytes_read = 123456789;
   e.bytes_written = 98765432;
   e.pieces = pieces;

@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstring>
+
+#include "engine/piece_format.h"
 #include "tests/integration/it_util.h"
 
 namespace stripeback::it {
@@ -52,6 +55,121 @@ TEST(Validate, DamageIsReportedWithPieceOffsetAndFile) {
   EXPECT_TRUE(contains(v.err, "is corrupt at offset"));
   EXPECT_TRUE(contains(v.err, src + "/a.dbf"));
 }
+
+// The frames of a piece in order: offset and type, from their headers.
+std::vector<std::pair<uint64_t, engine::FrameType>> frames_of_piece(const std::string& piece) {
+  std::vector<std::pair<uint64_t, engine::FrameType>> out;
+  std::string bytes = stripeback::testing::read_file(piece);
+  uint64_t p = engine::kBlock;
+  while (p + engine::kBlock <= bytes.size()) {
+    auto h = engine::decode_frame_header(
+        {reinterpret_cast<const std::byte*>(bytes.data() + p), engine::kBlock});
+    if (!h) break;
+    out.emplace_back(p, h->type);
+    if (h->type == engine::FrameType::trailer) break;
+    p += engine::kBlock + engine::align_up(h->stored_len);
+  }
+  return out;
+}
+
+void flip(const std::string& path, uint64_t at, uint8_t mask) {
+  int fd = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  unsigned char c = 0;
+  ASSERT_EQ(::pread(fd, &c, 1, static_cast<off_t>(at)), 1);
+  c = static_cast<unsigned char>(c ^ mask);
+  ASSERT_EQ(::pwrite(fd, &c, 1, static_cast<off_t>(at)), 1);
+  ::close(fd);
+}
+
+class ValidateWholePiece : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    src_ = t_ / "src";
+    make_file(src_ + "/a.dbf", 3u << 20, 51);
+    // A file with an all-zero MiB in the middle: stored as a zero frame without data.
+    make_file(src_ + "/z.dbf", 3u << 20, 52);
+    std::string zeros(1u << 20, '\0');
+    int fd = ::open((src_ + "/z.dbf").c_str(), O_WRONLY);
+    ASSERT_EQ(::pwrite(fd, zeros.data(), zeros.size(), 1 << 20), static_cast<ssize_t>(1 << 20));
+    ::close(fd);
+    std::vector<std::string> args{"backup", src_, "--to", t_ / "p", "--catalog", t_ / "cat",
+                                  "--channels", "1"};
+    if (GetParam() == "compressed") args.insert(args.end(), {"--compress", "low"});
+    if (GetParam() == "encrypted") {
+      SB_ASSERT_EXIT(sb({"keygen", t_ / "k.key"}), 0);
+      args.insert(args.end(), {"--encrypt", "--key-file", t_ / "k.key"});
+      keys_ = {"--key-file", t_ / "k.key"};
+    }
+    SB_ASSERT_EXIT(sb(args), 0);
+    auto pieces = pieces_in(t_ / "p");
+    ASSERT_EQ(pieces.size(), 1u);
+    piece_ = pieces[0];
+    frames_ = frames_of_piece(piece_);
+  }
+  RunResult validate() {
+    std::vector<std::string> args{"validate", "--catalog", t_ / "cat"};
+    args.insert(args.end(), keys_.begin(), keys_.end());
+    return sb(args);
+  }
+  uint64_t first(engine::FrameType type) {
+    for (const auto& [off, t] : frames_)
+      if (t == type) return off;
+    ADD_FAILURE() << "no frame of type " << static_cast<int>(type);
+    return 0;
+  }
+  TempDir t_{"sbit-validate-whole"};
+  std::string src_, piece_;
+  std::vector<std::string> keys_;
+  std::vector<std::pair<uint64_t, engine::FrameType>> frames_;
+};
+
+TEST_P(ValidateWholePiece, CleanPiecePasses) { SB_EXPECT_EXIT(validate(), 0); }
+
+TEST_P(ValidateWholePiece, FlipInAZeroFrameHeaderIsFound) {
+  uint64_t at = first(engine::FrameType::zero);
+  ASSERT_NE(at, 0u);
+  flip(piece_, at + 20, 0x01);  // its file offset
+  RunResult v = validate();
+  SB_EXPECT_EXIT(v, 1);
+  EXPECT_TRUE(contains(v.err, "is corrupt at offset " + std::to_string(at)));
+}
+
+TEST_P(ValidateWholePiece, FlipInAFileRecordFrameIsFound) {
+  uint64_t at = first(engine::FrameType::file);
+  ASSERT_NE(at, 0u);
+  flip(piece_, at + engine::kBlock + 6, 0x08);  // its payload
+  RunResult v = validate();
+  SB_EXPECT_EXIT(v, 1);
+  EXPECT_TRUE(contains(v.err, "is corrupt at offset " + std::to_string(at + engine::kBlock)));
+}
+
+TEST_P(ValidateWholePiece, PieceChecksumMustMatchTheCatalog) {
+  // A footer that decodes but vouches for another piece checksum than the catalog recorded.
+  std::string bytes = stripeback::testing::read_file(piece_);
+  uint64_t foot = bytes.size() - engine::kBlock;
+  auto f = engine::decode_footer({reinterpret_cast<const std::byte*>(bytes.data() + foot),
+                                  engine::kBlock});
+  ASSERT_TRUE(f.has_value());
+  f->piece_crc ^= 0x5a5a;
+  alignas(8) std::array<std::byte, engine::kBlock> block{};
+  engine::encode_footer(*f, block);
+  int fd = ::open(piece_.c_str(), O_WRONLY);
+  ASSERT_EQ(::pwrite(fd, block.data(), block.size(), static_cast<off_t>(foot)),
+            static_cast<ssize_t>(block.size()));
+  ::close(fd);
+  RunResult v = validate();
+  SB_EXPECT_EXIT(v, 1);
+  EXPECT_TRUE(contains(v.err, "but the catalog recorded"));
+  std::vector<std::string> args{"restore", "--catalog", t_ / "cat", "--to", t_ / "r"};
+  args.insert(args.end(), keys_.begin(), keys_.end());
+  RunResult r = sb(args);
+  SB_EXPECT_EXIT(r, 1);
+  EXPECT_TRUE(contains(r.err, "but the catalog recorded"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, ValidateWholePiece,
+                         ::testing::Values("plain", "compressed", "encrypted"));
 
 }  // namespace
 }  // namespace stripeback::it

@@ -121,6 +121,24 @@ uint64_t nfs_total(const Json& j, const char* field) {
   return n;
 }
 
+TEST(NfsIntegration, RestoreToNfsTakesLongNamesAndLeavesNoTemporaryOrJournal) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs-names");
+  std::vector<std::string> files;
+  for (size_t len : {239u, 255u}) {
+    files.push_back(t / "src/" + std::string(len, static_cast<char>('a' + len % 26)));
+    make_file(files.back(), 50000 + len, static_cast<uint32_t>(len));
+  }
+  SB_ASSERT_EXIT(sb({"backup", t / "src", "--to", t / "p", "--catalog", t / "cat"}), 0);
+  RunResult r = sb({"restore", "--to", s.url_of("back-names"), "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(r, 0);
+  for (const auto& f : files)
+    EXPECT_EQ(testing::read_file(s.export_dir() + "/back-names" + f), testing::read_file(f)) << f;
+  for (const auto& e : entries_under(s.export_dir() + "/back-names"))
+    EXPECT_EQ(e.find(".sbrestore-"), std::string::npos) << "left behind: " << e;
+}
+
 TEST(NfsIntegration, UnstableWritesAreCommittedAndStableWritesNeedNoCommit) {
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
