@@ -10,7 +10,8 @@ Invariants checked:
     status changes once its process has gone;
   * every `complete` backup lists as many files as it was given, validates, and restores
     byte-identical (content, size, mode, mtime) to its source as it was at that backup;
-  * a killed restore leaves no file under its final name with wrong content;
+  * a killed restore leaves no file under its final name with wrong content, and a second
+    restore into its target (--force) removes its temporaries and restores everything;
   * every piece in the destination belongs to a backup the catalog knows;
   * a fresh backup at the end succeeds, restores identical and leaves a clean log.
 
@@ -222,6 +223,8 @@ class Harness:
             elif not env:
                 self.stages["restore: before the target was made"] += 1
             outcome = "killed"
+            if os.path.isdir(target):
+                outcome += ", then " + self.restore_again(args, expected, target, what)
         elif r.returncode != 0:
             self.fail(f"{what} failed", r)
             outcome = "failed"
@@ -232,6 +235,19 @@ class Harness:
         self.list_backups(what)
         shutil.rmtree(target, ignore_errors=True)
         return r, outcome
+
+    def restore_again(self, args, expected, target, what):
+        """A restore into the target of a killed one (with --force: some files may be in
+        place) removes the killed one's temporaries and journal and restores everything."""
+        r = self.sb.run(args + ["--force"])
+        if r.returncode != 0:
+            self.fail(f"a restore into the target of the killed {what} failed", r)
+            return "restore again failed"
+        problems = ru.compare_tree(expected, target)
+        for p in problems:
+            self.fail(f"a restore into the target of the killed {what}: {p}")
+        self.counts["restored_again"] += 1
+        return "restored again" if not problems else "restored again wrong"
 
     def validate(self, backup_id, kill_after=None):
         args = ["validate", "--catalog", self.cat, "--key-file", self.key]
@@ -411,7 +427,8 @@ def main():
     print(f"kill harness: {loops} loops, {c['kills']} processes killed "
           f"({c['kills'] - c['point_runs']} at random moments, {c['point_runs']} at crash "
           f"points), {c['finished_first']} finished before their kill, "
-          f"{c['temp_files_left']} temporary files left by killed restores, "
+          f"{c['temp_files_left']} temporary files left by killed restores "
+          f"({c['restored_again']} targets restored again), "
           f"{len(h.complete_ids())} complete backups verified, "
           f"{time.monotonic() - started:.1f} s, seed {seed}", flush=True)
     if h.failures:
