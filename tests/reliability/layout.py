@@ -50,9 +50,7 @@ class LayoutError(Exception):
 def _trailer_regions(payload, base):
     """File table and extent index of a plain trailer payload starting at piece offset
     `base`."""
-    table, index = [], []
-    p = 0
-    table.append((base, base + 5))  # version, file count
+    table, index = [(base, base + 5)], []  # version, file count
     nfiles = u32(payload, 1)
     p = 5
     for _ in range(nfiles):
