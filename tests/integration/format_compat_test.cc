@@ -1,0 +1,118 @@
+// Pieces and a catalog written by stripeback 0.1 (piece format 1, catalog format 1), kept in
+// tests/fixtures/v1/: every later version must list, validate and restore them identical.
+//
+// The fixtures were made by this file's FormatV1Fixtures.DISABLED_Write with
+//   SB_FIXTURE_OUT=$PWD/tests/fixtures/v1 integration_test
+//     --gtest_also_run_disabled_tests --gtest_filter='FormatV1Fixtures.DISABLED_Write'
+// from a source made by make_v1_source() under kRoot, where the test puts the pieces back
+// (the catalog records their absolute locations).
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "tests/integration/it_util.h"
+
+namespace stripeback::it {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kRoot = "/tmp/stripeback-format-v1";
+constexpr int64_t kMtime = 1700000000123456789;
+
+// Small files, one starting with a zero MiB (a zero frame), a directory and an empty file.
+void make_v1_source(const std::string& src) {
+  make_file(src + "/a.dbf", (1u << 20) + 100000, 71, 0640, kMtime);
+  make_file(src + "/sub/b.dbf", 90000, 72, 0600, kMtime + 1);
+  make_file(src + "/sub/empty", 0, 73, 0644, kMtime + 2);
+  std::string zeros(1u << 20, '\0');
+  FILE* f = std::fopen((src + "/a.dbf").c_str(), "r+");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fseek(f, 0, SEEK_SET), 0);
+  ASSERT_EQ(std::fwrite(zeros.data(), 1, zeros.size(), f), zeros.size());
+  std::fclose(f);
+  timespec ts[2] = {{0, UTIME_OMIT}, {kMtime / 1000000000, kMtime % 1000000000}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (src + "/a.dbf").c_str(), ts, 0), 0);
+}
+
+std::string fixtures() { return std::string(STRIPEBACK_SOURCE_DIR) + "/tests/fixtures/v1"; }
+
+const char* const kKinds[] = {"plain", "compressed", "encrypted"};
+
+TEST(FormatV1Fixtures, DISABLED_Write) {
+  const char* out = std::getenv("SB_FIXTURE_OUT");
+  ASSERT_NE(out, nullptr) << "set SB_FIXTURE_OUT to the fixture directory";
+  fs::remove_all(kRoot);
+  make_v1_source(std::string(kRoot) + "/src");
+  fs::copy_file(fixtures() + "/k.key", std::string(kRoot) + "/k.key");
+  for (const std::string kind : kKinds) {
+    std::vector<std::string> args{"backup", std::string(kRoot) + "/src", "--to",
+                                  std::string(kRoot) + "/p-" + kind, "--catalog",
+                                  std::string(kRoot) + "/cat", "--tag", kind, "--channels", "2"};
+    if (kind == "compressed") args.insert(args.end(), {"--compress", "low"});
+    if (kind == "encrypted")
+      args.insert(args.end(), {"--encrypt", "--key-file", std::string(kRoot) + "/k.key"});
+    SB_ASSERT_EXIT(sb(args), 0);
+  }
+  fs::remove_all(std::string(out) + "/cat");
+  for (const std::string kind : kKinds) fs::remove_all(std::string(out) + "/p-" + kind);
+  fs::copy(kRoot, out, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  fs::remove_all(std::string(out) + "/src");
+  fs::remove(std::string(out) + "/cat/lock");
+}
+
+class FormatV1 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(fixtures() + "/cat/catalog.log")) GTEST_SKIP() << "no fixtures in " << fixtures();
+    fs::remove_all(kRoot);
+    fs::create_directories(kRoot);
+    fs::copy(fixtures(), kRoot, fs::copy_options::recursive);
+    ASSERT_EQ(::chmod(key().c_str(), 0600), 0);  // a checkout does not keep the mode
+    make_v1_source(t_ / "src");
+  }
+  void TearDown() override { fs::remove_all(kRoot); }
+  std::string cat() const { return std::string(kRoot) + "/cat"; }
+  std::string key() const { return std::string(kRoot) + "/k.key"; }
+  TempDir t_{"sbit-format-v1"};
+};
+
+TEST_F(FormatV1, CatalogListsTheThreeBackupsComplete) {
+  RunResult l = sb({"list", "--catalog", cat(), "--json"});
+  SB_ASSERT_EXIT(l, 0);
+  Json j = parse_json(l);
+  ASSERT_EQ(j["backups"].size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(j["backups"][i]["tag"].as_string(), kKinds[i]);
+    EXPECT_EQ(j["backups"][i]["status"].as_string(), "complete");
+    EXPECT_EQ(*j["backups"][i]["files"].as_u64(), 3u);
+  }
+}
+
+TEST_F(FormatV1, EveryBackupValidatesAndRestoresIdentical) {
+  for (const std::string kind : kKinds) {
+    std::vector<std::string> keys;
+    if (kind == "encrypted") keys = {"--key-file", key()};
+    std::vector<std::string> v{"validate", "--catalog", cat(), "--tag", kind};
+    v.insert(v.end(), keys.begin(), keys.end());
+    SB_EXPECT_EXIT(sb(v), 0);
+    std::string target = t_ / ("r-" + kind);
+    std::vector<std::string> r{"restore", "--catalog", cat(), "--tag", kind, "--to", target};
+    r.insert(r.end(), keys.begin(), keys.end());
+    SB_ASSERT_EXIT(sb(r), 0);
+    std::string orig = std::string(kRoot) + "/src";
+    for (const char* f : {"/a.dbf", "/sub/b.dbf", "/sub/empty"}) {
+      EXPECT_EQ(stripeback::testing::read_file(target + orig + f),
+                stripeback::testing::read_file(t_ / "src" + std::string(f)))
+          << kind << f;
+      struct stat st {};
+      ASSERT_EQ(::stat((target + orig + f).c_str(), &st), 0);
+      EXPECT_EQ(st.st_mtim.tv_sec, kMtime / 1000000000) << kind << f;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace stripeback::it
