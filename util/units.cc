@@ -1,6 +1,7 @@
 #include "util/units.h"
 
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <limits>
 
@@ -32,6 +33,37 @@ Result<uint64_t> parse_size(std::string_view text) {
   else return bad();
   if (shift && v > (std::numeric_limits<uint64_t>::max() >> shift)) return bad();
   return v << shift;
+}
+
+Result<std::chrono::seconds> parse_clock_duration(std::string_view text, std::string_view flag) {
+  const std::string s(text);
+  unsigned h = 0, m = 0, sec = 0;
+  char tail = 0;
+  int n = std::sscanf(s.c_str(), "%u:%u:%u%c", &h, &m, &sec, &tail);
+  if ((n != 2 && n != 3) || m > 59 || sec > 59 ||
+      s.find_first_not_of("0123456789:") != std::string::npos)
+    return fail(Errc::invalid_argument, "invalid " + std::string(flag) + " '" + s +
+                                            "': expected HH:MM or HH:MM:SS");
+  return std::chrono::seconds(h * 3600 + m * 60 + sec);
+}
+
+Result<std::chrono::milliseconds> parse_interval(std::string_view text, std::string_view flag) {
+  auto bad = [&] {
+    return fail(Errc::invalid_argument, "invalid " + std::string(flag) + " '" +
+                                            std::string(text) +
+                                            "': expected a duration like 500ms, 10s or 2m");
+  };
+  uint64_t n = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || p == text.data()) return bad();
+  std::string_view unit(p, static_cast<size_t>(text.data() + text.size() - p));
+  uint64_t ms = 0;
+  if (unit == "ms") ms = n;
+  else if (unit.empty() || unit == "s") ms = n * 1000;
+  else if (unit == "m") ms = n * 60000;
+  else return bad();
+  if (ms == 0 || ms > 24ull * 3600 * 1000) return bad();
+  return std::chrono::milliseconds(ms);
 }
 
 std::string format_bytes(uint64_t bytes) {

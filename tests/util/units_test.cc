@@ -21,5 +21,35 @@ TEST(ParseSize, RejectsGarbageWithMessage) {
   }
 }
 
+TEST(ParseClockDuration, HoursMinutesAndSeconds) {
+  EXPECT_EQ(*parse_clock_duration("01:30", "--duration"), std::chrono::seconds(5400));
+  EXPECT_EQ(*parse_clock_duration("0:00:45", "--duration"), std::chrono::seconds(45));
+  EXPECT_EQ(*parse_clock_duration("100:59:59", "--duration"), std::chrono::seconds(363599));
+}
+
+TEST(ParseClockDuration, RejectsGarbageNamingTheFlag) {
+  for (const char* bad : {"", "1", ":", "1:60", "1:2:60", "1:2:3:4", "a:b", "-1:00", " 1:00"}) {
+    auto r = parse_clock_duration(bad, "--duration");
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_NE(r.error().what.find("invalid --duration"), std::string::npos) << r.error().what;
+  }
+}
+
+TEST(ParseInterval, UnitsAndPlainSeconds) {
+  EXPECT_EQ(*parse_interval("500ms", "--nfs-timeout"), std::chrono::milliseconds(500));
+  EXPECT_EQ(*parse_interval("10s", "--nfs-timeout"), std::chrono::milliseconds(10000));
+  EXPECT_EQ(*parse_interval("2m", "--nfs-timeout"), std::chrono::milliseconds(120000));
+  EXPECT_EQ(*parse_interval("7", "--nfs-timeout"), std::chrono::milliseconds(7000));
+  EXPECT_EQ(*parse_interval("1440m", "--nfs-timeout"), std::chrono::hours(24));
+}
+
+TEST(ParseInterval, RejectsZeroTooLongAndGarbageNamingTheFlag) {
+  for (const char* bad : {"", "0", "0s", "1441m", "1h", "ms", "-1s", "5 s"}) {
+    auto r = parse_interval(bad, "--nfs-retry");
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_NE(r.error().what.find("invalid --nfs-retry"), std::string::npos) << r.error().what;
+  }
+}
+
 }  // namespace
 }  // namespace stripeback::util
