@@ -1,7 +1,8 @@
 // NFS URLs (nfs/url.h): parse_nfs_url on any string.
 // Invariants: what parses is canonical (servers without separators, an absolute
 // normalised path, ports both given or neither) and its canonical spelling str() parses
-// to the same URL and spells the same; the libnfs URL for each server parses too.
+// to the same URL and spells the same; the libnfs URL for each server parses too (for
+// paths without a '?').
 #include <string>
 
 #include "nfs/url.h"
@@ -48,6 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(again.has_value());
   FUZZ_CHECK(same(*u, *again));
   FUZZ_CHECK(again->str() == canonical);
+  // libnfs_url is for export paths, which libnfs's own parser cannot take with a '?'.
+  if (u->path.find('?') != std::string::npos) return 0;
   for (const auto& s : u->servers) {
     auto one = parse_nfs_url(u->libnfs_url(s, u->path));
     FUZZ_CHECK(one && one->servers.size() == 1 && one->servers[0] == s && one->path == u->path);
