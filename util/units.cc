@@ -36,15 +36,27 @@ Result<uint64_t> parse_size(std::string_view text) {
 }
 
 Result<std::chrono::seconds> parse_clock_duration(std::string_view text, std::string_view flag) {
-  const std::string s(text);
-  unsigned h = 0, m = 0, sec = 0;
-  char tail = 0;
-  int n = std::sscanf(s.c_str(), "%u:%u:%u%c", &h, &m, &sec, &tail);
-  if ((n != 2 && n != 3) || m > 59 || sec > 59 ||
-      s.find_first_not_of("0123456789:") != std::string::npos)
-    return fail(Errc::invalid_argument, "invalid " + std::string(flag) + " '" + s +
-                                            "': expected HH:MM or HH:MM:SS");
-  return std::chrono::seconds(h * 3600 + m * 60 + sec);
+  auto bad = [&] {
+    return fail(Errc::invalid_argument, "invalid " + std::string(flag) + " '" +
+                                            std::string(text) + "': expected HH:MM or HH:MM:SS");
+  };
+  // Two or three fields of digits separated by ':', nothing else (no sign, no space, no
+  // empty field), each read in 64 bits and bounded before any arithmetic.
+  uint64_t field[3] = {0, 0, 0};
+  size_t fields = 0;
+  for (size_t i = 0;; ++i) {
+    if (fields == 3) return bad();
+    size_t end = i;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    auto [p, ec] = std::from_chars(text.data() + i, text.data() + end, field[fields]);
+    if (end == i || ec != std::errc()) return bad();
+    ++fields;
+    i = end;
+    if (i == text.size()) break;
+    if (text[i] != ':') return bad();
+  }
+  if (fields < 2 || field[0] > kMaxClockHours || field[1] > 59 || field[2] > 59) return bad();
+  return std::chrono::seconds(static_cast<int64_t>(field[0] * 3600 + field[1] * 60 + field[2]));
 }
 
 Result<std::chrono::milliseconds> parse_interval(std::string_view text, std::string_view flag) {

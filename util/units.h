@@ -13,8 +13,9 @@ namespace stripeback::util {
 // Accepts a plain byte count or a number with K, M, G, T (optionally followed by "iB" or
 // "B"), all powers of 1024. Rejects zero-length, negative and overflowing values.
 Result<uint64_t> parse_size(std::string_view text);
-// A length of time as HH:MM or HH:MM:SS (minutes and seconds below 60). `flag` names the
-// option in the error message ("--duration").
+// A length of time as HH:MM or HH:MM:SS (minutes and seconds below 60, hours up to
+// kMaxClockHours). `flag` names the option in the error message ("--duration").
+inline constexpr uint64_t kMaxClockHours = 999999;
 Result<std::chrono::seconds> parse_clock_duration(std::string_view text, std::string_view flag);
 // An interval as "500ms", "10s", "2m" or a plain number of seconds, above zero and at most
 // 24 hours. `flag` names the option in the error message ("--nfs-timeout").

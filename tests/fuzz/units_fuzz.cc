@@ -61,7 +61,9 @@ std::optional<u128> ref_clock(std::string_view s) {
     if (s[i] != ':') return std::nullopt;
     ++i;
   }
-  if (i != s.size() || parts < 2 || part[1] > 59 || part[2] > 59) return std::nullopt;
+  if (i != s.size() || parts < 2 || part[0] > util::kMaxClockHours || part[1] > 59 ||
+      part[2] > 59)
+    return std::nullopt;
   return part[0] * 3600 + part[1] * 60 + part[2];
 }
 
@@ -104,13 +106,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 1: {
       auto d = util::parse_clock_duration(text, "--duration");
       auto want = ref_clock(text);
+      FUZZ_CHECK(d.has_value() == want.has_value());
       if (!d) {
         FUZZ_CHECK(d.error().what.find("--duration") != std::string::npos);
-        // The reference accepts more than fits a duration; refusing those is right.
-        FUZZ_CHECK(!want || *want > static_cast<u128>(INT64_MAX));
         return 0;
       }
-      FUZZ_CHECK(want.has_value());
       FUZZ_CHECK(static_cast<u128>(d->count()) == *want);
       return 0;
     }

@@ -35,6 +35,18 @@ TEST(ParseClockDuration, RejectsGarbageNamingTheFlag) {
   }
 }
 
+// Regression (found by fuzz_units): "0:30:" was read as 30 minutes, and hours past
+// 1193046 wrapped around in 32 bits ("1193047:00" gave 31 minutes 44 seconds).
+TEST(ParseClockDuration, RefusesTrailingColonAndHoursThatDoNotFit) {
+  for (const char* bad : {"0:30:", "1:00:00:", "1193047:00", "99999999999999999999:00"}) {
+    auto r = parse_clock_duration(bad, "--duration");
+    EXPECT_FALSE(r.has_value()) << bad << " gave " << r->count() << " s";
+  }
+  auto most = parse_clock_duration(std::to_string(kMaxClockHours) + ":59:59", "--duration");
+  ASSERT_TRUE(most) << most.error().what;
+  EXPECT_EQ(static_cast<uint64_t>(most->count()), kMaxClockHours * 3600 + 3599);
+}
+
 TEST(ParseInterval, UnitsAndPlainSeconds) {
   EXPECT_EQ(*parse_interval("500ms", "--nfs-timeout"), std::chrono::milliseconds(500));
   EXPECT_EQ(*parse_interval("10s", "--nfs-timeout"), std::chrono::milliseconds(10000));
