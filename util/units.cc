@@ -69,12 +69,16 @@ Result<std::chrono::milliseconds> parse_interval(std::string_view text, std::str
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
   if (ec != std::errc() || p == text.data()) return bad();
   std::string_view unit(p, static_cast<size_t>(text.data() + text.size() - p));
+  // Every unit is at least a millisecond: a count above the bound is refused before the
+  // multiplication below could wrap.
+  constexpr uint64_t kMaxMs = 24ull * 3600 * 1000;
+  if (n > kMaxMs) return bad();
   uint64_t ms = 0;
   if (unit == "ms") ms = n;
   else if (unit.empty() || unit == "s") ms = n * 1000;
   else if (unit == "m") ms = n * 60000;
   else return bad();
-  if (ms == 0 || ms > 24ull * 3600 * 1000) return bad();
+  if (ms == 0 || ms > kMaxMs) return bad();
   return std::chrono::milliseconds(ms);
 }
 

@@ -63,5 +63,14 @@ TEST(ParseInterval, RejectsZeroTooLongAndGarbageNamingTheFlag) {
   }
 }
 
+// Regression: the count was multiplied by the unit in 64 bits before the 24-hour bound
+// was checked, so "18446744073709552s" wrapped to 384 ms and was accepted.
+TEST(ParseInterval, RefusesCountsThatOverflowTheUnit) {
+  for (const char* bad : {"18446744073709552s", "307445734561826m", "18446744073709552"}) {
+    auto r = parse_interval(bad, "--nfs-timeout");
+    EXPECT_FALSE(r.has_value()) << bad << " gave " << r->count() << " ms";
+  }
+}
+
 }  // namespace
 }  // namespace stripeback::util
