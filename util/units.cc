@@ -23,7 +23,8 @@ Result<uint64_t> parse_size(std::string_view text) {
   }
   if (i == 0) return bad();
   std::string unit;
-  for (; i < text.size(); ++i) unit.push_back(static_cast<char>(std::toupper(text[i])));
+  for (; i < text.size(); ++i)
+    unit.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(text[i]))));
   int shift = 0;
   if (unit.empty() || unit == "B") shift = 0;
   else if (unit == "K" || unit == "KB" || unit == "KIB") shift = 10;
