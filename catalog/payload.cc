@@ -18,6 +18,13 @@ Result<void> check_str(std::string_view s, const char* field) {
                                           std::to_string(kMaxString));
 }
 
+Result<void> check_id(uint64_t backup_id) {
+  if (backup_id >= 1 && backup_id <= kMaxBackupId) return ok();
+  return fail(Errc::invalid_argument, "catalog backup id " + std::to_string(backup_id) +
+                                          " is out of range (1 to " +
+                                          std::to_string(kMaxBackupId) + ")");
+}
+
 void put_entry(util::ByteWriter& w, const std::vector<uint8_t>& entry) {
   w.u32(static_cast<uint32_t>(entry.size()));
   w.bytes(entry.data(), entry.size());
@@ -105,6 +112,11 @@ class Cursor {
 
 Error malformed(const std::string& what) { return Error{Errc::corrupt, 0, what}; }
 
+Result<void> check_decoded_id(uint64_t backup_id) {
+  if (backup_id >= 1 && backup_id <= kMaxBackupId) return ok();
+  return malformed("backup id " + std::to_string(backup_id) + " is out of range");
+}
+
 // Reads the version byte; `newer` tells whether unknown trailing fields may follow.
 Result<uint8_t> read_raw_version(Cursor& c) {
   uint8_t v = c.r().u8();
@@ -158,6 +170,7 @@ Result<std::vector<FileRecord>> decode_file_list(Cursor& c, bool newer) {
 }  // namespace
 
 Result<EncodedRecord> encode_begin(uint64_t backup_id, const BackupBegin& b) {
+  SB_TRY(check_id(backup_id));
   SB_TRY(check_str(b.tag, "tag"));
   SB_TRY(check_str(b.destination, "destination"));
   SB_TRY(check_str(b.host, "host"));
@@ -185,6 +198,7 @@ Result<EncodedRecord> encode_begin(uint64_t backup_id, const BackupBegin& b) {
 
 Result<std::vector<EncodedRecord>> encode_piece(uint64_t backup_id, const PieceRecord& p,
                                                 const std::vector<FileRecord>& files) {
+  SB_TRY(check_id(backup_id));
   SB_TRY(check_str(p.name, "piece name"));
   SB_TRY(check_str(p.location, "piece location"));
   util::ByteWriter pe;
@@ -222,6 +236,7 @@ Result<std::vector<EncodedRecord>> encode_piece(uint64_t backup_id, const PieceR
 
 Result<std::vector<EncodedRecord>> encode_files(uint64_t backup_id,
                                                 const std::vector<FileRecord>& files) {
+  SB_TRY(check_id(backup_id));
   util::ByteWriter head;
   head.u8(kPayloadVersion);
   head.u64(backup_id);
@@ -229,6 +244,7 @@ Result<std::vector<EncodedRecord>> encode_files(uint64_t backup_id,
 }
 
 Result<EncodedRecord> encode_end(uint64_t backup_id, const BackupEnd& e) {
+  SB_TRY(check_id(backup_id));
   SB_TRY(check_str(e.message, "end message"));
   util::ByteWriter w;
   w.u8(kPayloadVersion);
@@ -259,6 +275,7 @@ Result<BeginPayload> decode_begin(std::span<const uint8_t> payload) {
   b.host = r.str();
   b.pid = static_cast<int32_t>(r.u32());
   SB_TRY(check_end(c.ok(), c.remaining(), newer, "backup begin payload"));
+  SB_TRY(check_decoded_id(out.backup_id));
   return out;
 }
 
@@ -299,6 +316,7 @@ Result<PiecePayload> decode_piece(std::span<const uint8_t> payload) {
   }
   SB_TRY(check_end(pr.ok(), pr.remaining(), newer, "piece entry"));
   SB_ASSIGN(out.files, decode_file_list(c, newer));
+  SB_TRY(check_decoded_id(out.backup_id));
   return out;
 }
 
@@ -308,6 +326,7 @@ Result<FilesPayload> decode_files(std::span<const uint8_t> payload) {
   FilesPayload out;
   out.backup_id = c.r().u64();
   SB_ASSIGN(out.files, decode_file_list(c, newer));
+  SB_TRY(check_decoded_id(out.backup_id));
   return out;
 }
 
@@ -331,6 +350,7 @@ Result<EndPayload> decode_end(std::span<const uint8_t> payload) {
     return malformed("unknown backup status " + std::to_string(status));
   }
   e.status = static_cast<BackupStatus>(status);
+  SB_TRY(check_decoded_id(out.backup_id));
   return out;
 }
 

@@ -20,13 +20,17 @@ inline constexpr uint8_t kPayloadVersion = 1;
 inline constexpr uint8_t kTapePiecePayloadVersion = 2;
 // Strings longer than this are refused by the writer (ByteReader's default bound).
 inline constexpr size_t kMaxString = 1u << 20;
+// Backup ids run from 1 to this. The bound keeps "one more than the largest id any record
+// names" (Model::next_id) from wrapping; a payload naming an id outside it is malformed.
+inline constexpr uint64_t kMaxBackupId = (uint64_t{1} << 63) - 1;
 
 struct EncodedRecord {
   RecordType type;
   std::vector<uint8_t> payload;
 };
 
-// Writers. Errors (invalid_argument) for a field too long to be stored. A piece with more
+// Writers. Errors (invalid_argument) for a field too long to be stored or a backup id out
+// of range. A piece with more
 // files than fit one payload becomes a Piece record followed by Files records.
 Result<EncodedRecord> encode_begin(uint64_t backup_id, const BackupBegin& begin);
 Result<std::vector<EncodedRecord>> encode_piece(uint64_t backup_id, const PieceRecord& piece,

@@ -88,18 +88,6 @@ Result<uint64_t> size_flag(const std::string& text, const char* flag) {
   return *v;
 }
 
-// HH:MM or HH:MM:SS.
-Result<std::chrono::seconds> parse_duration(const std::string& text) {
-  unsigned h = 0, m = 0, sec = 0;
-  char tail = 0;
-  int n = std::sscanf(text.c_str(), "%u:%u:%u%c", &h, &m, &sec, &tail);
-  if ((n != 2 && n != 3) || m > 59 || sec > 59 ||
-      text.find_first_not_of("0123456789:") != std::string::npos)
-    return fail(Errc::invalid_argument,
-                "invalid --duration '" + text + "': expected HH:MM or HH:MM:SS");
-  return std::chrono::seconds(h * 3600 + m * 60 + sec);
-}
-
 struct Totals {
   uint64_t files = 0, bytes = 0;
 };
@@ -160,7 +148,7 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   o.channel.rate = static_cast<double>(*rate);
   o.job_rate = static_cast<double>(*job_rate);
   if (!f.duration.empty()) {
-    auto d = parse_duration(f.duration);
+    auto d = util::parse_clock_duration(f.duration, "--duration");
     if (!d) return report(d.error());
     o.duration = *d;
   }

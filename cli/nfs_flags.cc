@@ -1,9 +1,8 @@
 #include "cli/nfs_flags.h"
 
-#include <charconv>
-
 #include "nfs/nfs_fs.h"
 #include "nfs/options.h"
+#include "util/units.h"
 
 namespace stripeback::cli {
 
@@ -29,24 +28,6 @@ void add_nfs_flags(CLI::App* app, NfsFlags& f) {
       ->group("NFS (nfs:// URLs)");
 }
 
-Result<std::chrono::milliseconds> parse_interval(const std::string& text, const char* flag) {
-  auto bad = [&] {
-    return fail(Errc::invalid_argument, std::string("invalid ") + flag + " '" + text +
-                                            "': expected a duration like 500ms, 10s or 2m");
-  };
-  uint64_t n = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || p == text.data()) return bad();
-  std::string unit(p, text.data() + text.size());
-  uint64_t ms = 0;
-  if (unit == "ms") ms = n;
-  else if (unit.empty() || unit == "s") ms = n * 1000;
-  else if (unit == "m") ms = n * 60000;
-  else return bad();
-  if (ms == 0 || ms > 24ull * 3600 * 1000) return bad();
-  return std::chrono::milliseconds(ms);
-}
-
 Result<void> apply_nfs_flags(const NfsFlags& f, const std::atomic<bool>* cancel) {
   nfs::register_backend();
   nfs::NfsOptions o = nfs::options();
@@ -54,10 +35,10 @@ Result<void> apply_nfs_flags(const NfsFlags& f, const std::atomic<bool>* cancel)
   if (f.inflight) o.inflight = f.inflight;
   if (f.stable_writes) o.stable_writes = true;
   if (!f.timeout.empty()) {
-    SB_ASSIGN(o.timeout, parse_interval(f.timeout, "--nfs-timeout"));
+    SB_ASSIGN(o.timeout, util::parse_interval(f.timeout, "--nfs-timeout"));
   }
   if (!f.retry.empty()) {
-    SB_ASSIGN(o.retry, parse_interval(f.retry, "--nfs-retry"));
+    SB_ASSIGN(o.retry, util::parse_interval(f.retry, "--nfs-retry"));
   }
   nfs::set_options(o);
   return ok();

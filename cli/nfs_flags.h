@@ -19,7 +19,5 @@ void add_nfs_flags(CLI::App* app, NfsFlags& f);
 // Registers the NFS backend and applies the flags; errors are usage errors. `cancel` (set
 // by SIGINT/SIGTERM) cuts NFS reconnect waits short.
 Result<void> apply_nfs_flags(const NfsFlags& f, const std::atomic<bool>* cancel = nullptr);
-// "500ms", "10s", "2m" or a number of seconds.
-Result<std::chrono::milliseconds> parse_interval(const std::string& text, const char* flag);
 
 }  // namespace stripeback::cli

@@ -12,6 +12,11 @@ constexpr char kPieceMagic[8] = {'S', 'B', 'P', 'I', 'E', 'C', 'E', '1'};
 constexpr char kFooterMagic[8] = {'S', 'B', 'F', 'O', 'O', 'T', 'R', '1'};
 constexpr uint32_t kFrameMagic = 0x52464253;  // "SBFR"
 constexpr size_t kMaxPath = 64 * 1024;
+// The smallest trailer entry of a file: file id, path length (empty path), size, mode,
+// mtime, uid, gid, digest, extent count. Bounds the file count a trailer may claim.
+constexpr size_t kMinTrailerFile = 4 + 4 + 8 + 4 + 8 + 4 + 4 + 16 + 4;
+// And of an extent: file offset, raw length, frame offset, stored length, type, digest.
+constexpr size_t kTrailerExtent = 8 + 4 + 8 + 4 + 1 + 16;
 
 uint8_t* raw(std::span<std::byte, kBlock> out) {
   std::memset(out.data(), 0, out.size());
@@ -255,14 +260,16 @@ Result<Trailer> decode_trailer(std::span<const uint8_t> payload) {
   if (r.u8() != 1) return fail(Errc::corrupt, "trailer has an unknown version");
   Trailer t;
   uint32_t n = r.u32();
-  // Each file takes at least 60 bytes: bound the count by the payload before reserving.
-  if (n > payload.size() / 60) return fail(Errc::corrupt, "trailer file count is invalid");
+  // Bound the count by the payload before reserving.
+  if (n > payload.size() / kMinTrailerFile)
+    return fail(Errc::corrupt, "trailer file count is invalid");
   t.files.reserve(n);
   t.extents.resize(n);
   for (uint32_t i = 0; i < n && r.ok(); ++i) {
     t.files.push_back(get_meta(r));
     uint32_t ne = r.u32();
-    if (ne > r.remaining() / 41) return fail(Errc::corrupt, "trailer extent count is invalid");
+    if (ne > r.remaining() / kTrailerExtent)
+      return fail(Errc::corrupt, "trailer extent count is invalid");
     auto& ex = t.extents[i];
     ex.resize(ne);
     for (Extent& e : ex) {

@@ -64,9 +64,15 @@ std::string NfsUrl::libnfs_url(const std::string& server, const std::string& mou
 std::string NfsUrl::str() const {
   std::string s(kScheme);
   for (size_t i = 0; i < servers.size(); ++i) s += (i ? "," : "") + servers[i];
-  s += path;
   std::string q = query();
-  return q.empty() ? s : s + "?" + q;
+  // A '?' in the path would read as the start of the options. Then the options go before
+  // the first component that holds one, where a parser takes what follows the options'
+  // first '/' as more path.
+  size_t mark = path.find('?');
+  if (mark == std::string::npos) return s + path + (q.empty() ? "" : "?" + q);
+  size_t cut = path.rfind('/', mark);
+  std::string head = path.substr(0, cut);
+  return s + (head.empty() ? "/" : head) + "?" + q + path.substr(cut);
 }
 
 Result<NfsUrl> parse_nfs_url(const std::string& url) {

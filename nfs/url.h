@@ -24,7 +24,8 @@ struct NfsUrl {
   std::string query() const;
   // The URL libnfs parses to set up a context for `server` mounting `mount`.
   std::string libnfs_url(const std::string& server, const std::string& mount) const;
-  // nfs://servers/path?query (the canonical spelling).
+  // nfs://servers/path?query (the canonical spelling), which parse_nfs_url reads back as
+  // this URL. A path with a '?' is spelled nfs://servers/dir?query/name?... instead.
   std::string str() const;
 };
 

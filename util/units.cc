@@ -1,6 +1,7 @@
 #include "util/units.h"
 
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <limits>
 
@@ -22,7 +23,8 @@ Result<uint64_t> parse_size(std::string_view text) {
   }
   if (i == 0) return bad();
   std::string unit;
-  for (; i < text.size(); ++i) unit.push_back(static_cast<char>(std::toupper(text[i])));
+  for (; i < text.size(); ++i)
+    unit.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(text[i]))));
   int shift = 0;
   if (unit.empty() || unit == "B") shift = 0;
   else if (unit == "K" || unit == "KB" || unit == "KIB") shift = 10;
@@ -32,6 +34,53 @@ Result<uint64_t> parse_size(std::string_view text) {
   else return bad();
   if (shift && v > (std::numeric_limits<uint64_t>::max() >> shift)) return bad();
   return v << shift;
+}
+
+Result<std::chrono::seconds> parse_clock_duration(std::string_view text, std::string_view flag) {
+  auto bad = [&] {
+    return fail(Errc::invalid_argument, "invalid " + std::string(flag) + " '" +
+                                            std::string(text) + "': expected HH:MM or HH:MM:SS");
+  };
+  // Two or three fields of digits separated by ':', nothing else (no sign, no space, no
+  // empty field), each read in 64 bits and bounded before any arithmetic.
+  uint64_t field[3] = {0, 0, 0};
+  size_t fields = 0;
+  for (size_t i = 0;; ++i) {
+    if (fields == 3) return bad();
+    size_t end = i;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    auto [p, ec] = std::from_chars(text.data() + i, text.data() + end, field[fields]);
+    if (end == i || ec != std::errc()) return bad();
+    ++fields;
+    i = end;
+    if (i == text.size()) break;
+    if (text[i] != ':') return bad();
+  }
+  if (fields < 2 || field[0] > kMaxClockHours || field[1] > 59 || field[2] > 59) return bad();
+  return std::chrono::seconds(static_cast<int64_t>(field[0] * 3600 + field[1] * 60 + field[2]));
+}
+
+Result<std::chrono::milliseconds> parse_interval(std::string_view text, std::string_view flag) {
+  auto bad = [&] {
+    return fail(Errc::invalid_argument, "invalid " + std::string(flag) + " '" +
+                                            std::string(text) +
+                                            "': expected a duration like 500ms, 10s or 2m");
+  };
+  uint64_t n = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || p == text.data()) return bad();
+  std::string_view unit(p, static_cast<size_t>(text.data() + text.size() - p));
+  // Every unit is at least a millisecond: a count above the bound is refused before the
+  // multiplication below could wrap.
+  constexpr uint64_t kMaxMs = 24ull * 3600 * 1000;
+  if (n > kMaxMs) return bad();
+  uint64_t ms = 0;
+  if (unit == "ms") ms = n;
+  else if (unit.empty() || unit == "s") ms = n * 1000;
+  else if (unit == "m") ms = n * 60000;
+  else return bad();
+  if (ms == 0 || ms > kMaxMs) return bad();
+  return std::chrono::milliseconds(ms);
 }
 
 std::string format_bytes(uint64_t bytes) {

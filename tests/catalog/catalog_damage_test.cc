@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "catalog/catalog.h"
@@ -269,6 +270,45 @@ TEST(CatalogDamage, RecordsForABackupWithoutBeginListItDamagedAndReserveItsId) {
   EXPECT_FALSE(b[2].usable());
   EXPECT_EQ(b[2].damage, "its begin record is missing or unreadable");
   EXPECT_EQ(*cat->begin_backup(sample_begin("c")), 100u);
+}
+
+// Regression (found by fuzz_catalog_payload): a valid record naming backup id 2^64-1 made
+// the next id wrap to 0, which the model refuses, so no later backup could be recorded.
+// Ids outside 1..kMaxBackupId make a record malformed; it reserves nothing.
+TEST(CatalogDamage, RecordsWithBackupIdsOutOfRangeAreIgnored) {
+  testing::TempDir tmp;
+  std::string dir = tmp / "cat";
+  make_two_backups(dir);
+  auto begin = encode_begin(3, sample_begin("huge"));
+  ASSERT_TRUE(begin);
+  std::vector<uint8_t> huge = begin->payload;
+  std::fill(huge.begin() + 1, huge.begin() + 9, uint8_t{0xff});
+  append_raw(dir, RecordType::backup_begin, huge);
+  std::vector<uint8_t> zero = begin->payload;
+  std::fill(zero.begin() + 1, zero.begin() + 9, uint8_t{0});
+  append_raw(dir, RecordType::backup_begin, zero);
+
+  auto cat = open_ok(dir);
+  ASSERT_TRUE(cat);
+  auto ws = cat->warnings();
+  ASSERT_EQ(ws.size(), 2u) << dump(ws);
+  EXPECT_NE(ws[0].what.find("backup id 18446744073709551615 is out of range"), std::string::npos)
+      << ws[0].what;
+  EXPECT_NE(ws[1].what.find("backup id 0 is out of range"), std::string::npos) << ws[1].what;
+  EXPECT_EQ(cat->backups().size(), 2u);
+  auto id = cat->begin_backup(sample_begin("next"));
+  ASSERT_TRUE(id) << id.error().what;
+  EXPECT_EQ(*id, 3u);
+  ASSERT_TRUE(cat->add_piece(*id, sample_piece(0, 1), {sample_file("/n", 1)}));
+  ASSERT_TRUE(cat->end_backup(*id, sample_end(1)));
+  auto again = open_ok(dir);
+  ASSERT_TRUE(again);
+  ASSERT_EQ(again->backups().size(), 3u);
+  EXPECT_EQ(again->backups()[2].status_name(), "complete");
+  // Writers refuse such ids too, so a reader never drops what was written.
+  EXPECT_FALSE(encode_begin(0, sample_begin("x")));
+  EXPECT_FALSE(encode_end(kMaxBackupId + 1, sample_end(0)));
+  EXPECT_TRUE(encode_end(kMaxBackupId, sample_end(0)));
 }
 
 TEST(CatalogDamage, NewerPayloadVersionAndUnknownTypes) {

@@ -148,6 +148,25 @@ TEST(PieceFormat, TrailerRoundTrip) {
   }
 }
 
+// Regression (found by fuzz_piece_trailer): the file count was bounded by 60 bytes a
+// file, but a file with a short path and no extents takes 56 + path length bytes, so a
+// piece holding many empty files with short paths had its trailer refused as corrupt.
+TEST(PieceFormat, TrailerOfManyEmptyFilesWithShortPaths) {
+  Trailer t;
+  for (uint32_t i = 0; i < 40; ++i) {
+    FileMeta m;
+    m.file_id = i;
+    m.path = "/" + std::string(1, static_cast<char>('a' + i % 26));
+    t.files.push_back(m);
+    t.extents.emplace_back();
+  }
+  t.files[0].path.clear();  // the smallest entry the encoder writes
+  auto d = decode_trailer(encode_trailer(t));
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  EXPECT_EQ(d->files.size(), 40u);
+  EXPECT_EQ(d->files[39].path, "/n");
+}
+
 TEST(PieceFormat, FileMetaRoundTrip) {
   FileMeta m;
   m.file_id = 12;

@@ -23,6 +23,34 @@ TEST(NfsUrl, PathAppendedAfterTheQueryBelongsToThePath) {
   EXPECT_EQ(u->mountport, 2u);
 }
 
+// Regression (found by fuzz_nfs_url): a path with a '?' (a file named "what?.dbf") was
+// spelled by str() with the '?' before the options, so the URL read back as a shorter path
+// with an unknown option. The options now go before the first component holding a '?'.
+TEST(NfsUrl, QuestionMarkInThePathSurvivesTheCanonicalSpelling) {
+  for (const char* url : {"nfs://h/export?nfsport=1&mountport=2/sub/what?.dbf",
+                          "nfs://h/export?/what?.dbf", "nfs://h/?/a?b/c?d",
+                          "nfs://h,g/?uid=0/?"}) {
+    auto u = parse_nfs_url(url);
+    ASSERT_TRUE(u) << u.error().what;
+    auto again = parse_nfs_url(u->str());
+    ASSERT_TRUE(again) << u->str() << ": " << again.error().what;
+    EXPECT_EQ(again->path, u->path) << u->str();
+    EXPECT_EQ(again->servers, u->servers) << u->str();
+    EXPECT_EQ(again->query(), u->query()) << u->str();
+    EXPECT_EQ(again->str(), u->str());
+  }
+  auto u = parse_nfs_url("nfs://h/export?nfsport=1&mountport=2");
+  ASSERT_TRUE(u);
+  u->path += "/what?.dbf";  // a directory's child, as the planner builds it
+  EXPECT_EQ(u->str(), "nfs://h/export?nfsport=1&mountport=2/what?.dbf");
+  auto child = parse_nfs_url(u->str());
+  ASSERT_TRUE(child) << child.error().what;
+  EXPECT_EQ(child->path, "/export/what?.dbf");
+  EXPECT_EQ(child->mountport, 2u);
+  u->path = "/what?";
+  EXPECT_EQ(u->str(), "nfs://h/?nfsport=1&mountport=2/what?");
+}
+
 TEST(NfsUrl, SeveralServersForMultipath) {
   auto u = parse_nfs_url("nfs://10.0.0.1,10.0.1.1/export");
   ASSERT_TRUE(u) << u.error().what;

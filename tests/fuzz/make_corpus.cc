@@ -1,0 +1,248 @@
+// Writes the seed corpora of the fuzz targets from the real encoders:
+//   fuzz_make_corpus DIR        (the repository's is tests/fuzz/corpus)
+// Each seed is the target's mode byte followed by a valid encoding; block-sized encodings
+// lose their trailing zeros (the targets pad their input back to a block).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "catalog/payload.h"
+#include "catalog/record_log.h"
+#include "engine/piece_format.h"
+#include "tape/label.h"
+
+using namespace stripeback;
+
+namespace {
+
+std::filesystem::path g_out;
+
+void put(const std::string& target, const std::string& name, uint8_t mode,
+         std::span<const uint8_t> bytes, bool trim = false) {
+  size_t n = bytes.size();
+  while (trim && n > 0 && bytes[n - 1] == 0) --n;
+  std::filesystem::create_directories(g_out / target);
+  std::ofstream f(g_out / target / name, std::ios::binary | std::ios::trunc);
+  f.put(static_cast<char>(mode));
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(n));
+}
+void put(const std::string& target, const std::string& name, uint8_t mode,
+         std::span<const std::byte> bytes) {
+  put(target, name, mode,
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+      true);
+}
+void put_text(const std::string& target, const std::string& name, const std::string& text,
+              bool with_mode = true, uint8_t mode = 0) {
+  std::filesystem::create_directories(g_out / target);
+  std::ofstream f(g_out / target / name, std::ios::binary | std::ios::trunc);
+  if (with_mode) f.put(static_cast<char>(mode));
+  f << text;
+}
+
+util::Digest pattern_digest(uint8_t seed) {
+  util::Digest d{};
+  for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<uint8_t>(seed + 31 * i);
+  return d;
+}
+
+void piece_format_seeds() {
+  using namespace engine;
+  std::array<std::byte, kBlock> b;
+  PieceHeader h;
+  h.backup_id = 7;
+  h.channel = 1;
+  h.piece_number = 2;
+  h.created_ns = 1'700'000'000'000'000'000;
+  h.name = "sb7-c1-p2.sbp";
+  encode_piece_header(h, b);
+  put("piece_header", "plain", 0, b);
+  h.codec = Codec::zstd;
+  h.cipher = Cipher::aes256gcm;
+  h.crypto.kdf = Kdf::scrypt;
+  h.crypto.log2_n = 15;
+  h.crypto.r = 8;
+  h.crypto.p = 1;
+  h.crypto.salt.fill(0x5a);
+  h.crypto.wrapped_key.fill(0xc3);
+  h.key_id.fill(0x11);
+  encode_piece_header(h, b);
+  put("piece_header", "encrypted", 0, b);
+  h.crypto.kdf = Kdf::key_file;
+  h.name = std::string(300, 'n');
+  encode_piece_header(h, b);
+  put("piece_header", "key_file_long_name", 0, b);
+
+  FrameHeader f;
+  f.file_id = 3;
+  f.sequence = 9;
+  f.offset = 1 << 20;
+  f.raw_len = 1 << 20;
+  f.stored_len = 1 << 20;
+  f.stored_crc = 0x12345678;
+  f.raw_digest = pattern_digest(1);
+  encode_frame_header(f, b);
+  put("frame_header", "data", 0, b);
+  f.compressed = true;
+  f.stored_len = 4000;
+  encode_frame_header(f, b);
+  put("frame_header", "compressed", 0, b);
+  f.sealed = true;
+  f.stored_len = 4000 + kTagSize;
+  encode_frame_header(f, b);
+  put("frame_header", "compressed_sealed", 0, b);
+  FrameHeader z;
+  z.type = FrameType::zero;
+  z.raw_len = 1 << 20;
+  z.raw_digest = pattern_digest(2);
+  encode_frame_header(z, b);
+  put("frame_header", "zero", 0, b);
+  FrameHeader t;
+  t.type = FrameType::trailer;
+  t.stored_len = 1234;
+  encode_frame_header(t, b);
+  put("frame_header", "trailer", 0, b);
+
+  Footer foot{12 << 20, 11, 0xcafef00d};
+  encode_footer(foot, b);
+  put("piece_footer", "footer", 0, b);
+  encode_footer(Footer{4096, 0, 0}, b);
+  put("piece_footer", "empty_piece", 0, b);
+
+  FileMeta m;
+  m.file_id = 0;
+  m.path = "/db/data/users01.dbf";
+  m.size = (3u << 20) + 17;
+  m.mode = 0100640;
+  m.mtime_ns = 1'690'000'000'123'456'789;
+  m.uid = 1000;
+  m.gid = 1000;
+  m.digest = pattern_digest(3);
+  put("piece_trailer", "file_meta", 1, encode_file_meta(m));
+  Trailer tr;
+  tr.files.push_back(m);
+  tr.extents.push_back({{0, 1 << 20, 4096, 1 << 20, FrameType::data, pattern_digest(4)},
+                        {1 << 20, 1 << 20, 8192 + (1 << 20), 0, FrameType::zero,
+                         pattern_digest(5)}});
+  m.file_id = 1;
+  m.path = "/db/data/empty";
+  m.size = 0;
+  tr.files.push_back(m);
+  tr.extents.emplace_back();
+  put("piece_trailer", "two_files", 0, encode_trailer(tr));
+  put("piece_trailer", "empty", 0, encode_trailer(Trailer{}));
+}
+
+catalog::FileRecord sample_file(const std::string& path, uint32_t n) {
+  catalog::FileRecord f;
+  f.path = path;
+  f.size = 1000ull * n + 7;
+  f.mode = 0100640;
+  f.mtime_ns = 1'690'000'000'000'000'000 + n;
+  f.uid = f.gid = 1000 + n;
+  f.digest = pattern_digest(static_cast<uint8_t>(n));
+  f.pieces = {"sb1-c1-p1.sbp"};
+  return f;
+}
+
+catalog::PieceRecord sample_piece(uint32_t channel, bool tape) {
+  catalog::PieceRecord p;
+  p.name = "sb1-c" + std::to_string(channel) + "-p1.sbp";
+  p.location = "/backup";
+  p.channel = channel;
+  p.number = 1;
+  p.size = 3 << 20;
+  p.checksum = 0xdeadbeef;
+  if (tape) {
+    catalog::TapeLocation t;
+    t.block_size = 256 << 10;
+    t.bytes = p.size;
+    t.spans.push_back({"VOL001", "tape:iscsi://127.0.0.1:3261/iqn.x/1", 1, 0, 0, 12, 42});
+    p.location = "tape";
+    p.tape = t;
+  }
+  return p;
+}
+
+void catalog_seeds() {
+  using namespace catalog;
+  BackupBegin begin{"nightly", 1'700'000'000'000'000'000, "/backup", {"/db/data", "/db/wal"},
+                    2, "db01", 4242};
+  BackupEnd end{BackupStatus::complete, 1'700'000'100'000'000'000, 2, 6 << 20, 6 << 20, 2, ""};
+  BackupEnd failed{BackupStatus::failed, 1'700'000'100'000'000'000, 0, 0, 0, 0,
+                   "channel 2: no space left"};
+  auto b = *encode_begin(1, begin);
+  auto p1 = (*encode_piece(1, sample_piece(1, false), {sample_file("/db/data/a", 1)}))[0];
+  auto p2 = (*encode_piece(1, sample_piece(2, true), {sample_file("/db/data/b", 2)}))[0];
+  auto fl = (*encode_files(1, {sample_file("/db/wal/c", 3), sample_file("/db/wal/d", 4)}))[0];
+  auto e = *encode_end(1, end);
+  auto e2 = *encode_end(2, failed);
+  put("catalog_payload", "begin", 0, b.payload);
+  put("catalog_payload", "piece", 1, p1.payload);
+  put("catalog_payload", "piece_tape", 1, p2.payload);
+  put("catalog_payload", "files", 2, fl.payload);
+  put("catalog_payload", "end_complete", 3, e.payload);
+  put("catalog_payload", "end_failed", 3, e2.payload);
+
+  std::vector<uint8_t> log;
+  uint64_t seq = 0;
+  for (const EncodedRecord* r : {&b, &p1, &p2, &fl, &e}) append_frame(log, ++seq, r->type, r->payload);
+  put("catalog_scan", "one_backup", 0, log);
+  std::vector<uint8_t> damaged = log;
+  damaged[log.size() / 2] ^= 0x10;
+  put("catalog_scan", "flipped_bit", 0, damaged);
+  std::vector<uint8_t> torn(log.begin(), log.end() - 9);
+  put("catalog_scan", "torn_tail", 0, torn);
+  std::vector<uint8_t> replayed = log;
+  auto b2 = *encode_begin(2, begin);
+  append_frame(replayed, 2, b2.type, b2.payload);
+  append_frame(replayed, ++seq + 1, e2.type, e2.payload);
+  put("catalog_scan", "replayed_and_gap", 0, replayed);
+  put("catalog_scan", "after_sequence_2", 4, log);
+  std::vector<uint8_t> with_header = encode_file_header();
+  with_header.insert(with_header.end(), log.begin(), log.begin() + 80);
+  put("catalog_scan", "file_header", 1, with_header);
+}
+
+void tape_seeds() {
+  tape::VolumeLabel l{"VOL001", 256 << 10, 1, 1'700'000'000'000'000'000};
+  auto b = tape::encode_label(l);
+  put("tape_label", "vol001", 0, b, true);
+  l.volume_id = std::string(tape::kMaxVolumeId, 'Z');
+  l.block_size = 1 << 20;
+  b = tape::encode_label(l);
+  put("tape_label", "longest_id", 0, b, true);
+}
+
+void text_seeds() {
+  int i = 0;
+  for (const char* url : {"nfs://127.0.0.1/srv/export/dir/?nfsport=22049&mountport=22050",
+                          "nfs://h/export?nfsport=1&mountport=2/sub/file.dbf",
+                          "nfs://10.0.0.1,10.0.1.1/export", "nfs://h/x?version=3&uid=0&gid=0",
+                          "nfs://filer/./a//b/"})
+    put_text("nfs_url", "url" + std::to_string(++i), url, false);
+  for (const char* s : {"4096", "1M", "256k", "2GiB", "1TB"})
+    put_text("units", std::string("size_") + s, s, true, 0);
+  i = 0;
+  for (const char* s : {"01:30", "1:02:03", "100:59:59"})
+    put_text("units", "clock" + std::to_string(++i), s, true, 1);
+  for (const char* s : {"500ms", "10s", "2m", "7"})
+    put_text("units", std::string("interval_") + s, s, true, 2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: fuzz_make_corpus DIR\n");
+    return 2;
+  }
+  g_out = argv[1];
+  piece_format_seeds();
+  catalog_seeds();
+  tape_seeds();
+  text_seeds();
+  return 0;
+}
