@@ -16,6 +16,7 @@
 #include "engine/crypto.h"
 #include "engine/demo_data.h"
 #include "engine/restore_job.h"
+#include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -36,7 +37,7 @@ int exit_code_for(const Error& e) {
 }
 
 int report(const Error& e) {
-  std::fprintf(stderr, "stripeback: %s\n", e.what.c_str());
+  print_error(e.what);
   return exit_code_for(e);
 }
 
@@ -124,6 +125,10 @@ std::string format_time(int64_t ns) {
 
 }  // namespace
 
+void print_error(const std::string& message) {
+  std::fprintf(stderr, "stripeback: %s\n", util::escape_text(message).c_str());
+}
+
 std::string default_catalog_dir() {
   if (const char* e = std::getenv("STRIPEBACK_CATALOG"); e && *e) return e;
   if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return std::string(x) + "/stripeback";
@@ -199,14 +204,13 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   for (const auto& w : sum->warnings) spdlog::warn("{}", w);
   if (c.json) std::printf("%s\n", sum->to_json().c_str());
   else std::fputs(sum->to_text().c_str(), stdout);
+  std::string id = std::to_string(sum->backup_id);
   if (sum->status == "partial") {
-    std::fprintf(stderr, "stripeback: backup %llu is partial: %s\n",
-                 static_cast<unsigned long long>(sum->backup_id), sum->error.c_str());
+    print_error("backup " + id + " is partial: " + sum->error);
     return kExitPartial;
   }
   if (sum->status != "complete") {
-    std::fprintf(stderr, "stripeback: backup %llu failed: %s\n",
-                 static_cast<unsigned long long>(sum->backup_id), sum->error.c_str());
+    print_error("backup " + id + " failed: " + sum->error);
     return kExitFailed;
   }
   return kExitOk;
@@ -237,7 +241,7 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   if (c.json) std::printf("%s\n", sum->to_json().c_str());
   else std::fputs(sum->to_text().c_str(), stdout);
   if (sum->status != "complete") {
-    for (const auto& e : sum->errors) std::fprintf(stderr, "stripeback: %s\n", e.c_str());
+    for (const auto& e : sum->errors) print_error(e);
     return kExitFailed;
   }
   return kExitOk;
@@ -276,13 +280,15 @@ int run_list_cmd(const CommonFlags& c) {
               "FILES", "BYTES", "PIECES");
   for (const auto& b : backups) {
     Totals t = totals(b);
+    std::string tag = b.begin.tag.empty() ? "-" : util::escape_text(b.begin.tag);
     std::printf("%6llu  %-16s %-19s  %-10s %7llu %12s %6zu\n",
-                static_cast<unsigned long long>(b.id), b.begin.tag.empty() ? "-" : b.begin.tag.c_str(),
+                static_cast<unsigned long long>(b.id), tag.c_str(),
                 format_time(b.begin.start_time_ns).c_str(), b.status_name().c_str(),
                 static_cast<unsigned long long>(t.files), util::format_bytes(t.bytes).c_str(),
                 b.pieces.size());
   }
-  if (backups.empty()) std::printf("(no backups in %s)\n", (*cat)->dir().c_str());
+  if (backups.empty())
+    std::printf("(no backups in %s)\n", util::escape_text((*cat)->dir()).c_str());
   return kExitOk;
 }
 
@@ -293,7 +299,7 @@ int run_demo_data_cmd(const DemoDataFlags& f) {
   if (!sum) return report(sum.error());
   std::printf("generated %llu files, %s in %s (%.2f s)\n",
               static_cast<unsigned long long>(sum->files), util::format_bytes(sum->bytes).c_str(),
-              f.dir.c_str(), sum->elapsed_s);
+              util::escape_text(f.dir).c_str(), sum->elapsed_s);
   return kExitOk;
 }
 
@@ -305,7 +311,7 @@ int run_keygen_cmd(const std::string& path) {
   if (auto r = engine::generate_key_file(path); !r) return report(r.error());
   std::printf("wrote a new 256-bit key to %s (mode 0600); keep a copy apart from the backups: "
               "without it they cannot be restored\n",
-              path.c_str());
+              util::escape_text(path).c_str());
   return kExitOk;
 }
 

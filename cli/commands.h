@@ -83,6 +83,10 @@ int run_list_cmd(const CommonFlags& c);
 int run_demo_data_cmd(const DemoDataFlags& f);
 int run_keygen_cmd(const std::string& path);
 
+// Prints "stripeback: MESSAGE" on stderr. Messages quote file names, tags and URLs as they
+// are; this escapes them (util::escape_text) so that no control byte reaches the terminal.
+void print_error(const std::string& message);
+
 // $STRIPEBACK_CATALOG, else $XDG_STATE_HOME/stripeback, else ~/.local/state/stripeback.
 std::string default_catalog_dir();
 

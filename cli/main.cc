@@ -2,23 +2,50 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <spdlog/cfg/env.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "cli/tape_commands.h"
 #include "cli/nfs_bench.h"
 #include "cli/nfs_flags.h"
 #include "engine/backup_job.h"
+#include "util/escape.h"
 
 namespace {
 
 std::atomic<bool> g_cancel{false};
 
 void on_signal(int) { g_cancel.store(true); }
+
+// The message of a log line, escaped like all text output: log lines quote file names.
+class EscapedMessage : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    std::string text =
+        stripeback::util::escape_text(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<EscapedMessage>();
+  }
+};
+
+void set_up_logging(const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("stripeback");
+  spdlog::set_default_logger(logger);
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<EscapedMessage>('*').set_pattern("%^%l%$: %*");
+  spdlog::set_formatter(std::move(formatter));
+  spdlog::set_level(spdlog::level::from_str(level));
+}
 
 void install_signal_handlers() {
   struct sigaction sa {};
@@ -85,6 +112,12 @@ int main(int argc, char** argv) {
       "input, 3 a --partial backup stopped at its deadline, 4 wrong passphrase or key.",
       "stripeback"};
   app.require_subcommand(1);
+  // Parse errors quote what was typed: escaped like every other message.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    std::string text = CLI::FailureMessage::simple(a, e);  // starts with e.what() and "\n"
+    std::string what = e.what();
+    return stripeback::util::escape_text(what) + text.substr(std::min(what.size(), text.size()));
+  });
   app.set_version_flag("--version", "stripeback 0.1.0");
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "log level: trace, debug, info, warn, error, off")
@@ -221,8 +254,8 @@ int main(int argc, char** argv) {
     names += (names.empty() ? "" : ", ") + sub->get_name();
   }
   if (argc > 1 && argv[1][0] != '-' && !known) {
-    std::fprintf(stderr, "stripeback: unknown command '%s' (expected one of %s; see --help)\n",
-                 argv[1], names.c_str());
+    print_error("unknown command '" + std::string(argv[1]) + "' (expected one of " + names +
+                "; see --help)");
     return kExitUsage;
   }
   try {
@@ -232,19 +265,16 @@ int main(int argc, char** argv) {
     return e.get_exit_code() == 0 ? rc : kExitUsage;
   }
 
-  auto logger = spdlog::stderr_color_mt("stripeback");
-  spdlog::set_default_logger(logger);
-  spdlog::set_pattern("%^%l%$: %v");
-  spdlog::set_level(spdlog::level::from_str(log_level));
+  set_up_logging(log_level);
   install_signal_handlers();
   if (auto r = apply_nfs_flags(nfs_flags, &g_cancel); !r) {
-    std::fprintf(stderr, "stripeback: %s\n", r.error().what.c_str());
+    print_error(r.error().what);
     return kExitUsage;
   }
 
   if (backup->parsed()) {
     if (auto r = resolve_backup_destinations(bf); !r) {
-      std::fprintf(stderr, "stripeback: %s\n", r.error().what.c_str());
+      print_error(r.error().what);
       return kExitUsage;
     }
     return run_backup_cmd(common, bf, g_cancel);

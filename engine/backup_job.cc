@@ -20,6 +20,7 @@
 #include "engine/planner.h"
 #include "io/file.h"
 #include "io/remote.h"
+#include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -518,9 +519,11 @@ std::string BackupSummary::to_text() const {
     if (c.tape) s += c.tape->to_text();
     if (c.nfs) s += c.nfs->to_text();
   }
-  for (const auto& k : skipped) s += "  skipped '" + k.path + "': " + k.why + "\n";
-  for (const auto& wmsg : warnings) s += "  warning: " + wmsg + "\n";
-  if (!error.empty()) s += "error: " + error + "\n";
+  using util::escape_text;
+  for (const auto& k : skipped)
+    s += "  skipped '" + escape_text(k.path) + "': " + escape_text(k.why) + "\n";
+  for (const auto& wmsg : warnings) s += "  warning: " + escape_text(wmsg) + "\n";
+  if (!error.empty()) s += "error: " + escape_text(error) + "\n";
   return s;
 }
 
