@@ -136,68 +136,69 @@ std::string default_catalog_dir() {
   return "";
 }
 
-int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic<bool>& cancel) {
-  auto cfg = channel_config(c);
-  if (!cfg) return report(cfg.error());
-  auto cat = open_catalog(c, catalog::Create::yes);
-  if (!cat) return report(cat.error());
+namespace {
+
+// Every backup flag checked and turned into engine options before anything is opened or
+// written (the catalog included): bad usage leaves no trace.
+Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupFlags& f) {
   engine::BackupOptions o;
+  SB_ASSIGN(o.channel, channel_config(c));
   o.sources = f.sources;
   o.destination = f.to;
   o.tag = f.tag;
   o.channels = f.channels;
-  o.channel = *cfg;
-  o.cancel = &cancel;
   if (c.buffers) o.buffers = *c.buffers;
-  auto bsize = buffer_size_of(c);
-  if (!bsize) return report(bsize.error());
-  o.buffer_size = *bsize;
+  SB_ASSIGN(o.buffer_size, buffer_size_of(c));
   o.files_per_set = f.files_per_set;
   o.channel.max_open_files = f.max_open_files;
-  auto piece = size_flag(f.max_piece_size, "--max-piece-size");
-  auto section = size_flag(f.section_size, "--section-size");
-  auto rate = size_flag(f.rate, "--rate");
-  auto job_rate = size_flag(f.job_rate, "--job-rate");
-  for (const auto* r : {&piece, &section, &rate, &job_rate})
-    if (!*r) return report(r->error());
-  o.channel.max_piece_size = *piece;
-  o.section_size = *section;
-  o.channel.rate = static_cast<double>(*rate);
-  o.job_rate = static_cast<double>(*job_rate);
+  SB_ASSIGN(o.channel.max_piece_size, size_flag(f.max_piece_size, "--max-piece-size"));
+  SB_ASSIGN(o.section_size, size_flag(f.section_size, "--section-size"));
+  SB_ASSIGN(uint64_t rate, size_flag(f.rate, "--rate"));
+  SB_ASSIGN(uint64_t job_rate, size_flag(f.job_rate, "--job-rate"));
+  o.channel.rate = static_cast<double>(rate);
+  o.job_rate = static_cast<double>(job_rate);
   if (!f.duration.empty()) {
-    auto d = parse_duration(f.duration);
-    if (!d) return report(d.error());
-    o.duration = *d;
+    SB_ASSIGN(o.duration, parse_duration(f.duration));
   }
   o.partial = f.partial;
   o.minimize_load = f.minimize_load;
-  auto level = engine::parse_compress(f.compress);
-  if (!level) return report(level.error());
-  o.channel.compress_level = *level;
-  if (auto t = tape_backup_options(f); !t) {
-    return report(t.error());
-  } else if (*t) {
-    o.tape = std::move(**t);
+  if ((f.partial || f.minimize_load) && f.duration.empty())
+    return fail(Errc::invalid_argument, "--partial and --minimize-load need --duration");
+  SB_ASSIGN(int level, engine::parse_compress(f.compress));
+  o.channel.compress_level = level;
+  SB_ASSIGN(auto tape, tape_backup_options(f));
+  if (tape) {
+    o.tape = std::move(*tape);
     o.channels = static_cast<uint32_t>(o.tape->drives.size());
   }
   if (f.cpu_budget) {
-    if (*level != engine::kCompressAuto)
-      return report(Error{Errc::invalid_argument, 0, "--cpu-budget needs --compress auto"});
+    if (level != engine::kCompressAuto)
+      return fail(Errc::invalid_argument, "--cpu-budget needs --compress auto");
     if (!(*f.cpu_budget > 0) || *f.cpu_budget > 1024)
-      return report(Error{Errc::invalid_argument, 0,
-                          "--cpu-budget must be a number of cores above 0 (e.g. 0.5 or 1.5)"});
+      return fail(Errc::invalid_argument,
+                  "--cpu-budget must be a number of cores above 0 (e.g. 0.5 or 1.5)");
     o.channel.cpu_budget = *f.cpu_budget / o.channels;
   }
-  auto keys = load_keys(f.keys);
-  if (!keys) return report(keys.error());
-  if (f.encrypt && !*keys)
-    return report(Error{Errc::invalid_argument, 0,
-                        "--encrypt needs --passphrase-file, --passphrase-env or --key-file"});
-  if (!f.encrypt && *keys)
-    return report(Error{Errc::invalid_argument, 0,
-                        "a passphrase or key was given without --encrypt: add --encrypt to "
-                        "encrypt this backup"});
-  o.keys = *keys;
+  SB_ASSIGN(o.keys, load_keys(f.keys));
+  if (f.encrypt && !o.keys)
+    return fail(Errc::invalid_argument,
+                "--encrypt needs --passphrase-file, --passphrase-env or --key-file");
+  if (!f.encrypt && o.keys)
+    return fail(Errc::invalid_argument,
+                "a passphrase or key was given without --encrypt: add --encrypt to encrypt "
+                "this backup");
+  return o;
+}
+
+}  // namespace
+
+int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic<bool>& cancel) {
+  auto opts = backup_options(c, f);
+  if (!opts) return report(opts.error());
+  engine::BackupOptions& o = *opts;
+  o.cancel = &cancel;
+  auto cat = open_catalog(c, catalog::Create::yes);
+  if (!cat) return report(cat.error());
   auto sum = engine::run_backup(o, **cat);
   if (!sum) return report(sum.error());
   for (const auto& s : sum->skipped) spdlog::warn("skipped '{}': {}", s.path, s.why);
