@@ -162,9 +162,11 @@ int main(int argc, char** argv) {
                      "split files larger than this into sections that channels back up in "
                      "parallel (e.g. 256M)");
   backup->add_option("--rate", bf.rate,
-                     "most bytes per second each channel reads (e.g. 100M)");
+                     "most bytes per second each channel reads (e.g. 100M), from the first "
+                     "read on: at most one buffer more is saved up while idle");
   backup->add_option("--job-rate", bf.job_rate,
-                     "most bytes per second the whole job reads (e.g. 200M)");
+                     "most bytes per second the whole job reads (e.g. 200M), with the same "
+                     "bound");
   backup->add_option("--duration", bf.duration,
                      "longest time the backup may run, HH:MM or HH:MM:SS; at the end it stops "
                      "(failed, or partial with --partial)");

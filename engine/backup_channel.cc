@@ -209,11 +209,13 @@ class BackupChannel {
       }
       idle_rounds = 0;
       uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(s->end - s->next, ctx_.config.buffer_size));
-      wait = std::max(bucket_.wait_time(),
-                      ctx_.job_bucket ? ctx_.job_bucket->wait_time() : io::Clock::duration{});
+      // The channel's own bucket first (only this thread takes from it), then the job's,
+      // which takes the tokens only if the read goes.
+      wait = bucket_.wait_time(want);
+      if (wait == io::Clock::duration::zero() && ctx_.job_bucket)
+        wait = ctx_.job_bucket->take(want);
       if (wait > io::Clock::duration::zero()) break;
-      bucket_.consume(want);
-      if (ctx_.job_bucket) ctx_.job_bucket->consume(want);
+      (void)bucket_.take(want);
       uint32_t slot = *pool_->acquire();
       uint32_t len = s->file.direct ? static_cast<uint32_t>(align_up(want)) : want;
       slots_[slot] = Slot{s, nullptr, s->next, want, false};

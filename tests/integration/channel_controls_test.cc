@@ -320,6 +320,35 @@ TEST(ChannelControls, ChannelRateLimitHoldsEffectiveRate) {
   ADD_FAILURE() << "two runs under --rate 40M stayed below 90% of it:\n" << below;
 }
 
+// A short backup under a rate limit takes about bytes / rate: no read goes before its tokens
+// are there, not even the first buffers (a bucket that started full let two buffers per
+// channel through at once, so 3 MiB "at 100K" took a hundredth of a second). Three 1 MiB
+// files over 2 channels: one channel reads 2 MiB at 512 KiB/s (4 s); at a job rate of
+// 1 MiB/s the three take 3 s. Only lower bounds are tight: a loaded machine is only slower.
+TEST(ChannelControls, RateLimitsHoldFromTheFirstRead) {
+  TempDir t("sbit-cc-rate-start");
+  for (int i = 0; i < 3; ++i) make_file(t / ("src/f" + std::to_string(i)), kMiB, 70 + i);
+  if (HasFatalFailure()) return;
+  struct Case {
+    std::vector<std::string> flags;
+    double seconds;  // bytes / rate for the busiest bucket
+  };
+  for (const Case& c : {Case{{"--rate", "512K"}, 4.0}, Case{{"--job-rate", "1M"}, 3.0}}) {
+    TempDir run("sbit-cc-rate-run");
+    std::vector<std::string> args{"backup", t / "src", "--to", run / "pieces", "--catalog",
+                                  run / "cat", "--json", "--channels", "2"};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    Timed b = timed_sb(args);
+    SB_ASSERT_EXIT(b.run, 0);
+    Json bj = parse_json(b.run);
+    EXPECT_EQ(bj["bytes_read"].as_u64(), 3 * kMiB) << b.run.describe();
+    EXPECT_GE(b.seconds, 0.8 * c.seconds) << c.flags[0] << " " << c.flags[1] << ": 3 MiB in "
+                                          << b.seconds << " s\n" << b.run.describe();
+    EXPECT_GE(bj["elapsed_s"].as_double(), 0.8 * c.seconds) << b.run.describe();
+    EXPECT_LE(b.seconds, c.seconds + 30.0) << b.run.describe();
+  }
+}
+
 // --- Deadlines --------------------------------------------------------------------------
 
 // Backs `data` up with a deadline (3 s unless told) at 10 MiB/s on one channel: not enough
