@@ -191,22 +191,28 @@ class BackupChannel {
     return ok();
   }
 
-  // Keeps free buffers busy with reads, round-robin over the open units, as far as the
-  // rate limits allow. Returns how long to wait for tokens (zero if not throttled).
+  // Keeps free buffers busy with reads over the open units (round-robin, or in set order),
+  // as far as the rate limits allow. Returns how long to wait for tokens (zero if not
+  // throttled).
   Result<io::Clock::duration> issue_reads() {
     SB_TRY(open_units());
     std::vector<io::IoOp> ops;
-    size_t per_source = std::max<size_t>(1, pool_->count() / std::max<size_t>(1, sources_.size()));
+    const bool in_order = ctx_.config.read_order == ReadOrder::set_order;
+    size_t per_source = in_order ? pool_->count()
+                                 : std::max<size_t>(1, pool_->count() /
+                                                           std::max<size_t>(1, sources_.size()));
+    if (in_order) rr_ = sources_.begin();  // sources_ is in set order
     io::Clock::duration wait{};
     size_t idle_rounds = 0;
     while (pool_->free_count() > 0 && !sources_.empty() && idle_rounds < sources_.size()) {
       if (rr_ == sources_.end()) rr_ = sources_.begin();
       Source* s = rr_->get();
-      ++rr_;
       if (s->next >= s->end || s->ops_out >= per_source) {
+        ++rr_;
         ++idle_rounds;
         continue;
       }
+      if (!in_order) ++rr_;  // in order, a unit keeps the buffers until it has all it needs
       idle_rounds = 0;
       uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(s->end - s->next, ctx_.config.buffer_size));
       // The channel's own bucket first (only this thread takes from it), then the job's,

@@ -78,8 +78,10 @@ Result<void> check_options(const BackupOptions& o) {
 }
 
 // For --partial: files that have gone longest without a backup come first (never backed
-// up before anything), then largest first.
-void order_least_recent_first(std::vector<FileTask>& files, const catalog::Catalog& cat) {
+// up before anything), then largest first. Returns when each was last backed up, in the
+// new order (the lowest int64_t for never).
+std::vector<int64_t> order_least_recent_first(std::vector<FileTask>& files,
+                                              const catalog::Catalog& cat) {
   std::map<std::string, int64_t> last;
   for (const auto& b : cat.backups()) {
     if (!b.ended || (b.end.status != catalog::BackupStatus::complete &&
@@ -98,6 +100,9 @@ void order_least_recent_first(std::vector<FileTask>& files, const catalog::Catal
     int64_t ta = when(a), tb = when(b);
     return ta != tb ? ta < tb : a.size > b.size;
   });
+  std::vector<int64_t> times;
+  for (const auto& f : files) times.push_back(when(f));
+  return times;
 }
 
 // Piece files in `dest` that belong to backups with no end record whose process is gone
@@ -242,7 +247,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       return sys_error(errno, "backup destination '" + dest + "' is not writable")
           .wrap("backup destination is not usable");
   }
-  if (opts.partial) order_least_recent_first(plan.files, cat);
+  std::vector<int64_t> last_backup;
+  if (opts.partial) last_backup = order_least_recent_first(plan.files, cat);
   std::vector<std::string> leftovers;
   if (!opts.tape) leftovers = leftover_pieces(cat, dest);
 
@@ -250,7 +256,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   so.section_size = opts.section_size;
   so.files_per_set = opts.files_per_set;
   so.channels = opts.channels;
-  so.keep_order = opts.partial;
+  so.last_backup = std::move(last_backup);
   std::vector<WorkSet> sets = make_sets(plan.files, so);
   size_t largest_set = 0;
   uint32_t sections = 0;
@@ -294,6 +300,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   ctx.config = opts.channel;
   ctx.config.buffers = buffers.buffers;
   ctx.config.buffer_size = buffers.buffer_size;
+  if (opts.partial) ctx.config.read_order = ReadOrder::set_order;
   ctx.keys = opts.keys.get();
   std::atomic<uint64_t> bytes_done{0};
   ctx.bytes_done = &bytes_done;

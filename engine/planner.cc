@@ -149,20 +149,23 @@ Result<Plan> make_plan(const std::vector<std::string>& sources) {
   return plan;
 }
 
-std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOptions& opts) {
+namespace {
+
+// make_sets() for some of the files (in the caller's order): sets largest first.
+std::vector<WorkSet> sets_of(const std::vector<const FileTask*>& files, const SetOptions& opts) {
   std::vector<WorkSet> sets;
   std::vector<const FileTask*> whole;
   uint64_t align = std::max<uint64_t>(1, opts.align);
-  for (const FileTask& f : files) {
-    if (opts.section_size == 0 || f.size <= opts.section_size) {
-      whole.push_back(&f);
+  for (const FileTask* f : files) {
+    if (opts.section_size == 0 || f->size <= opts.section_size) {
+      whole.push_back(f);
       continue;
     }
     uint64_t section = std::max(align, opts.section_size / align * align);
-    auto n = static_cast<uint32_t>((f.size + section - 1) / section);
+    auto n = static_cast<uint32_t>((f->size + section - 1) / section);
     for (uint32_t i = 0; i < n; ++i) {
       uint64_t off = section * i;
-      sets.push_back(WorkSet{WorkUnit{&f, off, std::min(section, f.size - off), i, n}});
+      sets.push_back(WorkSet{WorkUnit{f, off, std::min(section, f->size - off), i, n}});
     }
   }
   if (!whole.empty()) {
@@ -175,14 +178,12 @@ std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOpti
     std::vector<const FileTask*> by_size = whole;
     std::stable_sort(by_size.begin(), by_size.end(),
                      [](const FileTask* a, const FileTask* b) { return a->size > b->size; });
-    std::map<const FileTask*, size_t> group_of;
     for (const FileTask* f : by_size) {
       size_t best = n;
       for (size_t g = 0; g < n; ++g)
         if (groups[g].size() < per_set && (best == n || bytes[g] < bytes[best])) best = g;
       groups[best].push_back(WorkUnit{f, 0, f->size, 0, 1});
       bytes[best] += f->size;
-      group_of[f] = best;
     }
     // Within a set, keep the caller's order.
     std::map<const FileTask*, size_t> order;
@@ -198,15 +199,23 @@ std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOpti
     for (const auto& u : s) t += u.length;
     return t;
   };
-  if (opts.keep_order) {
-    std::map<const FileTask*, size_t> pos;
-    for (size_t i = 0; i < files.size(); ++i) pos[&files[i]] = i;
-    std::stable_sort(sets.begin(), sets.end(), [&](const WorkSet& a, const WorkSet& b) {
-      return pos[a.front().file] < pos[b.front().file];
-    });
-  } else {
-    std::stable_sort(sets.begin(), sets.end(),
-                     [&](const WorkSet& a, const WorkSet& b) { return total(a) > total(b); });
+  std::stable_sort(sets.begin(), sets.end(),
+                   [&](const WorkSet& a, const WorkSet& b) { return total(a) > total(b); });
+  return sets;
+}
+
+}  // namespace
+
+std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOptions& opts) {
+  std::map<int64_t, std::vector<const FileTask*>> groups;  // oldest first
+  const bool known = opts.last_backup.size() == files.size();
+  for (size_t i = 0; i < files.size(); ++i)
+    groups[known ? opts.last_backup[i] : 0].push_back(&files[i]);
+  std::vector<WorkSet> sets;
+  for (const auto& [when, group] : groups) {
+    auto more = sets_of(group, opts);
+    sets.insert(sets.end(), std::make_move_iterator(more.begin()),
+                std::make_move_iterator(more.end()));
   }
   return sets;
 }

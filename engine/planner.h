@@ -56,15 +56,19 @@ struct SetOptions {
   uint64_t section_size = 0;    // 0: never split files
   uint32_t files_per_set = 64;  // units per set
   uint32_t channels = 1;        // at least this many sets when there are enough files
-  bool keep_order = false;      // sets in the caller's file order, not largest first
   uint64_t align = 1 << 20;     // section boundaries are multiples of this
+  // When the files were last backed up (one per file, in the order of `files`; the lowest
+  // value for never). Empty: not known, all files are alike.
+  std::vector<int64_t> last_backup;
 };
 
 // Splits files into units and groups them into sets: files larger than the section size
 // become one set per section, so that different channels take them; the other files are
 // spread over max(files / files_per_set, channels) sets, balanced by bytes, each keeping the
-// caller's order (largest first, or least recently backed up first). Sets come out
-// largest first.
+// caller's order. Sets come out largest first. With `last_backup`, this is done for each
+// group of files last backed up at the same time, oldest group first: a set (and so what a
+// channel multiplexes) never mixes files that are due with files backed up since, and the
+// queue hands out the most overdue work first, sections included.
 std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOptions& opts);
 
 // Hands out sets to channels; safe to call from any thread.

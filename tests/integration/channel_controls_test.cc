@@ -478,6 +478,40 @@ TEST(ChannelControls, SecondPartialRunTakesMissedFilesFirst) {
   RecordProperty("taken_by_second", std::to_string(caught_up.size()));
 }
 
+// Repeated --partial windows with the default multiplexing cover every file: two 12 MiB
+// files and 24 of 256 KiB, 2 s windows at 8 MiB/s on one channel (16 MiB a window, 30 MiB in
+// all). A window must not spend itself re-copying small files already backed up, nor share
+// its reads among files none of which can finish, or the large files are never reached.
+TEST(ChannelControls, RepeatedPartialWindowsCoverEveryFile) {
+  TempDir t("sbit-cc-windows");
+  std::string src = t / "src";
+  make_file(src + "/large/a.dbf", 12 * kMiB, 200);
+  make_file(src + "/large/b.dbf", 12 * kMiB, 201);
+  for (int i = 0; i < 24; ++i)
+    make_file(src + "/small/s" + std::to_string(i) + ".dbf", 256 * kKiB, 210 + i);
+  if (HasFatalFailure()) return;
+  auto originals = files_under(src);
+  std::string cat = t / "cat", to = t / "pieces";
+  const int kMaxWindows = 8;  // 3 suffice at full rate; the rest is room for a loaded machine
+  int windows = 0;
+  std::string out, history;
+  for (int w = 1; w <= kMaxWindows; ++w) {
+    windows = w;
+    Timed b = timed_sb({"backup", src, "--to", to, "--catalog", cat, "--json", "--channels",
+                        "1", "--rate", "8M", "--duration", "0:00:02", "--partial"});
+    ASSERT_TRUE(b.run.exited(3) || b.run.exited(0)) << b.run.describe();
+    history += "\nwindow " + std::to_string(w) + ": " +
+               std::to_string(parse_json(b.run)["files"].as_u64().value_or(0)) + " files";
+    // Each file from the newest backup that holds it.
+    out = t / ("r" + std::to_string(w));
+    RunResult r = sb({"restore", "--to", out, "--catalog", cat});
+    SB_ASSERT_EXIT(r, 0);
+    if (restored_among(out, originals).size() == originals.size()) break;
+  }
+  EXPECT_TRUE(restored_tree(out, src)) << "after " << windows << " windows:" << history;
+  RecordProperty("windows", std::to_string(windows));
+}
+
 // --minimize-load stretches a ~1 s backup over the window, ending just inside it.
 TEST(ChannelControls, MinimizeLoadEndsJustInsideTheWindow) {
   const std::string& data = medium_data();
