@@ -214,6 +214,13 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
     print_error("backup " + id + " failed: " + sum->error);
     return kExitFailed;
   }
+  if (!sum->changed_files.empty()) {
+    print_error("backup " + id + " is complete, but " +
+                std::to_string(sum->changed_files.size()) +
+                " file(s) changed while they were read, e.g. '" + sum->changed_files.front() +
+                "': their copies may be inconsistent");
+    return kExitChanged;
+  }
   return kExitOk;
 }
 

@@ -1,6 +1,7 @@
 // The `stripeback` subcommands: each turns parsed flags into engine options, runs the job
 // and prints its result. Exit codes: 0 success, 1 the job failed, 2 bad usage or input,
-// 3 a partial backup, 4 a wrong passphrase or key.
+// 3 a partial backup, 4 a wrong passphrase or key, 5 a complete backup in which some files
+// changed while they were read.
 #pragma once
 
 #include <atomic>
@@ -16,6 +17,10 @@ inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitPartial = 3;  // backup --partial stopped at its deadline
 inline constexpr int kExitWrongKey = 4;  // the passphrase or key does not open the backup
+// The backup is complete, but files changed (size or mtime) while they were read: their
+// copies may be inconsistent (listed in --json "changed_files"). A partial backup exits 3
+// even so, with the same list.
+inline constexpr int kExitChanged = 5;
 
 // Where the encryption key comes from: names only, never the secret itself.
 struct KeyFlags {

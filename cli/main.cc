@@ -109,7 +109,9 @@ int main(int argc, char** argv) {
       "stripeback: multi-channel backup and restore of large datafiles.\n"
       "Backs files up into self-describing pieces, records them in a flat catalog, and "
       "restores them byte-exact.\nExit codes: 0 success, 1 the job failed, 2 bad usage or "
-      "input, 3 a --partial backup stopped at its deadline, 4 wrong passphrase or key.",
+      "input, 3 a --partial backup stopped at its deadline, 4 wrong passphrase or key, 5 a "
+      "complete backup in which files changed while they were read (their copies may be "
+      "inconsistent; --json lists them in \"changed_files\").",
       "stripeback"};
   app.require_subcommand(1);
   // Parse errors quote what was typed: escaped like every other message.

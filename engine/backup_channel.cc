@@ -246,8 +246,6 @@ class BackupChannel {
     src->next = u.offset;
     // A whole file is read to its size at open; a section to its planned end.
     src->end = u.sections == 1 ? size : u.offset + u.length;
-    if (u.sections > 1 && size != u.file->size)
-      out_.warnings.push_back("'" + u.file->path + "' changed size since the backup started");
     out_.stats.direct_source = out_.stats.direct_source || src->file.direct;
     src->meta.path = u.file->path;
     src->meta.size = u.sections == 1 ? size : u.file->size;
@@ -417,14 +415,14 @@ class BackupChannel {
   // counts as backed up once the pieces holding it are finished.
   Result<void> maybe_done(Source* s) {
     if (s->ops_out > 0 || s->next < s->end) return ok();
-    auto now_st = s->unit->sections == 1 ? io::fstat_fd(s->file.fd.get(), s->meta.path)
-                                         : Result<struct stat>(Error{Errc::io, 0, ""});
-    if (now_st && (static_cast<uint64_t>(now_st->st_size) != s->meta.size ||
-                   mtime_ns_of(*now_st) != s->meta.mtime_ns)) {
-      out_.warnings.push_back("'" + s->meta.path +
-                              "' changed while it was backed up; its copy holds a mix of "
-                              "old and new contents");
-    }
+    // A whole file is compared with itself when it was opened; a section with the plan, as
+    // the sections of one file are read at different times.
+    const bool whole = s->unit->sections == 1;
+    const uint64_t size = whole ? s->meta.size : s->unit->file->size;
+    const int64_t mtime = whole ? s->meta.mtime_ns : s->unit->file->mtime_ns;
+    auto now_st = io::fstat_fd(s->file.fd.get(), s->meta.path);
+    s->done.changed = now_st && (static_cast<uint64_t>(now_st->st_size) != size ||
+                                 mtime_ns_of(*now_st) != mtime);
     s->done.pieces.assign(s->pieces.begin(), s->pieces.end());
     finished_.push_back(std::move(s->done));
     if (s->unit->section + 1 == s->unit->sections || s->unit->sections == 1) ++out_.stats.files;

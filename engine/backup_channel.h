@@ -85,6 +85,9 @@ struct UnitDone {
   int64_t mtime_ns = 0;
   std::vector<UnitExtent> extents;
   std::vector<std::string> pieces;
+  // The file changed while this unit was read (its size or mtime differ from when it was
+  // opened, or, for a section, from the plan): the copy may mix old and new contents.
+  bool changed = false;
 };
 
 struct ChannelOutcome {

@@ -169,6 +169,17 @@ std::vector<catalog::FileRecord> assemble_files(std::vector<ChannelOutcome>& out
   return out;
 }
 
+// The recorded files that changed while they were read (some unit of theirs saw it).
+std::vector<std::string> changed_files(const std::vector<ChannelOutcome>& outcomes,
+                                       const std::vector<catalog::FileRecord>& files) {
+  std::set<std::string> recorded, changed;
+  for (const auto& f : files) recorded.insert(f.path);
+  for (const auto& o : outcomes)
+    for (const auto& u : o.units)
+      if (u.changed && recorded.count(u.unit->file->path)) changed.insert(u.unit->file->path);
+  return {changed.begin(), changed.end()};
+}
+
 // --minimize-load: every quarter second, set the job's rate to what finishes the remaining
 // bytes a little before the deadline.
 class Pacer {
@@ -360,6 +371,10 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     }
   }
   auto files = assemble_files(outcomes);
+  sum.changed_files = changed_files(outcomes, files);
+  for (const auto& path : sum.changed_files)
+    sum.warnings.push_back("'" + path + "' changed while it was backed up (size or mtime): its "
+                           "copy may hold a mix of old and new contents");
   sum.files = files.size();
   sum.pieces = static_cast<uint32_t>(pieces.size());
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -411,6 +426,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     if (!pieces.empty()) (void)io::fsync_dir(dest);
     sum.pieces = 0;
     sum.files = 0;
+    sum.changed_files.clear();
   }
   catalog::BackupEnd end;
   end.status = status;
@@ -456,6 +472,9 @@ std::string BackupSummary::to_json() const {
   w.kv("effective_rate", effective_rate);
   w.kv("deadline_hit", deadline_hit);
   w.kv("encryption", encryption);
+  w.begin_array("changed_files");
+  for (const auto& p : changed_files) w.value(p);
+  w.end_array();
   w.begin_array("channels");
   for (const auto& c : channels) c.to_json(w);
   w.end_array();

@@ -79,6 +79,9 @@ struct BackupSummary {
   std::vector<ChannelStats> channels;
   std::vector<SkippedEntry> skipped;
   std::vector<std::string> warnings;
+  // Recorded files that changed (size or mtime) while they were read: their copies may mix
+  // old and new contents. Sorted; empty for a failed backup.
+  std::vector<std::string> changed_files;
 
   std::string to_json() const;
   std::string to_text() const;
