@@ -55,12 +55,13 @@ struct BackupFlags {
   std::optional<double> cpu_budget;
   bool encrypt = false;
   KeyFlags keys;
-  // Tape (see cli/tape_commands.h): every --to as given; tape:URL ones become drives.
+  // Tape (see cli/tape_commands.h): every --to as given; tape:URL ones become drives. The
+  // tape flags are unset when not given (a backup to a directory refuses them).
   std::vector<std::string> to_all;
   std::vector<std::string> tape_volumes;
-  std::string tape_block_size = "256K";
-  std::string tape_io = "async";
-  unsigned tape_wait = 10;  // seconds to wait for a drive that is not ready
+  std::optional<std::string> tape_block_size;  // default 256K
+  std::optional<std::string> tape_io;          // async (default) or sync
+  std::optional<unsigned> tape_wait;  // seconds to wait for a drive that is not ready (10)
 };
 
 struct RestoreFlags {

@@ -205,18 +205,17 @@ void add_backup_tape_flags(CLI::App* backup, BackupFlags& f) {
       ->delimiter(',')
       ->allow_extra_args(false);
   backup->add_option("--tape-block-size", f.tape_block_size,
-                     "tape block size (default 256K); checked against each drive's READ "
-                     "BLOCK LIMITS before anything is written")
-      ->default_val("256K");
+                     "with --to tape:URL: tape block size (default 256K); checked against "
+                     "each drive's READ BLOCK LIMITS before anything is written");
   backup->add_option("--tape-io", f.tape_io,
-                     "async: a helper thread per drive writes while the channel produces "
-                     "(default); sync: the channel writes itself (for comparison)")
-      ->default_val("async")
+                     "with --to tape:URL: async, a helper thread per drive writes while the "
+                     "channel produces (default); sync, the channel writes itself (for "
+                     "comparison)")
       ->check(CLI::IsMember({"async", "sync"}));
   backup->add_option("--tape-wait", f.tape_wait,
-                     "seconds to wait for a drive that is not ready (no tape loaded) before "
-                     "failing; the wait is logged as \"waiting for tape\"")
-      ->default_val(10)
+                     "with --to tape:URL: seconds to wait for a drive that is not ready (no "
+                     "tape loaded) before failing (default 10); the wait is logged as "
+                     "\"waiting for tape\"")
       ->check(CLI::Range(0, 86400));
 }
 
@@ -236,8 +235,16 @@ Result<void> resolve_backup_destinations(BackupFlags& f) {
 
 Result<std::optional<engine::TapeOptions>> tape_backup_options(const BackupFlags& f) {
   if (f.to_all.empty() || f.to_all.front().rfind("tape:", 0) != 0) {
-    if (!f.tape_volumes.empty())
-      return fail(Errc::invalid_argument, "--tape-volumes needs --to tape:URL drives");
+    // Tape settings given for a directory would be ignored: say so rather than accept them.
+    const char* given = !f.tape_volumes.empty() ? "--tape-volumes"
+                        : f.tape_block_size    ? "--tape-block-size"
+                        : f.tape_io            ? "--tape-io"
+                        : f.tape_wait          ? "--tape-wait"
+                                               : nullptr;
+    if (given)
+      return fail(Errc::invalid_argument,
+                  std::string(given) + " needs --to tape:URL drives: it sets how pieces are "
+                  "written to tape, and '" + f.to + "' is a directory");
     return std::optional<engine::TapeOptions>();
   }
   engine::TapeOptions t;
@@ -248,9 +255,9 @@ Result<std::optional<engine::TapeOptions>> tape_backup_options(const BackupFlags
                   "--tape-volumes '" + v + "' is not a tape URL (tape:iscsi://... or tape:/dev/sgN)");
     t.volumes.push_back(v);
   }
-  SB_ASSIGN(t.block_size, parse_block_size(f.tape_block_size));
-  t.sync_io = f.tape_io == "sync";
-  t.ready_wait = std::chrono::seconds(f.tape_wait);
+  SB_ASSIGN(t.block_size, parse_block_size(f.tape_block_size.value_or("256K")));
+  t.sync_io = f.tape_io.value_or("async") == "sync";
+  t.ready_wait = std::chrono::seconds(f.tape_wait.value_or(10));
   return std::optional<engine::TapeOptions>(std::move(t));
 }
 
