@@ -133,8 +133,10 @@ int main(int argc, char** argv) {
   auto* backup = app.add_subcommand(
       "backup", "back up files and directories into pieces in --to DIR");
   backup->add_option("SOURCE", bf.sources,
-                     "files or directories to back up (directories recursively; symbolic "
-                     "links and special files are reported and skipped)")
+                     "files or directories to back up, directories recursively. A SOURCE "
+                     "that is a symbolic link is followed (its files are recorded under the "
+                     "link's path); symbolic links and special files found below a SOURCE "
+                     "are reported and skipped")
       ->required();
   backup->add_option("--to", bf.to_all,
                      "directory that receives the backup pieces, or a tape drive "

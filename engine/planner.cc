@@ -125,8 +125,8 @@ Result<Plan> make_plan(const std::vector<std::string>& sources) {
   Walker walker(plan);
   for (const auto& src : sources) {
     std::string path = normal_path(src);
-    // A named source may be a symbolic link to what the user means; below it links are not
-    // followed.
+    // A named source may be a symbolic link to what the user means (as with cp -H and
+    // find -H); below it links are not followed.
     auto got = io::stat_path(path);
     if (!got) {
       Error e = got.error().wrap("backup source '" + src + "' is not usable");

@@ -34,9 +34,11 @@ struct Plan {
   uint64_t total_bytes = 0;
 };
 
-// Walks every source (a file or a directory, recursively, never following symbolic links
-// below the named sources). A source that does not exist, or is neither a regular file nor
-// a directory, is an invalid_argument error naming it. A file reached twice is taken once.
+// Walks every source (a file or a directory, recursively). A source named by a symbolic
+// link is followed, and its files are recorded under the link's path; symbolic links found
+// below the sources are reported as skipped and never followed. A source that does not
+// exist, or is neither a regular file nor a directory, is an invalid_argument error naming
+// it. A file reached twice is taken once.
 Result<Plan> make_plan(const std::vector<std::string>& sources);
 
 // A unit of work for one channel: a whole file, or one section of a file larger than the
