@@ -144,6 +144,7 @@ Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupF
   engine::BackupOptions o;
   SB_ASSIGN(o.channel, channel_config(c));
   o.sources = f.sources;
+  o.one_file_system = f.one_file_system;
   o.destination = f.to;
   o.tag = f.tag;
   o.channels = f.channels;

@@ -39,6 +39,7 @@ struct CommonFlags {
 
 struct BackupFlags {
   std::vector<std::string> sources;
+  bool one_file_system = false;
   std::string to;
   std::string tag;
   unsigned channels = 2;

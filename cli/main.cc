@@ -136,8 +136,12 @@ int main(int argc, char** argv) {
                      "files or directories to back up, directories recursively. A SOURCE "
                      "that is a symbolic link is followed (its files are recorded under the "
                      "link's path); symbolic links and special files found below a SOURCE "
-                     "are reported and skipped")
+                     "are reported and skipped, as are pseudo file systems (/proc, /sys, "
+                     "/dev, cgroup, ...)")
       ->required();
+  backup->add_flag("--one-file-system", bf.one_file_system,
+                   "do not descend into directories on another file system than the SOURCE "
+                   "they are below (mount points are reported as skipped)");
   backup->add_option("--to", bf.to_all,
                      "directory that receives the backup pieces, or a tape drive "
                      "tape:iscsi://HOST:PORT/IQN/LUN or tape:/dev/sgN (repeat for more drives: "

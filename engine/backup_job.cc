@@ -244,7 +244,7 @@ BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers
 
 Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& cat) {
   SB_TRY(check_options(opts));
-  SB_ASSIGN(Plan plan, make_plan(opts.sources));
+  SB_ASSIGN(Plan plan, make_plan(opts.sources, {opts.one_file_system}));
   std::string dest = opts.tape ? opts.destination : normal_path(opts.destination);
   std::optional<TapeDestination> tape_dest;
   if (opts.tape) {

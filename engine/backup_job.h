@@ -23,6 +23,7 @@ namespace stripeback::engine {
 
 struct BackupOptions {
   std::vector<std::string> sources;
+  bool one_file_system = false;  // do not cross mount points below the sources
   std::string destination;  // directory for the pieces (created if missing)
   std::string tag;
   uint32_t channels = kDefaultChannels;

@@ -7,8 +7,10 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "io/file_system.h"
 #include "io/remote.h"
 #include "nfs/url.h"
 
@@ -69,11 +71,39 @@ Result<std::vector<std::string>> children_of(const std::string& dir) {
 
 class Walker {
  public:
-  explicit Walker(Plan& plan) : plan_(plan) {}
+  Walker(Plan& plan, const PlanOptions& opts) : plan_(plan), opts_(opts) {}
 
   void add_file(const std::string& path, const struct stat& st) {
     if (!seen_.insert(path).second) return;
     plan_.files.push_back(task_from(path, st));
+  }
+
+  // A source directory: its file system is the one --one-file-system keeps to.
+  void walk_source(const std::string& dir, const struct stat& dst) {
+    if (auto kind = pseudo_kind(dir, dst)) {
+      plan_.skipped.push_back({dir, *kind});
+      return;
+    }
+    walk_dir(dir, dst);
+  }
+
+ private:
+  // Why a local directory on a pseudo file system is not walked; nullopt for the others.
+  static std::optional<std::string> pseudo_kind(const std::string& dir, const struct stat& st) {
+    if (io::is_url(dir)) return std::nullopt;
+    auto name = io::pseudo_file_system(dir, st.st_dev);
+    if (!name) return std::nullopt;
+    return *name + " pseudo file system (kernel state, not files to back up)";
+  }
+
+  // Why the directory `child` of a directory on device `parent_dev` is not walked, if it is
+  // a mount point of a file system that is left alone.
+  std::optional<std::string> mount_point_skip(const std::string& child, const struct stat& st,
+                                              dev_t parent_dev) const {
+    if (st.st_dev == parent_dev || io::is_url(child)) return std::nullopt;
+    if (opts_.one_file_system) return std::string("mount point of another file system "
+                                                  "(--one-file-system)");
+    return pseudo_kind(child, st);
   }
 
   void walk_dir(const std::string& dir, const struct stat& dst) {
@@ -93,14 +123,20 @@ class Walker {
         continue;
       }
       const struct stat& st = *got;
-      if (S_ISREG(st.st_mode)) add_file(child, st);
-      else if (S_ISDIR(st.st_mode)) walk_dir(child, st);
-      else plan_.skipped.push_back({child, kind_of(st.st_mode)});
+      if (S_ISREG(st.st_mode)) {
+        add_file(child, st);
+      } else if (S_ISDIR(st.st_mode)) {
+        auto why = mount_point_skip(child, st, dst.st_dev);
+        if (why) plan_.skipped.push_back({child, *why});
+        else walk_dir(child, st);
+      } else {
+        plan_.skipped.push_back({child, kind_of(st.st_mode)});
+      }
     }
   }
 
- private:
   Plan& plan_;
+  const PlanOptions& opts_;
   std::set<std::string> seen_;
 };
 
@@ -119,10 +155,10 @@ std::string normal_path(const std::string& path) {
   return s;
 }
 
-Result<Plan> make_plan(const std::vector<std::string>& sources) {
+Result<Plan> make_plan(const std::vector<std::string>& sources, const PlanOptions& opts) {
   if (sources.empty()) return fail(Errc::invalid_argument, "no backup source given");
   Plan plan;
-  Walker walker(plan);
+  Walker walker(plan, opts);
   for (const auto& src : sources) {
     std::string path = normal_path(src);
     // A named source may be a symbolic link to what the user means (as with cp -H and
@@ -136,7 +172,7 @@ Result<Plan> make_plan(const std::vector<std::string>& sources) {
     }
     const struct stat& st = *got;
     if (S_ISREG(st.st_mode)) walker.add_file(path, st);
-    else if (S_ISDIR(st.st_mode)) walker.walk_dir(path, st);
+    else if (S_ISDIR(st.st_mode)) walker.walk_source(path, st);
     else
       return fail(Errc::invalid_argument, "backup source '" + src + "' is a " +
                                               kind_of(st.st_mode) +

@@ -34,12 +34,20 @@ struct Plan {
   uint64_t total_bytes = 0;
 };
 
+struct PlanOptions {
+  // Do not descend into directories on another file system (a different st_dev) than the
+  // source they are below; each is reported as skipped.
+  bool one_file_system = false;
+};
+
 // Walks every source (a file or a directory, recursively). A source named by a symbolic
 // link is followed, and its files are recorded under the link's path; symbolic links found
-// below the sources are reported as skipped and never followed. A source that does not
-// exist, or is neither a regular file nor a directory, is an invalid_argument error naming
-// it. A file reached twice is taken once.
-Result<Plan> make_plan(const std::vector<std::string>& sources);
+// below the sources are reported as skipped and never followed. Directories on a pseudo
+// file system of the kernel (io::pseudo_file_system: /proc, /sys, /dev, ...), a source
+// included, are reported as skipped, not walked. A source that does not exist, or is neither
+// a regular file nor a directory, is an invalid_argument error naming it. A file reached
+// twice is taken once.
+Result<Plan> make_plan(const std::vector<std::string>& sources, const PlanOptions& opts = {});
 
 // A unit of work for one channel: a whole file, or one section of a file larger than the
 // section size (sections of one file go to whichever channels ask, in parallel).
