@@ -12,6 +12,7 @@
 
 #include "catalog/catalog.h"
 #include "engine/backup_job.h"
+#include "engine/buffer_budget.h"
 #include "engine/compress.h"
 #include "engine/crypto.h"
 #include "engine/demo_data.h"
@@ -78,6 +79,29 @@ Result<engine::ChannelConfig> channel_config(const CommonFlags& c) {
   if (size) cfg.buffer_size = *size;
   cfg.direct = c.no_direct ? io::Direct::no : io::Direct::yes;
   return cfg;
+}
+
+// Refuses, as bad usage, I/O buffers that would take more memory than a job may have
+// (engine::buffer_memory_limit), naming the flags that set them and the total.
+Result<void> check_buffer_memory(const CommonFlags& c, uint32_t channels, uint64_t per_channel,
+                                 bool compressing) {
+  uint64_t physical = 0;
+  uint64_t limit = engine::buffer_memory_limit(&physical);
+  uint64_t total = per_channel * channels;
+  if (total <= limit) return ok();
+  std::string given = "--buffers " + (c.buffers ? std::to_string(*c.buffers) : "(default)") +
+                      ", --buffer-size " + c.buffer_size.value_or("(default)");
+  std::string why = physical ? "half of this machine's " + util::format_bytes(physical) +
+                                   " of memory, and at most " +
+                                   util::format_bytes(engine::kMaxBufferMemory)
+                             : "the most any job may have";
+  return fail(Errc::invalid_argument,
+              "I/O buffers would take " + util::format_bytes(total) + ": " +
+                  util::format_bytes(per_channel) + " per channel (" + given +
+                  (compressing ? ", doubled by --compress" : "") + ") x " +
+                  std::to_string(channels) + " channel(s) (--channels), above the limit of " +
+                  util::format_bytes(limit) + " (" + why +
+                  "); lower --buffers, --buffer-size or --channels");
 }
 
 // A size flag: empty means not given (0).
@@ -188,6 +212,10 @@ Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupF
     return fail(Errc::invalid_argument,
                 "a passphrase or key was given without --encrypt: add --encrypt to encrypt "
                 "this backup");
+  bool compressing = level != 0;
+  SB_TRY(check_buffer_memory(
+      c, o.channels,
+      engine::backup_channel_buffer_bytes(o.buffers, o.buffer_size, compressing), compressing));
   return o;
 }
 
@@ -228,6 +256,11 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
 int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atomic<bool>& cancel) {
   auto cfg = channel_config(c);
   if (!cfg) return report(cfg.error());
+  if (auto m = check_buffer_memory(
+          c, f.channels, engine::restore_channel_buffer_bytes(cfg->buffers, cfg->buffer_size),
+          false);
+      !m)
+    return report(m.error());
   auto cat = open_catalog(c, catalog::Create::no);
   if (!cat) return report(cat.error());
   engine::RestoreOptions o;

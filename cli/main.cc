@@ -92,7 +92,8 @@ void add_selection(CLI::App* app, stripeback::cli::RestoreFlags& f, const std::s
 
 void add_io(CLI::App* app, stripeback::cli::CommonFlags& c) {
   app->add_option("--buffers", c.buffers,
-                  "I/O buffers per channel (default: 16, or by the multiplexing rule)")
+                  "I/O buffers per channel (default: 16, or by the multiplexing rule); all "
+                  "the job's buffers must fit in half of this machine's memory (at most 64G)")
       ->check(CLI::Range(2, 4096));
   app->add_option("--buffer-size", c.buffer_size,
                   "size of each I/O buffer, a multiple of 4K (default: 1M, or by the "
