@@ -230,6 +230,8 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   if (!cat) return report(cat.error());
   auto sum = engine::run_backup(o, **cat);
   if (!sum) return report(sum.error());
+  if (o.keys)
+    for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);
   for (const auto& s : sum->skipped) spdlog::warn("skipped '{}': {}", s.path, s.why);
   for (const auto& w : sum->warnings) spdlog::warn("{}", w);
   if (c.json) std::printf("%s\n", sum->to_json().c_str());
@@ -280,6 +282,8 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   o.tape_drives = f.tape_drives;
   auto sum = engine::run_restore(o, **cat);
   if (!sum) return report(sum.error());
+  if (o.keys)
+    for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);
   if (c.json) std::printf("%s\n", sum->to_json().c_str());
   else std::fputs(sum->to_text().c_str(), stdout);
   if (sum->status != "complete") {
