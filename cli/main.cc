@@ -249,7 +249,10 @@ int main(int argc, char** argv) {
   std::string key_path;
   auto* keygen = app.add_subcommand(
       "keygen", "write a new random 256-bit key file for backup --encrypt --key-file");
-  keygen->add_option("FILE", key_path, "file to create (mode 0600; never replaced)")->required();
+  keygen->add_option("FILE", key_path,
+                     "file to create (mode 0600; never replaced); missing parent directories "
+                     "are created with mode 0700")
+      ->required();
   TapeFlags tf;
   auto* tape = add_tape_command(app, tf);
   auto* bench = app.add_subcommand("bench", "measure I/O paths on this machine");

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 
 #include "io/file.h"
@@ -357,6 +358,14 @@ Result<void> generate_key_file(const std::string& path) {
   }
   text.push_back('\n');
   OPENSSL_cleanse(key.data(), key.size());
+  // Missing parent directories are created for the key alone: no one else may even list it.
+  std::string parent = std::filesystem::path(path).parent_path().string();
+  if (!parent.empty()) {
+    if (auto r = io::make_dirs(parent, 0700); !r) {
+      OPENSSL_cleanse(text.data(), text.size());
+      return r.error().wrap("unable to create key file '" + path + "'");
+    }
+  }
   io::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd.valid()) {
     OPENSSL_cleanse(text.data(), text.size());
@@ -369,7 +378,7 @@ Result<void> generate_key_file(const std::string& path) {
     ::unlink(path.c_str());
     return sys_error(n < 0 ? err : EIO, "unable to write key file '" + path + "'");
   }
-  return ok();
+  return io::fsync_dir(parent.empty() ? "." : parent);
 }
 
 }  // namespace stripeback::engine

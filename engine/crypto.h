@@ -104,7 +104,8 @@ class Keyring {
   std::vector<std::string> warnings_;
 };
 
-// Writes a new random key file (64 hex digits, mode 0600); refuses to replace a file.
+// Writes a new random key file (64 hex digits, mode 0600), creating missing parent
+// directories with mode 0700; refuses to replace a file.
 Result<void> generate_key_file(const std::string& path);
 
 }  // namespace stripeback::engine

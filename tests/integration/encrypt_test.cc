@@ -196,5 +196,35 @@ TEST(EncryptCli, UnusableKeyFileReportsOnlyItsError) {
   EXPECT_EQ(m.err.find(open_warning), std::string::npos) << m.describe();
 }
 
+// keygen creates the directories a key file's path needs, for the key alone (mode 0700), and
+// says clearly when the path cannot be a directory.
+TEST(EncryptCli, KeygenCreatesMissingDirectories) {
+  TempDir work("sb-encrypt-keygen");
+  std::string key = work / "keys/host/backup.key";
+  auto g = sb({"keygen", key});
+  SB_ASSERT_EXIT(g, 0);
+  struct stat st {};
+  for (const auto& dir : {work / "keys", work / "keys/host"}) {
+    ASSERT_EQ(::stat(dir.c_str(), &st), 0) << dir;
+    EXPECT_TRUE(S_ISDIR(st.st_mode)) << dir;
+    EXPECT_EQ(st.st_mode & 0777, 0700u) << dir;
+  }
+  ASSERT_EQ(::stat(key.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(slurp(key).size(), 65u);  // 64 hex digits and a newline
+  // An existing directory keeps its mode.
+  ASSERT_EQ(::chmod((work / "keys").c_str(), 0750), 0);
+  SB_ASSERT_EXIT(sb({"keygen", work / "keys/second.key"}), 0);
+  ASSERT_EQ(::stat((work / "keys").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0750u);
+  // A regular file where a directory is needed: a usage error naming it.
+  write_text(work / "plain", "x");
+  auto bad = sb({"keygen", work / "plain/sub/k.key"});
+  SB_EXPECT_EXIT(bad, 2);
+  EXPECT_TRUE(contains(bad.err, work / "plain")) << bad.describe();
+  EXPECT_TRUE(contains(bad.err, "Not a directory")) << bad.describe();
+  EXPECT_FALSE(exists(work / "plain/sub"));
+}
+
 }  // namespace
 }  // namespace stripeback::it
