@@ -12,10 +12,12 @@
 
 #include "catalog/catalog.h"
 #include "engine/backup_job.h"
+#include "engine/buffer_budget.h"
 #include "engine/compress.h"
 #include "engine/crypto.h"
 #include "engine/demo_data.h"
 #include "engine/restore_job.h"
+#include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -36,7 +38,7 @@ int exit_code_for(const Error& e) {
 }
 
 int report(const Error& e) {
-  std::fprintf(stderr, "stripeback: %s\n", e.what.c_str());
+  print_error(e.what);
   return exit_code_for(e);
 }
 
@@ -79,6 +81,29 @@ Result<engine::ChannelConfig> channel_config(const CommonFlags& c) {
   return cfg;
 }
 
+// Refuses, as bad usage, I/O buffers that would take more memory than a job may have
+// (engine::buffer_memory_limit), naming the flags that set them and the total.
+Result<void> check_buffer_memory(const CommonFlags& c, uint32_t channels, uint64_t per_channel,
+                                 bool compressing) {
+  uint64_t physical = 0;
+  uint64_t limit = engine::buffer_memory_limit(&physical);
+  uint64_t total = per_channel * channels;
+  if (total <= limit) return ok();
+  std::string given = "--buffers " + (c.buffers ? std::to_string(*c.buffers) : "(default)") +
+                      ", --buffer-size " + c.buffer_size.value_or("(default)");
+  std::string why = physical ? "half of this machine's " + util::format_bytes(physical) +
+                                   " of memory, and at most " +
+                                   util::format_bytes(engine::kMaxBufferMemory)
+                             : "the most any job may have";
+  return fail(Errc::invalid_argument,
+              "I/O buffers would take " + util::format_bytes(total) + ": " +
+                  util::format_bytes(per_channel) + " per channel (" + given +
+                  (compressing ? ", doubled by --compress" : "") + ") x " +
+                  std::to_string(channels) + " channel(s) (--channels), above the limit of " +
+                  util::format_bytes(limit) + " (" + why +
+                  "); lower --buffers, --buffer-size or --channels");
+}
+
 // A size flag: empty means not given (0).
 Result<uint64_t> size_flag(const std::string& text, const char* flag) {
   if (text.empty()) return uint64_t{0};
@@ -112,6 +137,10 @@ std::string format_time(int64_t ns) {
 
 }  // namespace
 
+void print_error(const std::string& message) {
+  std::fprintf(stderr, "stripeback: %s\n", util::escape_text(message).c_str());
+}
+
 std::string default_catalog_dir() {
   if (const char* e = std::getenv("STRIPEBACK_CATALOG"); e && *e) return e;
   if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return std::string(x) + "/stripeback";
@@ -119,83 +148,97 @@ std::string default_catalog_dir() {
   return "";
 }
 
-int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic<bool>& cancel) {
-  auto cfg = channel_config(c);
-  if (!cfg) return report(cfg.error());
-  auto cat = open_catalog(c, catalog::Create::yes);
-  if (!cat) return report(cat.error());
+namespace {
+
+// Every backup flag checked and turned into engine options before anything is opened or
+// written (the catalog included): bad usage leaves no trace.
+Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupFlags& f) {
   engine::BackupOptions o;
+  SB_ASSIGN(o.channel, channel_config(c));
   o.sources = f.sources;
+  o.one_file_system = f.one_file_system;
   o.destination = f.to;
   o.tag = f.tag;
   o.channels = f.channels;
-  o.channel = *cfg;
-  o.cancel = &cancel;
   if (c.buffers) o.buffers = *c.buffers;
-  auto bsize = buffer_size_of(c);
-  if (!bsize) return report(bsize.error());
-  o.buffer_size = *bsize;
+  SB_ASSIGN(o.buffer_size, buffer_size_of(c));
   o.files_per_set = f.files_per_set;
   o.channel.max_open_files = f.max_open_files;
-  auto piece = size_flag(f.max_piece_size, "--max-piece-size");
-  auto section = size_flag(f.section_size, "--section-size");
-  auto rate = size_flag(f.rate, "--rate");
-  auto job_rate = size_flag(f.job_rate, "--job-rate");
-  for (const auto* r : {&piece, &section, &rate, &job_rate})
-    if (!*r) return report(r->error());
-  o.channel.max_piece_size = *piece;
-  o.section_size = *section;
-  o.channel.rate = static_cast<double>(*rate);
-  o.job_rate = static_cast<double>(*job_rate);
+  SB_ASSIGN(o.channel.max_piece_size, size_flag(f.max_piece_size, "--max-piece-size"));
+  SB_ASSIGN(o.section_size, size_flag(f.section_size, "--section-size"));
+  SB_ASSIGN(uint64_t rate, size_flag(f.rate, "--rate"));
+  SB_ASSIGN(uint64_t job_rate, size_flag(f.job_rate, "--job-rate"));
+  o.channel.rate = static_cast<double>(rate);
+  o.job_rate = static_cast<double>(job_rate);
   if (!f.duration.empty()) {
-    auto d = util::parse_clock_duration(f.duration, "--duration");
-    if (!d) return report(d.error());
-    o.duration = *d;
+    SB_ASSIGN(o.duration, util::parse_clock_duration(f.duration, "--duration"));
   }
   o.partial = f.partial;
   o.minimize_load = f.minimize_load;
-  auto level = engine::parse_compress(f.compress);
-  if (!level) return report(level.error());
-  o.channel.compress_level = *level;
-  if (auto t = tape_backup_options(f); !t) {
-    return report(t.error());
-  } else if (*t) {
-    o.tape = std::move(**t);
+  if ((f.partial || f.minimize_load) && f.duration.empty())
+    return fail(Errc::invalid_argument, "--partial and --minimize-load need --duration");
+  SB_ASSIGN(int level, engine::parse_compress(f.compress));
+  o.channel.compress_level = level;
+  SB_ASSIGN(auto tape, tape_backup_options(f));
+  if (tape) {
+    o.tape = std::move(*tape);
     o.channels = static_cast<uint32_t>(o.tape->drives.size());
   }
   if (f.cpu_budget) {
-    if (*level != engine::kCompressAuto)
-      return report(Error{Errc::invalid_argument, 0, "--cpu-budget needs --compress auto"});
+    if (level != engine::kCompressAuto)
+      return fail(Errc::invalid_argument, "--cpu-budget needs --compress auto");
     if (!(*f.cpu_budget > 0) || *f.cpu_budget > 1024)
-      return report(Error{Errc::invalid_argument, 0,
-                          "--cpu-budget must be a number of cores above 0 (e.g. 0.5 or 1.5)"});
+      return fail(Errc::invalid_argument,
+                  "--cpu-budget must be a number of cores above 0 (e.g. 0.5 or 1.5)");
     o.channel.cpu_budget = *f.cpu_budget / o.channels;
   }
-  auto keys = load_keys(f.keys);
-  if (!keys) return report(keys.error());
-  if (f.encrypt && !*keys)
-    return report(Error{Errc::invalid_argument, 0,
-                        "--encrypt needs --passphrase-file, --passphrase-env or --key-file"});
-  if (!f.encrypt && *keys)
-    return report(Error{Errc::invalid_argument, 0,
-                        "a passphrase or key was given without --encrypt: add --encrypt to "
-                        "encrypt this backup"});
-  o.keys = *keys;
+  SB_ASSIGN(o.keys, load_keys(f.keys));
+  if (f.encrypt && !o.keys)
+    return fail(Errc::invalid_argument,
+                "--encrypt needs --passphrase-file, --passphrase-env or --key-file");
+  if (!f.encrypt && o.keys)
+    return fail(Errc::invalid_argument,
+                "a passphrase or key was given without --encrypt: add --encrypt to encrypt "
+                "this backup");
+  bool compressing = level != 0;
+  SB_TRY(check_buffer_memory(
+      c, o.channels,
+      engine::backup_channel_buffer_bytes(o.buffers, o.buffer_size, compressing), compressing));
+  return o;
+}
+
+}  // namespace
+
+int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic<bool>& cancel) {
+  auto opts = backup_options(c, f);
+  if (!opts) return report(opts.error());
+  engine::BackupOptions& o = *opts;
+  o.cancel = &cancel;
+  auto cat = open_catalog(c, catalog::Create::yes);
+  if (!cat) return report(cat.error());
   auto sum = engine::run_backup(o, **cat);
   if (!sum) return report(sum.error());
+  if (o.keys)
+    for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);
   for (const auto& s : sum->skipped) spdlog::warn("skipped '{}': {}", s.path, s.why);
   for (const auto& w : sum->warnings) spdlog::warn("{}", w);
   if (c.json) std::printf("%s\n", sum->to_json().c_str());
   else std::fputs(sum->to_text().c_str(), stdout);
+  std::string id = std::to_string(sum->backup_id);
   if (sum->status == "partial") {
-    std::fprintf(stderr, "stripeback: backup %llu is partial: %s\n",
-                 static_cast<unsigned long long>(sum->backup_id), sum->error.c_str());
+    print_error("backup " + id + " is partial: " + sum->error);
     return kExitPartial;
   }
   if (sum->status != "complete") {
-    std::fprintf(stderr, "stripeback: backup %llu failed: %s\n",
-                 static_cast<unsigned long long>(sum->backup_id), sum->error.c_str());
+    print_error("backup " + id + " failed: " + sum->error);
     return kExitFailed;
+  }
+  if (!sum->changed_files.empty()) {
+    print_error("backup " + id + " is complete, but " +
+                std::to_string(sum->changed_files.size()) +
+                " file(s) changed while they were read, e.g. '" + sum->changed_files.front() +
+                "': their copies may be inconsistent");
+    return kExitChanged;
   }
   return kExitOk;
 }
@@ -203,6 +246,11 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
 int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atomic<bool>& cancel) {
   auto cfg = channel_config(c);
   if (!cfg) return report(cfg.error());
+  if (auto m = check_buffer_memory(
+          c, f.channels, engine::restore_channel_buffer_bytes(cfg->buffers, cfg->buffer_size),
+          false);
+      !m)
+    return report(m.error());
   auto cat = open_catalog(c, catalog::Create::no);
   if (!cat) return report(cat.error());
   engine::RestoreOptions o;
@@ -222,10 +270,12 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   o.tape_drives = f.tape_drives;
   auto sum = engine::run_restore(o, **cat);
   if (!sum) return report(sum.error());
+  if (o.keys)
+    for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);
   if (c.json) std::printf("%s\n", sum->to_json().c_str());
   else std::fputs(sum->to_text().c_str(), stdout);
   if (sum->status != "complete") {
-    for (const auto& e : sum->errors) std::fprintf(stderr, "stripeback: %s\n", e.c_str());
+    for (const auto& e : sum->errors) print_error(e);
     return kExitFailed;
   }
   return kExitOk;
@@ -265,17 +315,19 @@ int run_list_cmd(const CommonFlags& c) {
               "FILES", "BYTES", "PIECES");
   for (const auto& b : backups) {
     Totals t = totals(b);
+    std::string tag = b.begin.tag.empty() ? "-" : util::escape_text(b.begin.tag);
     std::printf("%6llu  %-16s %-19s  %-10s %7llu %12s %6zu\n",
-                static_cast<unsigned long long>(b.id), b.begin.tag.empty() ? "-" : b.begin.tag.c_str(),
+                static_cast<unsigned long long>(b.id), tag.c_str(),
                 format_time(b.begin.start_time_ns).c_str(), b.status_name().c_str(),
                 static_cast<unsigned long long>(t.files), util::format_bytes(t.bytes).c_str(),
                 b.pieces.size());
   }
-  if (backups.empty()) std::printf("(no backups in %s)\n", (*cat)->dir().c_str());
+  if (backups.empty())
+    std::printf("(no backups in %s)\n", util::escape_text((*cat)->dir()).c_str());
   for (const auto& b : backups)
     if (!b.damage.empty())
       std::printf("backup %llu is damaged: %s\n", static_cast<unsigned long long>(b.id),
-                  b.damage.c_str());
+                  util::escape_text(b.damage).c_str());
   return kExitOk;
 }
 
@@ -286,7 +338,7 @@ int run_demo_data_cmd(const DemoDataFlags& f) {
   if (!sum) return report(sum.error());
   std::printf("generated %llu files, %s in %s (%.2f s)\n",
               static_cast<unsigned long long>(sum->files), util::format_bytes(sum->bytes).c_str(),
-              f.dir.c_str(), sum->elapsed_s);
+              util::escape_text(f.dir).c_str(), sum->elapsed_s);
   return kExitOk;
 }
 
@@ -298,7 +350,7 @@ int run_keygen_cmd(const std::string& path) {
   if (auto r = engine::generate_key_file(path); !r) return report(r.error());
   std::printf("wrote a new 256-bit key to %s (mode 0600); keep a copy apart from the backups: "
               "without it they cannot be restored\n",
-              path.c_str());
+              util::escape_text(path).c_str());
   return kExitOk;
 }
 

@@ -1,6 +1,7 @@
 // The `stripeback` subcommands: each turns parsed flags into engine options, runs the job
 // and prints its result. Exit codes: 0 success, 1 the job failed, 2 bad usage or input,
-// 3 a partial backup, 4 a wrong passphrase or key.
+// 3 a partial backup, 4 a wrong passphrase or key, 5 a complete backup in which some files
+// changed while they were read.
 #pragma once
 
 #include <atomic>
@@ -16,6 +17,10 @@ inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitPartial = 3;  // backup --partial stopped at its deadline
 inline constexpr int kExitWrongKey = 4;  // the passphrase or key does not open the backup
+// The backup is complete, but files changed (size or mtime) while they were read: their
+// copies may be inconsistent (listed in --json "changed_files"). A partial backup exits 3
+// even so, with the same list.
+inline constexpr int kExitChanged = 5;
 
 // Where the encryption key comes from: names only, never the secret itself.
 struct KeyFlags {
@@ -34,6 +39,7 @@ struct CommonFlags {
 
 struct BackupFlags {
   std::vector<std::string> sources;
+  bool one_file_system = false;
   std::string to;
   std::string tag;
   unsigned channels = 2;
@@ -50,12 +56,13 @@ struct BackupFlags {
   std::optional<double> cpu_budget;
   bool encrypt = false;
   KeyFlags keys;
-  // Tape (see cli/tape_commands.h): every --to as given; tape:URL ones become drives.
+  // Tape (see cli/tape_commands.h): every --to as given; tape:URL ones become drives. The
+  // tape flags are unset when not given (a backup to a directory refuses them).
   std::vector<std::string> to_all;
   std::vector<std::string> tape_volumes;
-  std::string tape_block_size = "256K";
-  std::string tape_io = "async";
-  unsigned tape_wait = 10;  // seconds to wait for a drive that is not ready
+  std::optional<std::string> tape_block_size;  // default 256K
+  std::optional<std::string> tape_io;          // async (default) or sync
+  std::optional<unsigned> tape_wait;  // seconds to wait for a drive that is not ready (10)
 };
 
 struct RestoreFlags {
@@ -82,6 +89,10 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
 int run_list_cmd(const CommonFlags& c);
 int run_demo_data_cmd(const DemoDataFlags& f);
 int run_keygen_cmd(const std::string& path);
+
+// Prints "stripeback: MESSAGE" on stderr. Messages quote file names, tags and URLs as they
+// are; this escapes them (util::escape_text) so that no control byte reaches the terminal.
+void print_error(const std::string& message);
 
 // $STRIPEBACK_CATALOG, else $XDG_STATE_HOME/stripeback, else ~/.local/state/stripeback.
 std::string default_catalog_dir();

@@ -2,23 +2,50 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <spdlog/cfg/env.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "cli/tape_commands.h"
 #include "cli/nfs_bench.h"
 #include "cli/nfs_flags.h"
 #include "engine/backup_job.h"
+#include "util/escape.h"
 
 namespace {
 
 std::atomic<bool> g_cancel{false};
 
 void on_signal(int) { g_cancel.store(true); }
+
+// The message of a log line, escaped like all text output: log lines quote file names.
+class EscapedMessage : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    std::string text =
+        stripeback::util::escape_text(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<EscapedMessage>();
+  }
+};
+
+void set_up_logging(const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("stripeback");
+  spdlog::set_default_logger(logger);
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<EscapedMessage>('*').set_pattern("%^%l%$: %*");
+  spdlog::set_formatter(std::move(formatter));
+  spdlog::set_level(spdlog::level::from_str(level));
+}
 
 void install_signal_handlers() {
   struct sigaction sa {};
@@ -65,7 +92,8 @@ void add_selection(CLI::App* app, stripeback::cli::RestoreFlags& f, const std::s
 
 void add_io(CLI::App* app, stripeback::cli::CommonFlags& c) {
   app->add_option("--buffers", c.buffers,
-                  "I/O buffers per channel (default: 16, or by the multiplexing rule)")
+                  "I/O buffers per channel (default: 16, or by the multiplexing rule); all "
+                  "the job's buffers must fit in half of this machine's memory (at most 64G)")
       ->check(CLI::Range(2, 4096));
   app->add_option("--buffer-size", c.buffer_size,
                   "size of each I/O buffer, a multiple of 4K (default: 1M, or by the "
@@ -82,9 +110,17 @@ int main(int argc, char** argv) {
       "stripeback: multi-channel backup and restore of large datafiles.\n"
       "Backs files up into self-describing pieces, records them in a flat catalog, and "
       "restores them byte-exact.\nExit codes: 0 success, 1 the job failed, 2 bad usage or "
-      "input, 3 a --partial backup stopped at its deadline, 4 wrong passphrase or key.",
+      "input, 3 a --partial backup stopped at its deadline, 4 wrong passphrase or key, 5 a "
+      "complete backup in which files changed while they were read (their copies may be "
+      "inconsistent; --json lists them in \"changed_files\").",
       "stripeback"};
   app.require_subcommand(1);
+  // Parse errors quote what was typed: escaped like every other message.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    std::string text = CLI::FailureMessage::simple(a, e);  // starts with e.what() and "\n"
+    std::string what = e.what();
+    return stripeback::util::escape_text(what) + text.substr(std::min(what.size(), text.size()));
+  });
   app.set_version_flag("--version", "stripeback 0.1.0");
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "log level: trace, debug, info, warn, error, off")
@@ -98,9 +134,15 @@ int main(int argc, char** argv) {
   auto* backup = app.add_subcommand(
       "backup", "back up files and directories into pieces in --to DIR");
   backup->add_option("SOURCE", bf.sources,
-                     "files or directories to back up (directories recursively; symbolic "
-                     "links and special files are reported and skipped)")
+                     "files or directories to back up, directories recursively. A SOURCE "
+                     "that is a symbolic link is followed (its files are recorded under the "
+                     "link's path); symbolic links and special files found below a SOURCE "
+                     "are reported and skipped, as are pseudo file systems (/proc, /sys, "
+                     "/dev, cgroup, ...)")
       ->required();
+  backup->add_flag("--one-file-system", bf.one_file_system,
+                   "do not descend into directories on another file system than the SOURCE "
+                   "they are below (mount points are reported as skipped)");
   backup->add_option("--to", bf.to_all,
                      "directory that receives the backup pieces, or a tape drive "
                      "tape:iscsi://HOST:PORT/IQN/LUN or tape:/dev/sgN (repeat for more drives: "
@@ -129,9 +171,11 @@ int main(int argc, char** argv) {
                      "split files larger than this into sections that channels back up in "
                      "parallel (e.g. 256M)");
   backup->add_option("--rate", bf.rate,
-                     "most bytes per second each channel reads (e.g. 100M)");
+                     "most bytes per second each channel reads (e.g. 100M), from the first "
+                     "read on: at most one buffer more is saved up while idle");
   backup->add_option("--job-rate", bf.job_rate,
-                     "most bytes per second the whole job reads (e.g. 200M)");
+                     "most bytes per second the whole job reads (e.g. 200M), with the same "
+                     "bound");
   backup->add_option("--duration", bf.duration,
                      "longest time the backup may run, HH:MM or HH:MM:SS; at the end it stops "
                      "(failed, or partial with --partial)");
@@ -205,7 +249,10 @@ int main(int argc, char** argv) {
   std::string key_path;
   auto* keygen = app.add_subcommand(
       "keygen", "write a new random 256-bit key file for backup --encrypt --key-file");
-  keygen->add_option("FILE", key_path, "file to create (mode 0600; never replaced)")->required();
+  keygen->add_option("FILE", key_path,
+                     "file to create (mode 0600; never replaced); missing parent directories "
+                     "are created with mode 0700")
+      ->required();
   TapeFlags tf;
   auto* tape = add_tape_command(app, tf);
   auto* bench = app.add_subcommand("bench", "measure I/O paths on this machine");
@@ -221,8 +268,8 @@ int main(int argc, char** argv) {
     names += (names.empty() ? "" : ", ") + sub->get_name();
   }
   if (argc > 1 && argv[1][0] != '-' && !known) {
-    std::fprintf(stderr, "stripeback: unknown command '%s' (expected one of %s; see --help)\n",
-                 argv[1], names.c_str());
+    print_error("unknown command '" + std::string(argv[1]) + "' (expected one of " + names +
+                "; see --help)");
     return kExitUsage;
   }
   try {
@@ -232,19 +279,16 @@ int main(int argc, char** argv) {
     return e.get_exit_code() == 0 ? rc : kExitUsage;
   }
 
-  auto logger = spdlog::stderr_color_mt("stripeback");
-  spdlog::set_default_logger(logger);
-  spdlog::set_pattern("%^%l%$: %v");
-  spdlog::set_level(spdlog::level::from_str(log_level));
+  set_up_logging(log_level);
   install_signal_handlers();
   if (auto r = apply_nfs_flags(nfs_flags, &g_cancel); !r) {
-    std::fprintf(stderr, "stripeback: %s\n", r.error().what.c_str());
+    print_error(r.error().what);
     return kExitUsage;
   }
 
   if (backup->parsed()) {
     if (auto r = resolve_backup_destinations(bf); !r) {
-      std::fprintf(stderr, "stripeback: %s\n", r.error().what.c_str());
+      print_error(r.error().what);
       return kExitUsage;
     }
     return run_backup_cmd(common, bf, g_cancel);

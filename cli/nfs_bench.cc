@@ -20,6 +20,7 @@
 #include "io/file.h"
 #include "io/io_engine.h"
 #include "io/remote.h"
+#include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -170,11 +171,11 @@ std::string name_of(unsigned i, const char* kind) {
 void print_table(const NfsBenchFlags& f, bool mount, const std::vector<Run>& runs) {
   std::printf("bench nfs: %u channel(s), %s per direction\n", f.channels,
               util::format_bytes(runs.empty() ? 0 : runs[0].bytes).c_str());
-  std::printf("  kernel path: %s%s\n", f.kernel_path.c_str(),
+  std::printf("  kernel path: %s%s\n", util::escape_text(f.kernel_path).c_str(),
               mount ? " (a kernel NFS mount)"
                     : " (NOT an NFS mount: the kernel column measures local file I/O, e.g. "
                       "the export's own directory)");
-  std::printf("  user-space:  %s\n", f.nfs_url.c_str());
+  std::printf("  user-space:  %s\n", util::escape_text(f.nfs_url).c_str());
   for (size_t i = 0; i + 1 < runs.size(); i += 2) {
     const Run& k = runs[i];
     const Run& n = runs[i + 1];
@@ -221,20 +222,20 @@ CLI::App* add_nfs_bench(CLI::App* bench, NfsBenchFlags& f, NfsFlags& nfs) {
 int run_nfs_bench_cmd(const NfsBenchFlags& f) {
   auto size = util::parse_size(f.size);
   if (!size) {
-    std::fprintf(stderr, "stripeback: --size: %s\n", size.error().what.c_str());
+    print_error("--size: " + size.error().what);
     return kExitUsage;
   }
   uint64_t per = (*size / f.channels + kIo - 1) / kIo * kIo;
   if (!io::is_url(f.nfs_url) || !io::lstat_path(f.nfs_url)) {
     auto st = io::lstat_path(f.nfs_url);
-    std::fprintf(stderr, "stripeback: --nfs-url '%s' is not usable: %s\n", f.nfs_url.c_str(),
-                 st ? "not an nfs:// URL" : st.error().what.c_str());
+    print_error("--nfs-url '" + f.nfs_url +
+                "' is not usable: " + (st ? std::string("not an nfs:// URL") : st.error().what));
     return kExitUsage;
   }
   struct statfs sfs {};
   if (::statfs(f.kernel_path.c_str(), &sfs) != 0) {
-    std::fprintf(stderr, "stripeback: --kernel-path '%s' is not usable: %s\n",
-                 f.kernel_path.c_str(), std::strerror(errno));
+    const int err = errno;
+    print_error("--kernel-path '" + f.kernel_path + "' is not usable: " + std::strerror(err));
     return kExitUsage;
   }
   const bool mount = sfs.f_type == kNfsSuperMagic;
@@ -246,7 +247,7 @@ int run_nfs_bench_cmd(const NfsBenchFlags& f) {
     if (st && static_cast<uint64_t>(st->st_size) == per) continue;
     if (st) (void)io::unlink_path(p);
     if (auto r = kernel_write(p, per); !r) {
-      std::fprintf(stderr, "stripeback: %s\n", r.error().what.c_str());
+      print_error(r.error().what);
       return kExitFailed;
     }
   }
@@ -283,8 +284,7 @@ int run_nfs_bench_cmd(const NfsBenchFlags& f) {
   }
   for (const Run& r : runs)
     if (!r.error.empty()) {
-      std::fprintf(stderr, "stripeback: bench nfs %s through %s failed: %s\n", r.op.c_str(),
-                   r.path.c_str(), r.error.c_str());
+      print_error("bench nfs " + r.op + " through " + r.path + " failed: " + r.error);
       return kExitFailed;
     }
   if (!f.json) {

@@ -8,6 +8,7 @@
 #include "tape/drive.h"
 #include "tape/exercise.h"
 #include "tape/label.h"
+#include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -17,9 +18,12 @@ namespace {
 using namespace stripeback::tape;
 
 int report(const Error& e) {
-  std::fprintf(stderr, "stripeback: %s\n", e.what.c_str());
+  print_error(e.what);
   return e.code == Errc::invalid_argument ? kExitUsage : kExitFailed;
 }
+
+// Drive URLs, inquiry strings and label fields in text output, escaped.
+std::string esc(const std::string& text) { return util::escape_text(text); }
 
 Result<uint32_t> parse_block_size(const std::string& text) {
   auto v = util::parse_size(text);
@@ -32,7 +36,7 @@ Result<uint32_t> parse_block_size(const std::string& text) {
 Result<std::unique_ptr<TapeDrive>> open_ready(const std::string& url) {
   SB_ASSIGN(auto d, TapeDrive::open(url));
   SB_TRY(d->wait_ready(std::chrono::seconds(10), [](const std::string& msg) {
-    std::fprintf(stderr, "stripeback: %s\n", msg.c_str());
+    print_error(msg);
   }));
   return d;
 }
@@ -45,19 +49,20 @@ int cmd_status(const TapeFlags& f) {
   j.begin_object();
   j.kv("url", f.urls[0]);
   std::ostringstream text;
-  text << "drive:       " << f.urls[0] << "\n";
+  text << "drive:       " << esc(f.urls[0]) << "\n";
   auto ready = drive.test_unit_ready();
   j.kv("ready", static_cast<bool>(ready));
   if (!ready) {
     j.kv("not_ready", ready.error().what);
-    text << "ready:       no (" << ready.error().what << ")\n";
+    text << "ready:       no (" << esc(ready.error().what) << ")\n";
   } else {
     text << "ready:       yes\n";
   }
   if (auto inq = drive.inquiry()) {
     j.kv("vendor", inq->vendor).kv("product", inq->product).kv("revision", inq->revision);
     j.kv("device_type", static_cast<unsigned>(inq->device_type));
-    text << "inquiry:     " << inq->vendor << " " << inq->product << " " << inq->revision
+    text << "inquiry:     " << esc(inq->vendor) << " " << esc(inq->product) << " "
+         << esc(inq->revision)
          << (inq->device_type == 1 ? " (tape)" : " (not a tape drive)") << "\n";
   } else {
     return report(inq.error());
@@ -83,12 +88,12 @@ int cmd_status(const TapeFlags& f) {
     if (!lr) return report(lr.error());
     if (lr->label) {
       j.begin_object("label").kv("volume", lr->label->volume_id).kv("block_size", lr->label->block_size).kv("version", static_cast<unsigned>(lr->label->version)).end_object();
-      text << "label:       volume " << lr->label->volume_id << ", block size "
+      text << "label:       volume " << esc(lr->label->volume_id) << ", block size "
            << lr->label->block_size << ", format version " << lr->label->version << "\n";
       (void)drive.set_block_size(lr->label->block_size);
     } else {
       j.kv("label", lr->why_none);
-      text << "label:       none: " << lr->why_none << "\n";
+      text << "label:       none: " << esc(lr->why_none) << "\n";
     }
     (void)drive.rewind();
   }
@@ -119,7 +124,8 @@ int cmd_label(const TapeFlags& f) {
                     .count()};
   if (auto w = write_label(**d, l); !w) return report(w.error());
   (void)(*d)->rewind();
-  std::printf("labelled %s as volume %s (block size %u)\n", f.urls[0].c_str(), f.volume.c_str(), *bs);
+  std::printf("labelled %s as volume %s (block size %u)\n", esc(f.urls[0]).c_str(),
+              esc(f.volume).c_str(), *bs);
   return kExitOk;
 }
 
@@ -130,7 +136,7 @@ int cmd_rewind(const TapeFlags& f, bool eject) {
   if (eject) {
     if (auto r = (*d)->unload(); !r) return report(r.error());
   }
-  std::printf("%s %s\n", eject ? "ejected" : "rewound", f.urls[0].c_str());
+  std::printf("%s %s\n", eject ? "ejected" : "rewound", esc(f.urls[0]).c_str());
   return kExitOk;
 }
 
@@ -174,14 +180,14 @@ int cmd_test(const TapeFlags& f, const std::atomic<bool>& cancel) {
     std::string segs;
     for (const Span& sp : s->location.spans) {
       j.begin_object().kv("volume", sp.volume_id).kv("file", sp.file).kv("first_block", sp.first_seq).kv("blocks", sp.blocks).end_object();
-      segs += " volume " + sp.volume_id + ": blocks " + std::to_string(sp.first_seq) + ".." +
+      segs += " volume " + esc(sp.volume_id) + ": blocks " + std::to_string(sp.first_seq) + ".." +
               std::to_string(sp.first_seq + sp.blocks - 1) + ";";
     }
     j.end_array().kv("bytes", s->location.bytes).end_object();
     if (!f.json)
       std::printf("end of medium: filled %s, continued on %s, read back %s across both, every "
                   "block in sequence:%s\n",
-                  f.urls[0].c_str(), f.urls[1].c_str(),
+                  esc(f.urls[0]).c_str(), esc(f.urls[1]).c_str(),
                   util::format_bytes(s->location.bytes).c_str(), segs.c_str());
   }
   j.end_object();
@@ -199,18 +205,17 @@ void add_backup_tape_flags(CLI::App* backup, BackupFlags& f) {
       ->delimiter(',')
       ->allow_extra_args(false);
   backup->add_option("--tape-block-size", f.tape_block_size,
-                     "tape block size (default 256K); checked against each drive's READ "
-                     "BLOCK LIMITS before anything is written")
-      ->default_val("256K");
+                     "with --to tape:URL: tape block size (default 256K); checked against "
+                     "each drive's READ BLOCK LIMITS before anything is written");
   backup->add_option("--tape-io", f.tape_io,
-                     "async: a helper thread per drive writes while the channel produces "
-                     "(default); sync: the channel writes itself (for comparison)")
-      ->default_val("async")
+                     "with --to tape:URL: async, a helper thread per drive writes while the "
+                     "channel produces (default); sync, the channel writes itself (for "
+                     "comparison)")
       ->check(CLI::IsMember({"async", "sync"}));
   backup->add_option("--tape-wait", f.tape_wait,
-                     "seconds to wait for a drive that is not ready (no tape loaded) before "
-                     "failing; the wait is logged as \"waiting for tape\"")
-      ->default_val(10)
+                     "with --to tape:URL: seconds to wait for a drive that is not ready (no "
+                     "tape loaded) before failing (default 10); the wait is logged as "
+                     "\"waiting for tape\"")
       ->check(CLI::Range(0, 86400));
 }
 
@@ -230,8 +235,16 @@ Result<void> resolve_backup_destinations(BackupFlags& f) {
 
 Result<std::optional<engine::TapeOptions>> tape_backup_options(const BackupFlags& f) {
   if (f.to_all.empty() || f.to_all.front().rfind("tape:", 0) != 0) {
-    if (!f.tape_volumes.empty())
-      return fail(Errc::invalid_argument, "--tape-volumes needs --to tape:URL drives");
+    // Tape settings given for a directory would be ignored: say so rather than accept them.
+    const char* given = !f.tape_volumes.empty() ? "--tape-volumes"
+                        : f.tape_block_size    ? "--tape-block-size"
+                        : f.tape_io            ? "--tape-io"
+                        : f.tape_wait          ? "--tape-wait"
+                                               : nullptr;
+    if (given)
+      return fail(Errc::invalid_argument,
+                  std::string(given) + " needs --to tape:URL drives: it sets how pieces are "
+                  "written to tape, and '" + f.to + "' is a directory");
     return std::optional<engine::TapeOptions>();
   }
   engine::TapeOptions t;
@@ -242,9 +255,9 @@ Result<std::optional<engine::TapeOptions>> tape_backup_options(const BackupFlags
                   "--tape-volumes '" + v + "' is not a tape URL (tape:iscsi://... or tape:/dev/sgN)");
     t.volumes.push_back(v);
   }
-  SB_ASSIGN(t.block_size, parse_block_size(f.tape_block_size));
-  t.sync_io = f.tape_io == "sync";
-  t.ready_wait = std::chrono::seconds(f.tape_wait);
+  SB_ASSIGN(t.block_size, parse_block_size(f.tape_block_size.value_or("256K")));
+  t.sync_io = f.tape_io.value_or("async") == "sync";
+  t.ready_wait = std::chrono::seconds(f.tape_wait.value_or(10));
   return std::optional<engine::TapeOptions>(std::move(t));
 }
 

@@ -191,29 +191,37 @@ class BackupChannel {
     return ok();
   }
 
-  // Keeps free buffers busy with reads, round-robin over the open units, as far as the
-  // rate limits allow. Returns how long to wait for tokens (zero if not throttled).
+  // Keeps free buffers busy with reads over the open units (round-robin, or in set order),
+  // as far as the rate limits allow. Returns how long to wait for tokens (zero if not
+  // throttled).
   Result<io::Clock::duration> issue_reads() {
     SB_TRY(open_units());
     std::vector<io::IoOp> ops;
-    size_t per_source = std::max<size_t>(1, pool_->count() / std::max<size_t>(1, sources_.size()));
+    const bool in_order = ctx_.config.read_order == ReadOrder::set_order;
+    size_t per_source = in_order ? pool_->count()
+                                 : std::max<size_t>(1, pool_->count() /
+                                                           std::max<size_t>(1, sources_.size()));
+    if (in_order) rr_ = sources_.begin();  // sources_ is in set order
     io::Clock::duration wait{};
     size_t idle_rounds = 0;
     while (pool_->free_count() > 0 && !sources_.empty() && idle_rounds < sources_.size()) {
       if (rr_ == sources_.end()) rr_ = sources_.begin();
       Source* s = rr_->get();
-      ++rr_;
       if (s->next >= s->end || s->ops_out >= per_source) {
+        ++rr_;
         ++idle_rounds;
         continue;
       }
+      if (!in_order) ++rr_;  // in order, a unit keeps the buffers until it has all it needs
       idle_rounds = 0;
       uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(s->end - s->next, ctx_.config.buffer_size));
-      wait = std::max(bucket_.wait_time(),
-                      ctx_.job_bucket ? ctx_.job_bucket->wait_time() : io::Clock::duration{});
+      // The channel's own bucket first (only this thread takes from it), then the job's,
+      // which takes the tokens only if the read goes.
+      wait = bucket_.wait_time(want);
+      if (wait == io::Clock::duration::zero() && ctx_.job_bucket)
+        wait = ctx_.job_bucket->take(want);
       if (wait > io::Clock::duration::zero()) break;
-      bucket_.consume(want);
-      if (ctx_.job_bucket) ctx_.job_bucket->consume(want);
+      (void)bucket_.take(want);
       uint32_t slot = *pool_->acquire();
       uint32_t len = s->file.direct ? static_cast<uint32_t>(align_up(want)) : want;
       slots_[slot] = Slot{s, nullptr, s->next, want, false};
@@ -238,8 +246,6 @@ class BackupChannel {
     src->next = u.offset;
     // A whole file is read to its size at open; a section to its planned end.
     src->end = u.sections == 1 ? size : u.offset + u.length;
-    if (u.sections > 1 && size != u.file->size)
-      out_.warnings.push_back("'" + u.file->path + "' changed size since the backup started");
     out_.stats.direct_source = out_.stats.direct_source || src->file.direct;
     src->meta.path = u.file->path;
     src->meta.size = u.sections == 1 ? size : u.file->size;
@@ -409,14 +415,14 @@ class BackupChannel {
   // counts as backed up once the pieces holding it are finished.
   Result<void> maybe_done(Source* s) {
     if (s->ops_out > 0 || s->next < s->end) return ok();
-    auto now_st = s->unit->sections == 1 ? io::fstat_fd(s->file.fd.get(), s->meta.path)
-                                         : Result<struct stat>(Error{Errc::io, 0, ""});
-    if (now_st && (static_cast<uint64_t>(now_st->st_size) != s->meta.size ||
-                   mtime_ns_of(*now_st) != s->meta.mtime_ns)) {
-      out_.warnings.push_back("'" + s->meta.path +
-                              "' changed while it was backed up; its copy holds a mix of "
-                              "old and new contents");
-    }
+    // A whole file is compared with itself when it was opened; a section with the plan, as
+    // the sections of one file are read at different times.
+    const bool whole = s->unit->sections == 1;
+    const uint64_t size = whole ? s->meta.size : s->unit->file->size;
+    const int64_t mtime = whole ? s->meta.mtime_ns : s->unit->file->mtime_ns;
+    auto now_st = io::fstat_fd(s->file.fd.get(), s->meta.path);
+    s->done.changed = now_st && (static_cast<uint64_t>(now_st->st_size) != size ||
+                                 mtime_ns_of(*now_st) != mtime);
     s->done.pieces.assign(s->pieces.begin(), s->pieces.end());
     finished_.push_back(std::move(s->done));
     if (s->unit->section + 1 == s->unit->sections || s->unit->sections == 1) ++out_.stats.files;

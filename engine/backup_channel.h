@@ -30,12 +30,21 @@ class Keyring;
 
 inline constexpr uint32_t kDefaultChannels = 2;
 
+// How a channel shares its buffers among the units it has open.
+enum class ReadOrder : uint8_t {
+  round_robin,  // each open unit in turn: they progress together (multiplexing)
+  // The first open unit in its set's order takes every buffer it can use, the next only
+  // what is left: units finish in set order, so a deadline cuts the fewest and the last.
+  set_order,
+};
+
 struct ChannelConfig {
   size_t buffers = 16;
   size_t buffer_size = 1 << 20;
   unsigned queue_depth = 64;
   io::Direct direct = io::Direct::yes;
   uint32_t max_open_files = 8;  // units read at once (multiplexing level)
+  ReadOrder read_order = ReadOrder::round_robin;
   uint64_t max_piece_size = 0;  // 0: one piece per channel
   double rate = 0;              // bytes per second read by this channel; 0: unlimited
   int compress_level = 0;       // zstd level; 0: no compression; kCompressAuto: adaptive
@@ -76,6 +85,9 @@ struct UnitDone {
   int64_t mtime_ns = 0;
   std::vector<UnitExtent> extents;
   std::vector<std::string> pieces;
+  // The file changed while this unit was read (its size or mtime differ from when it was
+  // opened, or, for a section, from the plan): the copy may mix old and new contents.
+  bool changed = false;
 };
 
 struct ChannelOutcome {

@@ -21,6 +21,7 @@
 #include "io/file.h"
 #include "io/remote.h"
 #include "util/crash_point.h"
+#include "util/escape.h"
 #include "util/json.h"
 #include "util/process.h"
 #include "util/units.h"
@@ -73,8 +74,10 @@ Result<void> check_options(const BackupOptions& o) {
 }
 
 // For --partial: files that have gone longest without a backup come first (never backed
-// up before anything), then largest first.
-void order_least_recent_first(std::vector<FileTask>& files, const catalog::Catalog& cat) {
+// up before anything), then largest first. Returns when each was last backed up, in the
+// new order (the lowest int64_t for never).
+std::vector<int64_t> order_least_recent_first(std::vector<FileTask>& files,
+                                              const catalog::Catalog& cat) {
   std::map<std::string, int64_t> last;
   for (const auto& b : cat.backups()) {
     if (!b.ended || (b.end.status != catalog::BackupStatus::complete &&
@@ -93,6 +96,9 @@ void order_least_recent_first(std::vector<FileTask>& files, const catalog::Catal
     int64_t ta = when(a), tb = when(b);
     return ta != tb ? ta < tb : a.size > b.size;
   });
+  std::vector<int64_t> times;
+  for (const auto& f : files) times.push_back(when(f));
+  return times;
 }
 
 // Piece files in `dest` that belong to backups with no end record whose process is gone
@@ -159,6 +165,17 @@ std::vector<catalog::FileRecord> assemble_files(std::vector<ChannelOutcome>& out
   return out;
 }
 
+// The recorded files that changed while they were read (some unit of theirs saw it).
+std::vector<std::string> changed_files(const std::vector<ChannelOutcome>& outcomes,
+                                       const std::vector<catalog::FileRecord>& files) {
+  std::set<std::string> recorded, changed;
+  for (const auto& f : files) recorded.insert(f.path);
+  for (const auto& o : outcomes)
+    for (const auto& u : o.units)
+      if (u.changed && recorded.count(u.unit->file->path)) changed.insert(u.unit->file->path);
+  return {changed.begin(), changed.end()};
+}
+
 // --minimize-load: every quarter second, set the job's rate to what finishes the remaining
 // bytes a little before the deadline.
 class Pacer {
@@ -223,7 +240,7 @@ BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers
 
 Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& cat) {
   SB_TRY(check_options(opts));
-  SB_ASSIGN(Plan plan, make_plan(opts.sources));
+  SB_ASSIGN(Plan plan, make_plan(opts.sources, {opts.one_file_system}));
   std::string dest = opts.tape ? opts.destination : normal_path(opts.destination);
   std::optional<TapeDestination> tape_dest;
   if (opts.tape) {
@@ -237,7 +254,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       return sys_error(errno, "backup destination '" + dest + "' is not writable")
           .wrap("backup destination is not usable");
   }
-  if (opts.partial) order_least_recent_first(plan.files, cat);
+  std::vector<int64_t> last_backup;
+  if (opts.partial) last_backup = order_least_recent_first(plan.files, cat);
   std::vector<std::string> leftovers;
   if (!opts.tape) leftovers = leftover_pieces(cat, dest);
 
@@ -245,7 +263,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   so.section_size = opts.section_size;
   so.files_per_set = opts.files_per_set;
   so.channels = opts.channels;
-  so.keep_order = opts.partial;
+  so.last_backup = std::move(last_backup);
   std::vector<WorkSet> sets = make_sets(plan.files, so);
   size_t largest_set = 0;
   uint32_t sections = 0;
@@ -289,6 +307,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   ctx.config = opts.channel;
   ctx.config.buffers = buffers.buffers;
   ctx.config.buffer_size = buffers.buffer_size;
+  if (opts.partial) ctx.config.read_order = ReadOrder::set_order;
   ctx.keys = opts.keys.get();
   std::atomic<uint64_t> bytes_done{0};
   ctx.bytes_done = &bytes_done;
@@ -348,6 +367,10 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     }
   }
   auto files = assemble_files(outcomes);
+  sum.changed_files = changed_files(outcomes, files);
+  for (const auto& path : sum.changed_files)
+    sum.warnings.push_back("'" + path + "' changed while it was backed up (size or mtime): its "
+                           "copy may hold a mix of old and new contents");
   sum.files = files.size();
   sum.pieces = static_cast<uint32_t>(pieces.size());
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -401,6 +424,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     if (!pieces.empty()) (void)io::fsync_dir(dest);
     sum.pieces = 0;
     sum.files = 0;
+    sum.changed_files.clear();
   }
   catalog::BackupEnd end;
   end.status = status;
@@ -447,6 +471,9 @@ std::string BackupSummary::to_json() const {
   w.kv("effective_rate", effective_rate);
   w.kv("deadline_hit", deadline_hit);
   w.kv("encryption", encryption);
+  w.begin_array("changed_files");
+  for (const auto& p : changed_files) w.value(p);
+  w.end_array();
   w.begin_array("channels");
   for (const auto& c : channels) c.to_json(w);
   w.end_array();
@@ -517,9 +544,11 @@ std::string BackupSummary::to_text() const {
     if (c.tape) s += c.tape->to_text();
     if (c.nfs) s += c.nfs->to_text();
   }
-  for (const auto& k : skipped) s += "  skipped '" + k.path + "': " + k.why + "\n";
-  for (const auto& wmsg : warnings) s += "  warning: " + wmsg + "\n";
-  if (!error.empty()) s += "error: " + error + "\n";
+  using util::escape_text;
+  for (const auto& k : skipped)
+    s += "  skipped '" + escape_text(k.path) + "': " + escape_text(k.why) + "\n";
+  for (const auto& wmsg : warnings) s += "  warning: " + escape_text(wmsg) + "\n";
+  if (!error.empty()) s += "error: " + escape_text(error) + "\n";
   return s;
 }
 

@@ -23,6 +23,7 @@ namespace stripeback::engine {
 
 struct BackupOptions {
   std::vector<std::string> sources;
+  bool one_file_system = false;  // do not cross mount points below the sources
   std::string destination;  // directory for the pieces (created if missing)
   std::string tag;
   uint32_t channels = kDefaultChannels;
@@ -79,6 +80,9 @@ struct BackupSummary {
   std::vector<ChannelStats> channels;
   std::vector<SkippedEntry> skipped;
   std::vector<std::string> warnings;
+  // Recorded files that changed (size or mtime) while they were read: their copies may mix
+  // old and new contents. Sorted; empty for a failed backup.
+  std::vector<std::string> changed_files;
 
   std::string to_json() const;
   std::string to_text() const;

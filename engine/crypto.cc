@@ -8,10 +8,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include <spdlog/spdlog.h>
+#include <filesystem>
+#include <optional>
 
 #include "io/file.h"
 #include "util/bytes.h"
@@ -85,7 +86,13 @@ std::vector<uint8_t> header_aad(const PieceHeader& h) {
   return block;
 }
 
-Result<std::string> read_small_file(const std::string& path, const char* what) {
+// A key or passphrase file's contents and permission bits.
+struct SecretFile {
+  std::string data;
+  mode_t mode = 0;
+};
+
+Result<SecretFile> read_small_file(const std::string& path, const char* what) {
   io::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return sys_error(errno, std::string("unable to open ") + what + " '" + path + "'");
   struct stat st;
@@ -93,10 +100,9 @@ Result<std::string> read_small_file(const std::string& path, const char* what) {
     return sys_error(errno, std::string("unable to stat ") + what + " '" + path + "'");
   if (!S_ISREG(st.st_mode))
     return fail(Errc::invalid_argument, std::string(what) + " '" + path + "' is not a regular file");
-  if ((st.st_mode & 077) != 0)
-    spdlog::warn("{} '{}' can be read by other users (mode {:o}); chmod 600 it", what, path,
-                 st.st_mode & 0777);
-  std::string data;
+  SecretFile file;
+  file.mode = st.st_mode;
+  std::string& data = file.data;
   char buf[4096];
   while (data.size() < 65536) {
     ssize_t n = ::read(fd.get(), buf, sizeof buf);
@@ -107,7 +113,18 @@ Result<std::string> read_small_file(const std::string& path, const char* what) {
     if (n == 0) break;
     data.append(buf, static_cast<size_t>(n));
   }
-  return data;
+  return file;
+}
+
+// Advice about a file that holds a usable secret (for one that does not, the error is all
+// that matters).
+std::optional<std::string> readable_by_others(const SecretFile& f, const std::string& path,
+                                              const char* what) {
+  if ((f.mode & 077) == 0) return std::nullopt;
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%o", static_cast<unsigned>(f.mode & 0777));
+  return std::string(what) + " '" + path + "' can be read by other users (mode " + mode +
+         "); chmod 600 it";
 }
 
 }  // namespace
@@ -167,7 +184,8 @@ Result<std::shared_ptr<Keyring>> Keyring::load(const KeySource& src) {
                 "give only one of --passphrase-file, --passphrase-env and --key-file");
   std::shared_ptr<Keyring> k(new Keyring());
   if (!src.key_file.empty()) {
-    SB_ASSIGN(std::string data, read_small_file(src.key_file, "key file"));
+    SB_ASSIGN(SecretFile file, read_small_file(src.key_file, "key file"));
+    std::string& data = file.data;
     k->kind_ = Kdf::key_file;
     if (data.size() == 32) {
       k->secret_.assign(data.begin(), data.end());
@@ -190,18 +208,22 @@ Result<std::shared_ptr<Keyring>> Keyring::load(const KeySource& src) {
                                                 "(make one with 'stripeback keygen FILE')");
     }
     OPENSSL_cleanse(data.data(), data.size());
+    if (auto w = readable_by_others(file, src.key_file, "key file")) k->warnings_.push_back(*w);
     return k;
   }
   k->kind_ = Kdf::scrypt;
   std::string pass;
   if (!src.passphrase_file.empty()) {
-    SB_ASSIGN(pass, read_small_file(src.passphrase_file, "passphrase file"));
+    SB_ASSIGN(SecretFile file, read_small_file(src.passphrase_file, "passphrase file"));
+    pass = std::move(file.data);
     size_t nl = pass.find('\n');
     if (nl != std::string::npos) pass.resize(nl);
     if (!pass.empty() && pass.back() == '\r') pass.pop_back();
     if (pass.empty())
       return fail(Errc::invalid_argument,
                   "passphrase file '" + src.passphrase_file + "' has an empty first line");
+    if (auto w = readable_by_others(file, src.passphrase_file, "passphrase file"))
+      k->warnings_.push_back(*w);
   } else {
     const char* v = std::getenv(src.passphrase_env.c_str());
     if (!v || !*v)
@@ -336,6 +358,14 @@ Result<void> generate_key_file(const std::string& path) {
   }
   text.push_back('\n');
   OPENSSL_cleanse(key.data(), key.size());
+  // Missing parent directories are created for the key alone: no one else may even list it.
+  std::string parent = std::filesystem::path(path).parent_path().string();
+  if (!parent.empty()) {
+    if (auto r = io::make_dirs(parent, 0700); !r) {
+      OPENSSL_cleanse(text.data(), text.size());
+      return r.error().wrap("unable to create key file '" + path + "'");
+    }
+  }
   io::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd.valid()) {
     OPENSSL_cleanse(text.data(), text.size());
@@ -348,7 +378,7 @@ Result<void> generate_key_file(const std::string& path) {
     ::unlink(path.c_str());
     return sys_error(n < 0 ? err : EIO, "unable to write key file '" + path + "'");
   }
-  return ok();
+  return io::fsync_dir(parent.empty() ? "." : parent);
 }
 
 }  // namespace stripeback::engine

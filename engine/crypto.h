@@ -81,6 +81,9 @@ class Keyring {
                                                   const std::string& piece_path);
   // "passphrase" or "key file": for messages, never the secret.
   const char* kind_name() const;
+  // Advice on how the secret is kept (a file other users can read), for the caller to show
+  // once the job has got past its errors, which come first; never the secret.
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   struct JobKey {
@@ -98,9 +101,11 @@ class Keyring {
   bool job_started_ = false;
   PieceCrypto job_;  // kdf, parameters, salt and check of the current backup job
   JobKey job_key_;
+  std::vector<std::string> warnings_;
 };
 
-// Writes a new random key file (64 hex digits, mode 0600); refuses to replace a file.
+// Writes a new random key file (64 hex digits, mode 0600), creating missing parent
+// directories with mode 0700; refuses to replace a file.
 Result<void> generate_key_file(const std::string& path);
 
 }  // namespace stripeback::engine

@@ -7,8 +7,10 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "io/file_system.h"
 #include "io/remote.h"
 #include "nfs/url.h"
 
@@ -69,11 +71,39 @@ Result<std::vector<std::string>> children_of(const std::string& dir) {
 
 class Walker {
  public:
-  explicit Walker(Plan& plan) : plan_(plan) {}
+  Walker(Plan& plan, const PlanOptions& opts) : plan_(plan), opts_(opts) {}
 
   void add_file(const std::string& path, const struct stat& st) {
     if (!seen_.insert(path).second) return;
     plan_.files.push_back(task_from(path, st));
+  }
+
+  // A source directory: its file system is the one --one-file-system keeps to.
+  void walk_source(const std::string& dir, const struct stat& dst) {
+    if (auto kind = pseudo_kind(dir, dst)) {
+      plan_.skipped.push_back({dir, *kind});
+      return;
+    }
+    walk_dir(dir, dst);
+  }
+
+ private:
+  // Why a local directory on a pseudo file system is not walked; nullopt for the others.
+  static std::optional<std::string> pseudo_kind(const std::string& dir, const struct stat& st) {
+    if (io::is_url(dir)) return std::nullopt;
+    auto name = io::pseudo_file_system(dir, st.st_dev);
+    if (!name) return std::nullopt;
+    return *name + " pseudo file system (kernel state, not files to back up)";
+  }
+
+  // Why the directory `child` of a directory on device `parent_dev` is not walked, if it is
+  // a mount point of a file system that is left alone.
+  std::optional<std::string> mount_point_skip(const std::string& child, const struct stat& st,
+                                              dev_t parent_dev) const {
+    if (st.st_dev == parent_dev || io::is_url(child)) return std::nullopt;
+    if (opts_.one_file_system) return std::string("mount point of another file system "
+                                                  "(--one-file-system)");
+    return pseudo_kind(child, st);
   }
 
   void walk_dir(const std::string& dir, const struct stat& dst) {
@@ -93,14 +123,20 @@ class Walker {
         continue;
       }
       const struct stat& st = *got;
-      if (S_ISREG(st.st_mode)) add_file(child, st);
-      else if (S_ISDIR(st.st_mode)) walk_dir(child, st);
-      else plan_.skipped.push_back({child, kind_of(st.st_mode)});
+      if (S_ISREG(st.st_mode)) {
+        add_file(child, st);
+      } else if (S_ISDIR(st.st_mode)) {
+        auto why = mount_point_skip(child, st, dst.st_dev);
+        if (why) plan_.skipped.push_back({child, *why});
+        else walk_dir(child, st);
+      } else {
+        plan_.skipped.push_back({child, kind_of(st.st_mode)});
+      }
     }
   }
 
- private:
   Plan& plan_;
+  const PlanOptions& opts_;
   std::set<std::string> seen_;
 };
 
@@ -119,14 +155,14 @@ std::string normal_path(const std::string& path) {
   return s;
 }
 
-Result<Plan> make_plan(const std::vector<std::string>& sources) {
+Result<Plan> make_plan(const std::vector<std::string>& sources, const PlanOptions& opts) {
   if (sources.empty()) return fail(Errc::invalid_argument, "no backup source given");
   Plan plan;
-  Walker walker(plan);
+  Walker walker(plan, opts);
   for (const auto& src : sources) {
     std::string path = normal_path(src);
-    // A named source may be a symbolic link to what the user means; below it links are not
-    // followed.
+    // A named source may be a symbolic link to what the user means (as with cp -H and
+    // find -H); below it links are not followed.
     auto got = io::stat_path(path);
     if (!got) {
       Error e = got.error().wrap("backup source '" + src + "' is not usable");
@@ -136,7 +172,7 @@ Result<Plan> make_plan(const std::vector<std::string>& sources) {
     }
     const struct stat& st = *got;
     if (S_ISREG(st.st_mode)) walker.add_file(path, st);
-    else if (S_ISDIR(st.st_mode)) walker.walk_dir(path, st);
+    else if (S_ISDIR(st.st_mode)) walker.walk_source(path, st);
     else
       return fail(Errc::invalid_argument, "backup source '" + src + "' is a " +
                                               kind_of(st.st_mode) +
@@ -149,20 +185,23 @@ Result<Plan> make_plan(const std::vector<std::string>& sources) {
   return plan;
 }
 
-std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOptions& opts) {
+namespace {
+
+// make_sets() for some of the files (in the caller's order): sets largest first.
+std::vector<WorkSet> sets_of(const std::vector<const FileTask*>& files, const SetOptions& opts) {
   std::vector<WorkSet> sets;
   std::vector<const FileTask*> whole;
   uint64_t align = std::max<uint64_t>(1, opts.align);
-  for (const FileTask& f : files) {
-    if (opts.section_size == 0 || f.size <= opts.section_size) {
-      whole.push_back(&f);
+  for (const FileTask* f : files) {
+    if (opts.section_size == 0 || f->size <= opts.section_size) {
+      whole.push_back(f);
       continue;
     }
     uint64_t section = std::max(align, opts.section_size / align * align);
-    auto n = static_cast<uint32_t>((f.size + section - 1) / section);
+    auto n = static_cast<uint32_t>((f->size + section - 1) / section);
     for (uint32_t i = 0; i < n; ++i) {
       uint64_t off = section * i;
-      sets.push_back(WorkSet{WorkUnit{&f, off, std::min(section, f.size - off), i, n}});
+      sets.push_back(WorkSet{WorkUnit{f, off, std::min(section, f->size - off), i, n}});
     }
   }
   if (!whole.empty()) {
@@ -175,14 +214,12 @@ std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOpti
     std::vector<const FileTask*> by_size = whole;
     std::stable_sort(by_size.begin(), by_size.end(),
                      [](const FileTask* a, const FileTask* b) { return a->size > b->size; });
-    std::map<const FileTask*, size_t> group_of;
     for (const FileTask* f : by_size) {
       size_t best = n;
       for (size_t g = 0; g < n; ++g)
         if (groups[g].size() < per_set && (best == n || bytes[g] < bytes[best])) best = g;
       groups[best].push_back(WorkUnit{f, 0, f->size, 0, 1});
       bytes[best] += f->size;
-      group_of[f] = best;
     }
     // Within a set, keep the caller's order.
     std::map<const FileTask*, size_t> order;
@@ -198,15 +235,23 @@ std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOpti
     for (const auto& u : s) t += u.length;
     return t;
   };
-  if (opts.keep_order) {
-    std::map<const FileTask*, size_t> pos;
-    for (size_t i = 0; i < files.size(); ++i) pos[&files[i]] = i;
-    std::stable_sort(sets.begin(), sets.end(), [&](const WorkSet& a, const WorkSet& b) {
-      return pos[a.front().file] < pos[b.front().file];
-    });
-  } else {
-    std::stable_sort(sets.begin(), sets.end(),
-                     [&](const WorkSet& a, const WorkSet& b) { return total(a) > total(b); });
+  std::stable_sort(sets.begin(), sets.end(),
+                   [&](const WorkSet& a, const WorkSet& b) { return total(a) > total(b); });
+  return sets;
+}
+
+}  // namespace
+
+std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOptions& opts) {
+  std::map<int64_t, std::vector<const FileTask*>> groups;  // oldest first
+  const bool known = opts.last_backup.size() == files.size();
+  for (size_t i = 0; i < files.size(); ++i)
+    groups[known ? opts.last_backup[i] : 0].push_back(&files[i]);
+  std::vector<WorkSet> sets;
+  for (const auto& [when, group] : groups) {
+    auto more = sets_of(group, opts);
+    sets.insert(sets.end(), std::make_move_iterator(more.begin()),
+                std::make_move_iterator(more.end()));
   }
   return sets;
 }

@@ -34,10 +34,20 @@ struct Plan {
   uint64_t total_bytes = 0;
 };
 
-// Walks every source (a file or a directory, recursively, never following symbolic links
-// below the named sources). A source that does not exist, or is neither a regular file nor
-// a directory, is an invalid_argument error naming it. A file reached twice is taken once.
-Result<Plan> make_plan(const std::vector<std::string>& sources);
+struct PlanOptions {
+  // Do not descend into directories on another file system (a different st_dev) than the
+  // source they are below; each is reported as skipped.
+  bool one_file_system = false;
+};
+
+// Walks every source (a file or a directory, recursively). A source named by a symbolic
+// link is followed, and its files are recorded under the link's path; symbolic links found
+// below the sources are reported as skipped and never followed. Directories on a pseudo
+// file system of the kernel (io::pseudo_file_system: /proc, /sys, /dev, ...), a source
+// included, are reported as skipped, not walked. A source that does not exist, or is neither
+// a regular file nor a directory, is an invalid_argument error naming it. A file reached
+// twice is taken once.
+Result<Plan> make_plan(const std::vector<std::string>& sources, const PlanOptions& opts = {});
 
 // A unit of work for one channel: a whole file, or one section of a file larger than the
 // section size (sections of one file go to whichever channels ask, in parallel).
@@ -56,15 +66,19 @@ struct SetOptions {
   uint64_t section_size = 0;    // 0: never split files
   uint32_t files_per_set = 64;  // units per set
   uint32_t channels = 1;        // at least this many sets when there are enough files
-  bool keep_order = false;      // sets in the caller's file order, not largest first
   uint64_t align = 1 << 20;     // section boundaries are multiples of this
+  // When the files were last backed up (one per file, in the order of `files`; the lowest
+  // value for never). Empty: not known, all files are alike.
+  std::vector<int64_t> last_backup;
 };
 
 // Splits files into units and groups them into sets: files larger than the section size
 // become one set per section, so that different channels take them; the other files are
 // spread over max(files / files_per_set, channels) sets, balanced by bytes, each keeping the
-// caller's order (largest first, or least recently backed up first). Sets come out
-// largest first.
+// caller's order. Sets come out largest first. With `last_backup`, this is done for each
+// group of files last backed up at the same time, oldest group first: a set (and so what a
+// channel multiplexes) never mixes files that are due with files backed up since, and the
+// queue hands out the most overdue work first, sections included.
 std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOptions& opts);
 
 // Hands out sets to channels; safe to call from any thread.

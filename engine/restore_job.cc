@@ -19,6 +19,7 @@
 #include "io/file.h"
 #include "io/remote.h"
 #include "nfs/url.h"
+#include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
 
@@ -448,8 +449,8 @@ std::string RestoreSummary::to_text() const {
     s += buf;
     if (c.nfs) s += c.nfs->to_text();
   }
-  for (const auto& w : warnings) s += "warning: " + w + "\n";
-  for (const auto& e : errors) s += "error: " + e + "\n";
+  for (const auto& w : warnings) s += "warning: " + util::escape_text(w) + "\n";
+  for (const auto& e : errors) s += "error: " + util::escape_text(e) + "\n";
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "io/remote.h"
+#include "util/escape.h"
 
 namespace stripeback::engine {
 
@@ -70,7 +71,7 @@ std::string TapeStats::to_text() const {
                 "    tape %s [%s I/O]: %.1f MB/s over %.2f s writing, %llu commands, %llu stalls "
                 "(drive waited for data %.2f s), %llu waits for a free buffer (%.2f s), %u volume "
                 "change(s)\n",
-                drive.c_str(), async ? "async" : "sync", write_mb_s, write_s,
+                util::escape_text(drive).c_str(), async ? "async" : "sync", write_mb_s, write_s,
                 static_cast<unsigned long long>(commands), static_cast<unsigned long long>(stalls),
                 stall_s, static_cast<unsigned long long>(producer_waits), producer_wait_s,
                 volume_changes);
@@ -116,7 +117,8 @@ std::string NfsChannelStats::to_text() const {
                 "    nfs %s: %llu RPCs (%u KiB reads, %u KiB writes), %.1f MiB read, %.1f MiB "
                 "written, %llu commits, %.1f MiB rewritten, %llu retries, %llu reconnects, "
                 "latency avg %.2f ms, worst %.2f ms\n",
-                servers.c_str(), static_cast<unsigned long long>(rpcs), read_size / 1024,
+                util::escape_text(servers).c_str(), static_cast<unsigned long long>(rpcs),
+                read_size / 1024,
                 write_size / 1024, static_cast<double>(bytes_read) / (1 << 20),
                 static_cast<double>(bytes_written) / (1 << 20),
                 static_cast<unsigned long long>(commits), static_cast<double>(rewritten) / (1 << 20),

@@ -54,8 +54,8 @@ Result<OpenedFile> adopt_refused_direct_create(const std::string& path) {
   return OpenedFile{std::move(fd), false};
 }
 
-Result<void> make_one_dir(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0755) == 0) return ok();
+Result<void> make_one_dir(const std::string& dir, mode_t mode) {
+  if (::mkdir(dir.c_str(), mode) == 0) return ok();
   int err = errno;
   // Whatever mkdir said (EEXIST, or EROFS/EACCES for a directory that already exists on
   // some file systems), an existing directory is what we wanted.
@@ -157,7 +157,7 @@ Result<void> fsync_dir(const std::string& path) {
   return ok();
 }
 
-Result<void> make_dirs(const std::string& path) {
+Result<void> make_dirs(const std::string& path, mode_t mode) {
   if (RemoteFs* fs = remote_for(path)) return fs->make_dirs(path);
   if (path.empty())
     return fail(Errc::invalid_argument, "unable to create directory '': empty path");
@@ -169,7 +169,7 @@ Result<void> make_dirs(const std::string& path) {
     end = path.find('/', end + 1);
     const std::string prefix = path.substr(0, end);
     if (prefix.back() == '/') continue;
-    SB_TRY(make_one_dir(prefix));
+    SB_TRY(make_one_dir(prefix, mode));
   } while (end != std::string::npos);
   return ok();
 }

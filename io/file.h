@@ -42,7 +42,7 @@ Result<OpenedFile> open_read(const std::string& path, Direct want);
 Result<OpenedFile> create_exclusive(const std::string& path, mode_t mode, Direct want);
 // fsync of a directory, so the names created in it are durable.
 Result<void> fsync_dir(const std::string& path);
-// Creates the directory and its parents (mode 0755 for new ones).
-Result<void> make_dirs(const std::string& path);
+// Creates the directory and its parents; new local ones get `mode` (less the umask).
+Result<void> make_dirs(const std::string& path, mode_t mode = 0755);
 
 }  // namespace stripeback::io

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <filesystem>
 
 #include "tests/support/temp_dir.h"
@@ -128,14 +130,46 @@ TEST(MakeSets, LargeFilesSplitIntoAlignedSectionsThatCoverThem) {
   }
 }
 
-TEST(MakeSets, KeepOrderPutsTheCallersFirstFileFirst) {
+// With the time each file was last backed up, sets never mix files of different times and
+// the oldest come first: a channel never multiplexes an overdue file with one backed up
+// since, and the queue hands out overdue work (sections included) before the rest.
+TEST(MakeSets, LastBackupGroupsComeOldestFirstAndNeverMix) {
+  constexpr int64_t kNever = INT64_MIN;
+  // The caller's order: never backed up first, then by time; largest first within.
+  auto files = files_of({5u << 20, 100, 1, 500, 50, 5});
+  const std::vector<int64_t> when = {kNever, kNever, kNever, 10, 10, 20};
+  SetOptions o;
+  o.channels = 2;
+  o.section_size = 2u << 20;  // the first file: 3 sections
+  o.last_backup = when;
+  auto sets = make_sets(files, o);
+  auto time_of = [&](const FileTask* f) { return when[static_cast<size_t>(f - files.data())]; };
+  std::vector<int64_t> order;
+  size_t units = 0;
+  for (const auto& set : sets) {
+    ASSERT_FALSE(set.empty());
+    for (const auto& u : set) {
+      EXPECT_EQ(time_of(u.file), time_of(set.front().file)) << "a set mixes last-backup times";
+      ++units;
+    }
+    order.push_back(time_of(set.front().file));
+  }
+  EXPECT_EQ(units, 3u + 5u);
+  EXPECT_TRUE(std::is_sorted(order.begin(), order.end())) << "sets are not oldest first";
+  // The never backed up group: 3 sections and the two whole files over 2 sets.
+  ASSERT_GE(sets.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(time_of(sets[i].front().file), kNever) << i;
+  EXPECT_EQ(time_of(sets.back().front().file), 20);
+}
+
+TEST(MakeSets, WithoutLastBackupTimesAllFilesAreOneGroup) {
   auto files = files_of({1, 100, 50});
   SetOptions o;
-  o.channels = 3;
-  o.keep_order = true;
+  o.channels = 1;
   auto sets = make_sets(files, o);
-  ASSERT_EQ(sets.size(), 3u);
-  EXPECT_EQ(sets[0].front().file, &files[0]);
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(sets[0].size(), 3u);
+  EXPECT_EQ(sets[0].front().file, &files[0]) << "the caller's order is kept within a set";
 }
 
 }  // namespace

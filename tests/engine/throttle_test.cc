@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "engine/backup_job.h"
@@ -12,40 +13,86 @@ namespace {
 TEST(TokenBucket, UnlimitedNeverWaits) {
   TokenBucket b(0, 1 << 20);
   for (int i = 0; i < 100; ++i) {
-    EXPECT_EQ(b.wait_time(), TokenBucket::Clock::duration::zero());
-    b.consume(1 << 20);
+    EXPECT_EQ(b.wait_time(1 << 20), TokenBucket::Clock::duration::zero());
+    EXPECT_EQ(b.take(1 << 20), TokenBucket::Clock::duration::zero());
   }
 }
 
-TEST(TokenBucket, DebtMakesTheCallerWaitInProportion) {
-  const double rate = 10 << 20;  // 10 MiB/s, burst one 1 MiB buffer
+double seconds(TokenBucket::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// No burst at the start: the first request waits for its own tokens. (Rates here are low
+// enough that a thread descheduled for tens of milliseconds still sees the same answers.)
+TEST(TokenBucket, StartsEmpty) {
+  const double rate = 10 << 20;  // 10 MiB/s: 1 MiB takes 100 ms
   TokenBucket b(rate, 1 << 20);
-  EXPECT_EQ(b.wait_time(), TokenBucket::Clock::duration::zero());
-  b.consume(1 << 20);  // spends the burst
-  b.consume(1 << 20);  // one buffer of debt: about 100 ms at 10 MiB/s
-  auto w = std::chrono::duration<double>(b.wait_time()).count();
-  EXPECT_GT(w, 0.08);
-  EXPECT_LT(w, 0.11);
+  double w = seconds(b.wait_time(1 << 20));
+  EXPECT_GT(w, 0.05);
+  EXPECT_LE(w, 0.1);
+  EXPECT_GT(b.take(1 << 20), TokenBucket::Clock::duration::zero()) << "took before refilled";
 }
 
-TEST(TokenBucket, HoldsTheRateOverTime) {
+TEST(TokenBucket, TakeSpendsTokensWaitTimeDoesNot) {
+  const double rate = 10 << 20;
+  TokenBucket b(rate, 1 << 20);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // full: one buffer saved up
+  EXPECT_EQ(b.wait_time(1 << 20), TokenBucket::Clock::duration::zero());
+  EXPECT_EQ(b.wait_time(1 << 20), TokenBucket::Clock::duration::zero());
+  EXPECT_EQ(b.take(1 << 20), TokenBucket::Clock::duration::zero());
+  // The saved-up buffer is spent: the next one waits (idle time saves at most `burst`).
+  double w = seconds(b.wait_time(1 << 20));
+  EXPECT_GT(w, 0.05);
+  EXPECT_LE(w, 0.1);
+}
+
+TEST(TokenBucket, RequestsAboveTheBurstGoAndLeaveDebt) {
+  const double rate = 10 << 20;
+  TokenBucket b(rate, 1 << 20);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_EQ(b.take(3 << 20), TokenBucket::Clock::duration::zero());  // 2 MiB of debt
+  double w = seconds(b.wait_time(1 << 20));
+  EXPECT_GT(w, 0.25);  // the debt and the next MiB: 300 ms
+  EXPECT_LE(w, 0.3);
+}
+
+// From the start, n bytes take about n / rate: nothing goes before its tokens are there.
+TEST(TokenBucket, HoldsTheRateFromTheStart) {
   const double rate = 40 << 20;
   TokenBucket b(rate, 1 << 20);
   auto start = TokenBucket::Clock::now();
   uint64_t taken = 0;
-  while (taken < (12u << 20)) {  // 12 MiB at 40 MiB/s: about 0.27 s after the burst
-    auto w = b.wait_time();
+  while (taken < (12u << 20)) {  // 12 MiB at 40 MiB/s: 0.3 s
+    auto w = b.take(1 << 20);
     if (w > TokenBucket::Clock::duration::zero()) {
       std::this_thread::sleep_for(w);
       continue;
     }
-    b.consume(1 << 20);
     taken += 1 << 20;
   }
-  double s = std::chrono::duration<double>(TokenBucket::Clock::now() - start).count();
-  double expect = static_cast<double>(taken - (2u << 20)) / rate;  // burst and last debt
-  EXPECT_GT(s, expect * 0.9);
+  double s = seconds(TokenBucket::Clock::now() - start);
+  double expect = static_cast<double>(taken) / rate;
+  EXPECT_GT(s, expect * 0.95);
   EXPECT_LT(s, expect * 2 + 0.1);  // sleeps only overshoot; a loaded machine overshoots more
+}
+
+// Two threads sharing a bucket get no more than the rate between them.
+TEST(TokenBucket, SharedBucketIsNeverOverdrawn) {
+  const double rate = 40 << 20;
+  TokenBucket b(rate, 1 << 20);
+  std::atomic<uint64_t> taken{0};
+  auto start = TokenBucket::Clock::now();
+  auto worker = [&] {
+    while (taken.load() < (12u << 20)) {
+      auto w = b.take(1 << 20);
+      if (w > TokenBucket::Clock::duration::zero()) std::this_thread::sleep_for(w);
+      else taken += 1 << 20;
+    }
+  };
+  std::thread t1(worker), t2(worker);
+  t1.join();
+  t2.join();
+  double s = seconds(TokenBucket::Clock::now() - start);
+  // The last MiB each thread took may pass the 12 MiB mark: count what was taken.
+  EXPECT_GT(s, static_cast<double>(taken.load() - (1u << 20)) / rate * 0.95);
 }
 
 TEST(BufferRule, FollowsMultiplexingAndKeeps16MiB) {

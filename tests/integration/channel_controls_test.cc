@@ -320,6 +320,35 @@ TEST(ChannelControls, ChannelRateLimitHoldsEffectiveRate) {
   ADD_FAILURE() << "two runs under --rate 40M stayed below 90% of it:\n" << below;
 }
 
+// A short backup under a rate limit takes about bytes / rate: no read goes before its tokens
+// are there, not even the first buffers (a bucket that started full let two buffers per
+// channel through at once, so 3 MiB "at 100K" took a hundredth of a second). Three 1 MiB
+// files over 2 channels: one channel reads 2 MiB at 512 KiB/s (4 s); at a job rate of
+// 1 MiB/s the three take 3 s. Only lower bounds are tight: a loaded machine is only slower.
+TEST(ChannelControls, RateLimitsHoldFromTheFirstRead) {
+  TempDir t("sbit-cc-rate-start");
+  for (int i = 0; i < 3; ++i) make_file(t / ("src/f" + std::to_string(i)), kMiB, 70 + i);
+  if (HasFatalFailure()) return;
+  struct Case {
+    std::vector<std::string> flags;
+    double seconds;  // bytes / rate for the busiest bucket
+  };
+  for (const Case& c : {Case{{"--rate", "512K"}, 4.0}, Case{{"--job-rate", "1M"}, 3.0}}) {
+    TempDir run("sbit-cc-rate-run");
+    std::vector<std::string> args{"backup", t / "src", "--to", run / "pieces", "--catalog",
+                                  run / "cat", "--json", "--channels", "2"};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    Timed b = timed_sb(args);
+    SB_ASSERT_EXIT(b.run, 0);
+    Json bj = parse_json(b.run);
+    EXPECT_EQ(bj["bytes_read"].as_u64(), 3 * kMiB) << b.run.describe();
+    EXPECT_GE(b.seconds, 0.8 * c.seconds) << c.flags[0] << " " << c.flags[1] << ": 3 MiB in "
+                                          << b.seconds << " s\n" << b.run.describe();
+    EXPECT_GE(bj["elapsed_s"].as_double(), 0.8 * c.seconds) << b.run.describe();
+    EXPECT_LE(b.seconds, c.seconds + 30.0) << b.run.describe();
+  }
+}
+
 // --- Deadlines --------------------------------------------------------------------------
 
 // Backs `data` up with a deadline (3 s unless told) at 10 MiB/s on one channel: not enough
@@ -449,6 +478,40 @@ TEST(ChannelControls, SecondPartialRunTakesMissedFilesFirst) {
   RecordProperty("taken_by_second", std::to_string(caught_up.size()));
 }
 
+// Repeated --partial windows with the default multiplexing cover every file: two 12 MiB
+// files and 24 of 256 KiB, 2 s windows at 8 MiB/s on one channel (16 MiB a window, 30 MiB in
+// all). A window must not spend itself re-copying small files already backed up, nor share
+// its reads among files none of which can finish, or the large files are never reached.
+TEST(ChannelControls, RepeatedPartialWindowsCoverEveryFile) {
+  TempDir t("sbit-cc-windows");
+  std::string src = t / "src";
+  make_file(src + "/large/a.dbf", 12 * kMiB, 200);
+  make_file(src + "/large/b.dbf", 12 * kMiB, 201);
+  for (int i = 0; i < 24; ++i)
+    make_file(src + "/small/s" + std::to_string(i) + ".dbf", 256 * kKiB, 210 + i);
+  if (HasFatalFailure()) return;
+  auto originals = files_under(src);
+  std::string cat = t / "cat", to = t / "pieces";
+  const int kMaxWindows = 8;  // 3 suffice at full rate; the rest is room for a loaded machine
+  int windows = 0;
+  std::string out, history;
+  for (int w = 1; w <= kMaxWindows; ++w) {
+    windows = w;
+    Timed b = timed_sb({"backup", src, "--to", to, "--catalog", cat, "--json", "--channels",
+                        "1", "--rate", "8M", "--duration", "0:00:02", "--partial"});
+    ASSERT_TRUE(b.run.exited(3) || b.run.exited(0)) << b.run.describe();
+    history += "\nwindow " + std::to_string(w) + ": " +
+               std::to_string(parse_json(b.run)["files"].as_u64().value_or(0)) + " files";
+    // Each file from the newest backup that holds it.
+    out = t / ("r" + std::to_string(w));
+    RunResult r = sb({"restore", "--to", out, "--catalog", cat});
+    SB_ASSERT_EXIT(r, 0);
+    if (restored_among(out, originals).size() == originals.size()) break;
+  }
+  EXPECT_TRUE(restored_tree(out, src)) << "after " << windows << " windows:" << history;
+  RecordProperty("windows", std::to_string(windows));
+}
+
 // --minimize-load stretches a ~1 s backup over the window, ending just inside it.
 TEST(ChannelControls, MinimizeLoadEndsJustInsideTheWindow) {
   const std::string& data = medium_data();
@@ -478,8 +541,9 @@ TEST(ChannelControls, BadValuesAreUsageErrorsNamingTheFlag) {
     std::vector<std::string> flags;
     std::string named;
   };
+  // All but the last are refused before the catalog is opened; the piece size limit needs
+  // the plan (it must hold one buffer, whose size the multiplexing level sets).
   const std::vector<Case> cases = {
-      {{"--max-piece-size", "100K"}, "--max-piece-size"},
       {{"--section-size", "0"}, "--section-size"},
       {{"--rate", "abc"}, "--rate"},
       {{"--job-rate", "12Q"}, "--job-rate"},
@@ -487,9 +551,13 @@ TEST(ChannelControls, BadValuesAreUsageErrorsNamingTheFlag) {
       {{"--duration", "1:00:60"}, "--duration"},
       {{"--partial"}, "--partial"},
       {{"--minimize-load"}, "--minimize-load"},
+      {{"--max-piece-size", "100K"}, "--max-piece-size"},
   };
   std::string cat = t / "cat", to = t / "pieces";
   for (const auto& c : cases) {
+    if (&c == &cases.back()) {
+      EXPECT_FALSE(exists(cat)) << "a usage error created the catalog";
+    }
     std::vector<std::string> args{"backup", t / "src", "--to", to, "--catalog", cat};
     args.insert(args.end(), c.flags.begin(), c.flags.end());
     RunResult r = sb(args);

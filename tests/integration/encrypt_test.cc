@@ -2,8 +2,10 @@
 // or missing key refused before the restore target is touched, damage reported with piece
 // and offset, and secrets absent from every output, the catalog and the pieces.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -146,6 +148,82 @@ TEST(EncryptCli, SecretsNeverAppearInOutputCatalogOrPieces) {
   for (const auto& f : entries_under(cat)) EXPECT_EQ(slurp(f).find(secret), std::string::npos) << f;
   for (const auto& f : pieces_in(work / "p"))
     EXPECT_EQ(slurp(f).find(secret), std::string::npos) << f;
+}
+
+// A key or passphrase file others can read gets a warning only when it is usable; when it
+// is not, its error is the one and only line. A usable file for the wrong backup (exit 4) is
+// not usable either.
+TEST(EncryptCli, UnusableKeyFileReportsOnlyItsError) {
+  TempDir work("sb-encrypt-mode");
+  std::string src = work / "src", cat = work / "catalog";
+  make_file(src + "/a.dbf", 1u << 20, 6);
+  const std::string open_warning = "can be read by other users";
+  write_text(work / "bad.key", "not a key\n");
+  ::chmod((work / "bad.key").c_str(), 0644);
+  write_text(work / "empty.pass", "\nsecond line\n");
+  ::chmod((work / "empty.pass").c_str(), 0644);
+  struct Case {
+    std::string flag, file, error;
+  };
+  for (const Case& c : {Case{"--key-file", work / "bad.key", "64 hex digits"},
+                        Case{"--passphrase-file", work / "empty.pass", "empty first line"}}) {
+    auto r = sb({"backup", src, "--to", work / "p", "--catalog", cat, "--encrypt", c.flag, c.file});
+    SB_EXPECT_EXIT(r, 2);
+    EXPECT_TRUE(contains(r.err, c.error));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.describe();
+    EXPECT_EQ(r.err.find(open_warning), std::string::npos) << r.describe();
+  }
+  // Readable by others and well formed: the backup goes ahead, with the warning.
+  std::string key = work / "k.key", other = work / "other.key";
+  SB_ASSERT_EXIT(sb({"keygen", key}), 0);
+  SB_ASSERT_EXIT(sb({"keygen", other}), 0);
+  ::chmod(key.c_str(), 0644);
+  ::chmod(other.c_str(), 0644);
+  auto b = sb({"backup", src, "--to", work / "p", "--catalog", cat, "--encrypt", "--key-file", key});
+  SB_ASSERT_EXIT(b, 0);
+  EXPECT_TRUE(contains(b.err, open_warning));
+  // The wrong key for this backup: only the wrong-key error.
+  auto r = sb({"restore", "--to", work / "r", "--catalog", cat, "--key-file", other});
+  SB_EXPECT_EXIT(r, 4);
+  EXPECT_TRUE(contains(r.err, "wrong passphrase or key"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.describe();
+  EXPECT_EQ(r.err.find(open_warning), std::string::npos) << r.describe();
+  // Also when another error comes first: a missing source is the only line.
+  auto m = sb({"backup", work / "missing", "--to", work / "p", "--catalog", cat, "--encrypt",
+               "--key-file", key});
+  SB_EXPECT_EXIT(m, 2);
+  EXPECT_EQ(std::count(m.err.begin(), m.err.end(), '\n'), 1) << m.describe();
+  EXPECT_EQ(m.err.find(open_warning), std::string::npos) << m.describe();
+}
+
+// keygen creates the directories a key file's path needs, for the key alone (mode 0700), and
+// says clearly when the path cannot be a directory.
+TEST(EncryptCli, KeygenCreatesMissingDirectories) {
+  TempDir work("sb-encrypt-keygen");
+  std::string key = work / "keys/host/backup.key";
+  auto g = sb({"keygen", key});
+  SB_ASSERT_EXIT(g, 0);
+  struct stat st {};
+  for (const auto& dir : {work / "keys", work / "keys/host"}) {
+    ASSERT_EQ(::stat(dir.c_str(), &st), 0) << dir;
+    EXPECT_TRUE(S_ISDIR(st.st_mode)) << dir;
+    EXPECT_EQ(st.st_mode & 0777, 0700u) << dir;
+  }
+  ASSERT_EQ(::stat(key.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(slurp(key).size(), 65u);  // 64 hex digits and a newline
+  // An existing directory keeps its mode.
+  ASSERT_EQ(::chmod((work / "keys").c_str(), 0750), 0);
+  SB_ASSERT_EXIT(sb({"keygen", work / "keys/second.key"}), 0);
+  ASSERT_EQ(::stat((work / "keys").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0750u);
+  // A regular file where a directory is needed: a usage error naming it.
+  write_text(work / "plain", "x");
+  auto bad = sb({"keygen", work / "plain/sub/k.key"});
+  SB_EXPECT_EXIT(bad, 2);
+  EXPECT_TRUE(contains(bad.err, work / "plain")) << bad.describe();
+  EXPECT_TRUE(contains(bad.err, "Not a directory")) << bad.describe();
+  EXPECT_FALSE(exists(work / "plain/sub"));
 }
 
 }  // namespace

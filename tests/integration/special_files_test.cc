@@ -70,6 +70,42 @@ TEST(SpecialFiles, TextOutputReportsSkippedEntries) {
   EXPECT_TRUE(contains(b.out, "complete"));
 }
 
+// A symbolic link named as a SOURCE is followed (as cp -H and find -H do): its files are
+// recorded under the link's path. Links found below it are still skipped.
+TEST(SpecialFiles, SymlinkGivenAsSourceIsFollowed) {
+  TempDir t("sbit-special-srclink");
+  const std::string real = t / "real";
+  make_file(real + "/a.dbf", 30000, 54);
+  make_file(real + "/sub/b.dbf", 40000, 55);
+  if (HasFatalFailure()) return;
+  ASSERT_EQ(::symlink("a.dbf", (real + "/inner-link").c_str()), 0);
+  const std::string dir_link = t / "dir-link", file_link = t / "file-link";
+  ASSERT_EQ(::symlink(real.c_str(), dir_link.c_str()), 0);
+  ASSERT_EQ(::symlink((real + "/a.dbf").c_str(), file_link.c_str()), 0);
+  RunResult b = sb({"backup", dir_link, file_link, "--to", t / "pieces", "--catalog", t / "cat",
+                    "--json"});
+  SB_ASSERT_EXIT(b, 0);
+  Json j = parse_json(b);
+  EXPECT_EQ(j["files"].as_u64(), 3u) << b.describe();
+  ASSERT_EQ(j["skipped"].size(), 1u) << b.describe();
+  EXPECT_EQ(j["skipped"][0]["path"].as_string(), dir_link + "/inner-link");
+  EXPECT_TRUE(contains(j["skipped"][0]["reason"].as_string(), "symbolic link"));
+
+  RunResult r = sb({"restore", "--to", t / "r", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(same_file(real + "/a.dbf", restored_path(t / "r", dir_link + "/a.dbf")));
+  EXPECT_TRUE(same_file(real + "/sub/b.dbf", restored_path(t / "r", dir_link + "/sub/b.dbf")));
+  EXPECT_TRUE(same_file(real + "/a.dbf", restored_path(t / "r", file_link)));
+  EXPECT_FALSE(exists(restored_path(t / "r", real))) << "recorded under the target's path";
+
+  // A link that leads nowhere is a source that does not exist.
+  const std::string dangling = t / "dangling";
+  ASSERT_EQ(::symlink("nowhere", dangling.c_str()), 0);
+  RunResult d = sb({"backup", dangling, "--to", t / "pieces", "--catalog", t / "cat"});
+  SB_EXPECT_EXIT(d, 2);
+  EXPECT_TRUE(contains(d.err, dangling));
+}
+
 // A special file named directly as the source is bad input, named in the message.
 TEST(SpecialFiles, FifoAsSourceIsRefused) {
   TempDir t("sbit-special-src");

@@ -265,5 +265,22 @@ TEST(TapeBackupUsage, MixedDestinationsAreRefused) {
   EXPECT_TRUE(contains(v.err, "--tape-volumes needs --to tape:URL"));
 }
 
+// Tape settings with a directory as --to would be ignored: refused as bad usage naming the
+// flag, before the catalog or the directory is created.
+TEST(TapeBackupUsage, TapeFlagsWithADirectoryAreRefused) {
+  TempDir tmp;
+  make_file(tmp / "src/a", 1000, 1);
+  for (const std::vector<std::string>& flag : std::vector<std::vector<std::string>>{
+           {"--tape-block-size", "64K"}, {"--tape-io", "sync"}, {"--tape-wait", "5"}}) {
+    auto r = sb({"backup", tmp / "src", "--to", tmp / "pieces", "--catalog", tmp / "cat",
+                 flag[0], flag[1]});
+    SB_EXPECT_EXIT(r, 2);
+    EXPECT_TRUE(contains(r.err, flag[0] + " needs --to tape:URL")) << r.describe();
+    EXPECT_TRUE(contains(r.err, tmp / "pieces")) << r.describe();
+  }
+  EXPECT_FALSE(exists(tmp / "cat"));
+  EXPECT_FALSE(exists(tmp / "pieces"));
+}
+
 }  // namespace
 }  // namespace stripeback::it

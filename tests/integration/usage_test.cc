@@ -148,5 +148,32 @@ TEST_F(Usage, BadNumbersAndSizes) {
   EXPECT_EQ(backups_listed(), 1u);
 }
 
+// Buffers no machine could give are refused before the job starts (nothing in the catalog,
+// no catalog created), naming the flags and the total: 4096 x 16 MiB x 2 channels.
+TEST_F(Usage, BufferMemoryBeyondTheLimitIsRefusedBeforeStarting) {
+  std::string fresh = t_ / "fresh-catalog";
+  for (const auto& catalog : {cat(), fresh}) {
+    RunResult b = sb({"backup", src(), "--to", t_ / "p", "--catalog", catalog, "--buffers",
+                      "4096", "--buffer-size", "16M"});
+    expect_usage_error(b, {"--buffers 4096", "--buffer-size 16M", "128.00 GiB", "--channels"});
+  }
+  EXPECT_EQ(backups_listed(), 1u);
+  EXPECT_FALSE(exists(fresh));
+  EXPECT_FALSE(exists(t_ / "p"));
+  // Restore and validate check theirs too (a read and a scratch buffer each).
+  expect_usage_error(sb({"restore", "--to", t_ / "r", "--catalog", cat(), "--buffers", "4096",
+                         "--buffer-size", "64M", "--channels", "4"}),
+                     {"--buffers 4096", "--buffer-size 64M", "2.00 TiB"});
+  expect_usage_error(sb({"validate", "--catalog", cat(), "--buffers", "4096", "--buffer-size",
+                         "64M"}),
+                     {"--buffers"});
+  EXPECT_FALSE(exists(t_ / "r"));
+  // Within the limit they are used as given.
+  RunResult ok = sb({"backup", src(), "--to", t_ / "p2", "--catalog", t_ / "cat2", "--json",
+                     "--buffers", "64", "--buffer-size", "256K"});
+  SB_ASSERT_EXIT(ok, 0);
+  EXPECT_EQ(parse_json(ok)["buffers"].as_u64(), 64u);
+}
+
 }  // namespace
 }  // namespace stripeback::it

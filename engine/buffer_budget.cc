@@ -1,0 +1,36 @@
+#include "engine/buffer_budget.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "engine/backup_job.h"
+
+namespace stripeback::engine {
+
+uint64_t backup_channel_buffer_bytes(std::optional<size_t> buffers,
+                                     std::optional<size_t> buffer_size, bool compressing) {
+  uint64_t most = 0;
+  // One multiplexing level from each row of the buffer rule.
+  for (uint32_t level : {1u, 5u, 9u}) {
+    BufferChoice c = choose_buffers(level, buffers, buffer_size, compressing);
+    most = std::max<uint64_t>(most, uint64_t{c.buffers} * c.buffer_size);
+  }
+  return compressing ? 2 * most : most;
+}
+
+uint64_t restore_channel_buffer_bytes(size_t buffers, size_t buffer_size) {
+  return 2 * uint64_t{buffers} * buffer_size;
+}
+
+uint64_t buffer_memory_limit(uint64_t* physical) {
+  long pages = ::sysconf(_SC_PHYS_PAGES);
+  long page_size = ::sysconf(_SC_PAGESIZE);
+  uint64_t phys = pages > 0 && page_size > 0
+                      ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size)
+                      : 0;
+  if (physical) *physical = phys;
+  return phys ? std::min(kMaxBufferMemory, phys / 2) : kMaxBufferMemory;
+}
+
+}  // namespace stripeback::engine
