@@ -300,7 +300,7 @@ TEST(CatalogDamage, RecordsWithBackupIdsOutOfRangeAreIgnored) {
   ASSERT_TRUE(id) << id.error().what;
   EXPECT_EQ(*id, 3u);
   ASSERT_TRUE(cat->add_piece(*id, sample_piece(0, 1), {sample_file("/n", 1)}));
-  ASSERT_TRUE(cat->end_backup(*id, sample_end(1)));
+  ASSERT_TRUE(cat->end_backup(*id, sample_end(1, BackupStatus::complete, 1)));
   auto again = open_ok(dir);
   ASSERT_TRUE(again);
   ASSERT_EQ(again->backups().size(), 3u);
