@@ -180,6 +180,9 @@ void catalog_seeds() {
   auto e = *encode_end(1, end);
   auto e2 = *encode_end(2, failed);
   put("catalog_payload", "begin", 0, b.payload);
+  BackupBegin with_id = begin;  // version 2: the catalog id after the pid
+  with_id.catalog_id = 0x9f2c0e71d4a5b608;
+  put("catalog_payload", "begin_v2", 0, encode_begin(1, with_id)->payload);
   put("catalog_payload", "piece", 1, p1.payload);
   put("catalog_payload", "piece_tape", 1, p2.payload);
   put("catalog_payload", "files", 2, fl.payload);
