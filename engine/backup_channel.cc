@@ -11,6 +11,7 @@
 
 #include "engine/compress.h"
 #include "engine/ordering_engine.h"
+#include "engine/piece_name.h"
 #include "engine/piece_writer.h"
 #include "engine/tape_sink.h"
 #include "io/buffer_pool.h"
@@ -285,8 +286,8 @@ class BackupChannel {
       if (compressor_) h.codec = Codec::zstd;
       h.created_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch()).count();
-      h.name = "sb" + std::to_string(ctx_.backup_id) + "-" + ctx_.stamp + "-c" +
-               std::to_string(channel_) + "-p" + std::to_string(h.piece_number) + ".sbp";
+      h.catalog_id = ctx_.catalog_id;
+      h.name = piece_name(ctx_.backup_id, ctx_.catalog_id, ctx_.stamp, channel_, h.piece_number);
       auto p = std::make_unique<OpenPiece>();
       p->number = h.piece_number;
       if (tape_) {

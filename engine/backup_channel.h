@@ -55,8 +55,9 @@ class TapeChannelSink;
 
 struct BackupContext {
   uint64_t backup_id = 0;
+  uint64_t catalog_id = 0;  // identity of the catalog, in piece names and headers
   std::string dest_dir;
-  std::string stamp;  // time stamp used in piece names
+  std::string stamp;  // time stamp used in piece names (make_piece_stamp())
   WorkQueue* queue = nullptr;
   const std::atomic<bool>* cancel = nullptr;
   // Set by the first channel that fails, so the others stop instead of filling the medium.

@@ -12,11 +12,10 @@
 #include <mutex>
 #include <set>
 #include <cstdio>
-#include <ctime>
-#include <random>
 #include <thread>
 
 #include "engine/piece_format.h"
+#include "engine/piece_name.h"
 #include "engine/planner.h"
 #include "io/file.h"
 #include "io/remote.h"
@@ -32,18 +31,6 @@ namespace {
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string make_stamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  std::random_device rd;
-  char rnd[8];
-  std::snprintf(rnd, sizeof rnd, "%04x", rd() & 0xffff);
-  return std::string(buf) + "-" + rnd;
 }
 
 Result<void> check_options(const BackupOptions& o) {
@@ -298,8 +285,9 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   WorkQueue queue(sets);
   BackupContext ctx;
   ctx.backup_id = id;
+  ctx.catalog_id = cat.identity();
   ctx.dest_dir = dest;
-  ctx.stamp = make_stamp();
+  ctx.stamp = make_piece_stamp();
   ctx.queue = &queue;
   ctx.cancel = opts.cancel;
   std::atomic<bool> abort{false};
