@@ -1,6 +1,5 @@
 #include "engine/backup_job.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "engine/leftovers.h"
 #include "engine/piece_format.h"
 #include "engine/piece_name.h"
 #include "engine/planner.h"
@@ -86,28 +86,6 @@ std::vector<int64_t> order_least_recent_first(std::vector<FileTask>& files,
   std::vector<int64_t> times;
   for (const auto& f : files) times.push_back(when(f));
   return times;
-}
-
-// Piece files in `dest` that belong to backups with no end record whose process is gone
-// (killed): the catalog never learnt of them and nothing will clean them up.
-std::vector<std::string> leftover_pieces(const catalog::Catalog& cat, const std::string& dest) {
-  std::vector<std::string> prefixes;
-  std::string host = util::hostname();
-  for (const auto& b : cat.backups()) {
-    if (b.ended || b.begin.destination != dest) continue;
-    bool alive = b.begin.host == host && b.begin.pid > 0 && ::kill(b.begin.pid, 0) == 0;
-    if (!alive) prefixes.push_back("sb" + std::to_string(b.id) + "-");
-  }
-  std::vector<std::string> out;
-  if (prefixes.empty()) return out;
-  auto names = io::list_dir(dest);
-  for (const auto& name : names ? *names : std::vector<std::string>{}) {
-    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".sbp") != 0) continue;
-    for (const auto& p : prefixes)
-      if (name.compare(0, p.size(), p) == 0) out.push_back(io::join_path(dest, name));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 struct FileAssembly {
@@ -243,8 +221,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   }
   std::vector<int64_t> last_backup;
   if (opts.partial) last_backup = order_least_recent_first(plan.files, cat);
-  std::vector<std::string> leftovers;
-  if (!opts.tape) leftovers = leftover_pieces(cat, dest);
+  std::vector<PieceFile> leftovers;
+  if (!opts.tape) leftovers = find_unused_pieces(cat.backups(), dest);
 
   SetOptions so;
   so.section_size = opts.section_size;
@@ -325,11 +303,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
 
   BackupSummary sum;
   sum.backup_id = id;
-  if (!leftovers.empty())
-    sum.warnings.push_back(std::to_string(leftovers.size()) + " unfinished piece(s) of backups "
-                           "that never ended (killed) remain in '" + dest + "', e.g. '" +
-                           leftovers.front() + "': no restorable backup uses them; remove them "
-                           "to reclaim the space");
+  if (!leftovers.empty()) sum.warnings.push_back(leftover_warning(leftovers, dest));
   sum.skipped = plan.skipped;
   sum.files_planned = plan.files.size();
   sum.sets = static_cast<uint32_t>(sets.size());
