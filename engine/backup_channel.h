@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "engine/leftovers.h"
 #include "engine/planner.h"
 #include "engine/stats.h"
 #include "engine/throttle.h"
@@ -94,6 +95,10 @@ struct UnitDone {
 struct ChannelOutcome {
   ChannelStats stats;
   std::vector<catalog::PieceRecord> pieces;  // finished and durable
+  // Pieces given up after a failure, closed but still on the medium (with the end of the
+  // writes known to have completed): the job removes them with the finished ones. Pieces
+  // on tape are not files.
+  std::vector<PieceFile> unfinished;
   std::vector<UnitDone> units;
   Result<void> status;
   bool deadline_hit = false;

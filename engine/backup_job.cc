@@ -88,6 +88,33 @@ std::vector<int64_t> order_least_recent_first(std::vector<FileTask>& files,
   return times;
 }
 
+// Removes pieces of the running backup that no restorable backup will use; a warning when
+// some could not be removed. For a failed backup, once every piece the channels know of
+// is gone, also any other piece named with `prefix`, this job's own (backup id, catalog id
+// and time stamp): a piece whose creation failed half-way.
+std::optional<std::string> remove_own_pieces(std::vector<PieceFile> pieces,
+                                             const std::string& dest, const std::string& prefix,
+                                             const std::string& whose) {
+  std::sort(pieces.begin(), pieces.end(),
+            [](const PieceFile& a, const PieceFile& b) { return a.name < b.name; });
+  Removal r = remove_pieces(pieces);
+  if (r.remaining.empty() && !prefix.empty()) {
+    Removal more = remove_pieces(pieces_with_prefix(dest, prefix));
+    more.removed_any = more.removed_any || r.removed_any;
+    r = std::move(more);
+  }
+  if (r.removed_any) (void)io::fsync_dir(dest);
+  if (r.remaining.empty()) return std::nullopt;
+  // A local file system answers stat even when it refuses removal; the size there counts
+  // preallocated space. A remote one may not answer at all: keep the bytes written.
+  if (!io::is_url(dest))
+    for (auto& p : r.remaining)
+      if (auto st = io::stat_path(p.path())) p.bytes = static_cast<uint64_t>(st->st_size);
+  return unremoved_warning(r, whose, dest);
+}
+
+PieceFile file_of(const catalog::PieceRecord& p) { return {p.location, p.name, p.size}; }
+
 struct FileAssembly {
   const FileTask* file = nullptr;
   UnitDone attrs;  // of its first section
@@ -316,7 +343,9 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   if (opts.keys) sum.encryption = std::string("aes-256-gcm (") + opts.keys->kind_name() + ")";
   bool first_is_secondary = false;  // the error kept so far only echoes another channel's
   std::vector<catalog::PieceRecord> pieces;
+  std::vector<PieceFile> unfinished;
   for (auto& o : outcomes) {
+    unfinished.insert(unfinished.end(), o.unfinished.begin(), o.unfinished.end());
     sum.channels.push_back(o.stats);
     sum.bytes_read += o.stats.bytes_read;
     sum.bytes_written += o.stats.bytes_written;
@@ -355,10 +384,13 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     std::set<std::string> used;
     for (const auto& f : files) used.insert(f.pieces.begin(), f.pieces.end());
     std::vector<catalog::PieceRecord> kept;
+    std::vector<PieceFile> unused;
     for (auto& p : pieces) {
       if (used.count(p.name)) kept.push_back(std::move(p));
-      else (void)io::unlink_path(io::join_path(p.location, p.name));
+      else if (!p.tape) unused.push_back(file_of(p));
     }
+    if (auto w = remove_own_pieces(unused, dest, "", "holding no completely backed-up file"))
+      sum.warnings.push_back(*w);
     pieces = std::move(kept);
     sum.pieces = static_cast<uint32_t>(pieces.size());
   }
@@ -381,9 +413,16 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       util::crash_point("backup-files-recorded");
     }
   }
+  if (status == catalog::BackupStatus::failed && !opts.tape) {
+    // Nothing of a failed backup is usable: its pieces go, or a warning says where they are.
+    std::vector<PieceFile> own;
+    for (const auto& p : pieces) own.push_back(file_of(p));
+    own.insert(own.end(), unfinished.begin(), unfinished.end());
+    const std::string job_prefix = piece_name_prefix(id, ctx.catalog_id) + ctx.stamp + "-";
+    if (auto w = remove_own_pieces(own, dest, job_prefix, "of this failed backup"))
+      sum.warnings.push_back(*w);
+  }
   if (status == catalog::BackupStatus::failed) {
-    for (const auto& p : pieces) (void)io::unlink_path(io::join_path(p.location, p.name));
-    if (!pieces.empty()) (void)io::fsync_dir(dest);
     sum.pieces = 0;
     sum.files = 0;
     sum.changed_files.clear();

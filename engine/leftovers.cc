@@ -101,9 +101,45 @@ std::vector<PieceFile> find_unused_pieces(const std::vector<catalog::Backup>& ba
   return out;
 }
 
+std::vector<PieceFile> pieces_with_prefix(const std::string& dir, const std::string& prefix) {
+  std::vector<PieceFile> out;
+  auto names = io::list_dir(dir);
+  if (!names) return out;
+  for (const auto& n : *names) {
+    if (!is_piece_file(n) || n.compare(0, prefix.size(), prefix) != 0) continue;
+    PieceFile p{dir, n, 0};
+    p.bytes = size_of(p.path());
+    out.push_back(std::move(p));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const PieceFile& a, const PieceFile& b) { return a.name < b.name; });
+  return out;
+}
+
+Removal remove_pieces(const std::vector<PieceFile>& pieces) {
+  Removal r;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    auto u = io::unlink_path(pieces[i].path());
+    if (u || u.error().code == Errc::not_found) {
+      r.removed_any = r.removed_any || u.has_value();
+      continue;
+    }
+    r.error = u.error().what;
+    r.remaining.assign(pieces.begin() + static_cast<std::ptrdiff_t>(i), pieces.end());
+    break;
+  }
+  return r;
+}
+
 std::string leftover_warning(const std::vector<PieceFile>& pieces, const std::string& dest) {
   return count_and_names(pieces, "of backups in this catalog that failed or were killed", dest) +
          "; no restorable backup uses them: remove them to reclaim the space";
+}
+
+std::string unremoved_warning(const Removal& r, const std::string& what, const std::string& dest) {
+  return count_and_names(r.remaining, what, dest) + "; they could not be removed (" + r.error +
+         "); no restorable backup uses them: remove them to reclaim the space (the next backup "
+         "to '" + dest + "' names them again)";
 }
 
 }  // namespace stripeback::engine

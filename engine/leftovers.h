@@ -1,6 +1,6 @@
-// Pieces on a destination that no restorable backup uses, such as those of backups killed
-// before their end record: finding them at the start of a backup, and the warning that
-// names them.
+// Pieces on a destination that no restorable backup uses: those a failed (or partial)
+// backup could not remove, and those of backups killed before their end record. Finding
+// them at the start of a backup, removing a backup's own, and the warnings that name them.
 //
 // A piece is attributed to a backup only through its name (engine/piece_name.h): it must
 // carry the catalog id and the backup id recorded in that backup's begin record. Pieces of
@@ -43,8 +43,27 @@ std::vector<std::string> unused_piece_names(
 std::vector<PieceFile> find_unused_pieces(const std::vector<catalog::Backup>& backups,
                                           const std::string& dest);
 
+// The pieces in `dir` whose names start with `prefix`, with their sizes (empty when the
+// directory cannot be listed).
+std::vector<PieceFile> pieces_with_prefix(const std::string& dir, const std::string& prefix);
+
+struct Removal {
+  std::vector<PieceFile> remaining;  // the piece that could not be removed and those after it
+  std::string error;                 // why it could not be
+  bool removed_any = false;
+};
+
+// Removes `pieces` in order. A piece already gone counts as removed. Stops at the first
+// other failure: a medium that refuses one removal (read-only, server gone) refuses the
+// rest, and on NFS each attempt would first wait out the retry window.
+Removal remove_pieces(const std::vector<PieceFile>& pieces);
+
 // "3 piece(s) (48.00 MiB) ... remain in 'dest': 'a', 'b', 'c'" and the advice, for
 // pieces found at the start of a backup.
 std::string leftover_warning(const std::vector<PieceFile>& pieces, const std::string& dest);
+
+// For pieces of the running backup that could not be removed; `what` says whose they are
+// ("of this failed backup").
+std::string unremoved_warning(const Removal& r, const std::string& what, const std::string& dest);
 
 }  // namespace stripeback::engine

@@ -4,9 +4,13 @@
 #include "engine/leftovers.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
+
 #include "engine/piece_name.h"
+#include "tests/support/temp_dir.h"
 #include "util/process.h"
 
 namespace stripeback::engine {
@@ -118,6 +122,34 @@ TEST(Leftovers, AJobOnAnotherHostOrAliveHereMayStillRun) {
   EXPECT_FALSE(may_still_run(b));
   b.begin.pid = 0;  // no pid recorded: nothing proves the job dead
   EXPECT_TRUE(may_still_run(b));
+}
+
+TEST(Leftovers, RemovalStopsAtTheFirstFailureAndReportsWhatRemains) {
+  testing::TempDir dir;
+  auto make = [&](const std::string& n) {
+    std::ofstream(dir / n) << "piece";
+    return PieceFile{dir.path(), n, 5};
+  };
+  PieceFile gone{dir.path(), "gone.sbp", 0};
+  PieceFile a = make("a.sbp");
+  // A directory in its place cannot be unlinked: the removal fails there.
+  ASSERT_EQ(::mkdir((dir / "b.sbp").c_str(), 0755), 0);
+  PieceFile b{dir.path(), "b.sbp", 7};
+  PieceFile c = make("c.sbp");
+  Removal r = remove_pieces({gone, a, b, c});
+  EXPECT_TRUE(r.removed_any);
+  ASSERT_EQ(r.remaining.size(), 2u);
+  EXPECT_EQ(r.remaining[0].name, "b.sbp");
+  EXPECT_EQ(r.remaining[1].name, "c.sbp");
+  EXPECT_NE(r.error.find(dir / "b.sbp"), std::string::npos) << r.error;
+  EXPECT_FALSE(std::ifstream(dir / "a.sbp").good());
+  EXPECT_TRUE(std::ifstream(dir / "c.sbp").good());
+  std::string w = unremoved_warning(r, "of this failed backup", dir.path());
+  EXPECT_NE(w.find("2 piece(s) (12 B) of this failed backup remain in '" + dir.path() +
+                   "': 'b.sbp', 'c.sbp'; they could not be removed ("),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("remove them to reclaim the space"), std::string::npos) << w;
 }
 
 }  // namespace

@@ -1,14 +1,19 @@
 // Pieces no restorable backup uses, on a destination that two catalogs share: a backup
-// names only its own catalog's pieces of killed backups, never another catalog's (whose
-// backup ids start at 1 too).
+// names only its own catalog's pieces of killed or failed backups, never another
+// catalog's (whose backup ids start at 1 too); a backup that fails on a medium turned
+// read-only says which of its pieces remain, and the next backup names them again.
 #include <signal.h>
+#include <sys/mount.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <thread>
 
 #include "tests/integration/it_util.h"
+#include "util/units.h"
 
 namespace stripeback::it {
 namespace {
@@ -127,6 +132,95 @@ TEST(Leftovers, SharedDestinationNamesOnlyThisCatalogsDeadPieces) {
   for (const auto& n : a_killed2) std::filesystem::remove(dest + "/" + n);
   Json a4 = backup_ok(data, dest, a);
   EXPECT_TRUE(warnings_with(a4, "remain in").empty());
+}
+
+// A destination that turns read-only mid-backup (a file system remounted read-only after
+// an error): the backup fails, cannot remove its pieces, and says how many remain, their
+// size, where and which; the next backup there names the same pieces.
+TEST(Leftovers, ReadOnlyTargetLeavesPiecesThatAreNamedNowAndNextTime) {
+  const std::string& data = small_data();
+  ASSERT_FALSE(data.empty());
+  TempDir t("sbit-rotarget");
+  const std::string dest = t / "pieces", cat = t / "cat";
+  std::filesystem::create_directories(dest);
+  // A bind mount of the directory onto itself, made read-only: new path lookups in it (to
+  // create or remove a piece) fail with EROFS, while the pieces the backup opened before,
+  // through the mount below, stay writable. Made mid-backup: a mount with files open for
+  // writing through it cannot be made read-only.
+  const std::string probe = t / "probe";
+  std::filesystem::create_directories(probe);
+  if (::mount(probe.c_str(), probe.c_str(), nullptr, MS_BIND, nullptr) != 0)
+    GTEST_SKIP() << "cannot bind-mount here (" << std::strerror(errno)
+                 << "); a destination turning read-only cannot be shown without it";
+  ::umount2(probe.c_str(), 0);
+  struct Unmount {
+    std::string path;
+    bool mounted = false;
+    void now() {
+      if (mounted) mounted = ::umount2(path.c_str(), 0) != 0;
+    }
+    ~Unmount() {
+      if (mounted) ::umount2(path.c_str(), MNT_DETACH);
+    }
+  } unmount{dest};
+
+  auto child = sb_start({"backup", data, "--to", dest, "--catalog", cat, "--channels", "2",
+                         "--rate", "8M", "--max-piece-size", "8M", "--json"});
+  ASSERT_TRUE(child->started());
+  bool made_ro = false;
+  int ro_errno = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (child->running() && std::chrono::steady_clock::now() < deadline) {
+    if (pieces_in(dest).size() >= 3) {
+      unmount.mounted = ::mount(dest.c_str(), dest.c_str(), nullptr, MS_BIND, nullptr) == 0;
+      made_ro = unmount.mounted && ::mount(nullptr, dest.c_str(), nullptr,
+                                           MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) == 0;
+      ro_errno = errno;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  RunResult r = child->wait();
+  ASSERT_TRUE(made_ro) << "the destination was not made read-only mid-backup ("
+                       << std::strerror(ro_errno) << ")\n"
+                       << r.describe();
+  SB_ASSERT_EXIT(r, 1);
+  EXPECT_TRUE(contains(r.err, "Read-only file system"));
+  Json j = parse_json(r);
+  EXPECT_EQ(j["status"].as_string(), "failed");
+
+  // What remains on the medium is what the warning names, with its size.
+  const auto left = pieces_in(dest);
+  ASSERT_FALSE(left.empty());
+  auto w = warnings_with(j, "of this failed backup remain in '" + dest + "'");
+  ASSERT_EQ(w.size(), 1u) << r.out;
+  EXPECT_TRUE(contains(w[0], std::to_string(left.size()) + " piece(s) (" +
+                                 util::format_bytes(total_size(left)) + ")"));
+  EXPECT_TRUE(contains(w[0], "they could not be removed (unable to remove '" + dest + "/sb1-"));
+  EXPECT_TRUE(contains(w[0], "Read-only file system"));
+  EXPECT_TRUE(contains(w[0], "remove them to reclaim the space"));
+  const auto left_list = base_names(left);
+  const Names left_names(left_list.begin(), left_list.end());
+  ASSERT_LE(left.size(), 8u) << "more pieces than a warning lists by name";
+  EXPECT_EQ(quoted_set(w[0]), left_names) << w[0];
+  EXPECT_TRUE(contains(r.err, w[0])) << "the warning is not on stderr";
+  RunResult l = sb({"list", "--catalog", cat});
+  EXPECT_TRUE(contains(l.out, "failed")) << l.describe();
+
+  // Writable again: the next backup names the failed backup's pieces and completes.
+  unmount.now();
+  ASSERT_FALSE(unmount.mounted);
+  Json next = backup_ok(data, dest, cat);
+  auto wn = warnings_with(
+      next, "of backups in this catalog that failed or were killed remain in '" + dest + "'");
+  ASSERT_EQ(wn.size(), 1u);
+  EXPECT_TRUE(contains(wn[0], std::to_string(left.size()) + " piece(s) (" +
+                                  util::format_bytes(total_size(left)) + ")"));
+  EXPECT_EQ(quoted_set(wn[0]), left_names) << wn[0];
+  for (const auto& p : left) std::filesystem::remove(p);
+  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", cat});
+  SB_ASSERT_EXIT(rr, 0);
+  EXPECT_TRUE(restored_tree(t / "out", data));
 }
 
 }  // namespace
