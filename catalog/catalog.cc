@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <random>
 
 #include "catalog/file_ops.h"
 #include "catalog/model.h"
@@ -50,6 +51,15 @@ Result<void> prepare_dir(const std::string& dir, Create create) {
   }
   if (::access(dir.c_str(), R_OK | W_OK | X_OK) != 0) return unusable_dir(errno, dir);
   return ok();
+}
+
+// A catalog's identity only has to differ from that of other catalogs writing to the same
+// media: 64 random bits from the system's source.
+uint64_t new_catalog_id() {
+  std::random_device rd;
+  uint64_t id = 0;
+  while (id == 0) id = (uint64_t{rd()} << 32) ^ rd();
+  return id;
 }
 
 }  // namespace
@@ -227,18 +237,25 @@ std::vector<LoadWarning> Catalog::warnings() const {
   return out;
 }
 
+uint64_t Catalog::identity() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return state_->model.catalog_id();
+}
+
 Result<uint64_t> Catalog::begin_backup(const BackupBegin& begin) {
   std::lock_guard<std::mutex> g(mu_);
   State& s = *state_;
   uint64_t id = 0;
-  // The id is chosen under the exclusive lock, after reading every record written so far,
-  // so two processes can never hand out the same one.
+  BackupBegin b = begin;
+  // The id (and a missing catalog identity) is chosen under the exclusive lock, after
+  // reading every record written so far, so two processes can never hand out the same one.
   SB_ASSIGN(uint64_t at, s.append([&]() -> Result<std::vector<EncodedRecord>> {
     id = s.model.next_id();
-    SB_ASSIGN(auto rec, encode_begin(id, begin));
+    b.catalog_id = s.model.catalog_id() != 0 ? s.model.catalog_id() : new_catalog_id();
+    SB_ASSIGN(auto rec, encode_begin(id, b));
     return std::vector<EncodedRecord>{std::move(rec)};
   }));
-  s.model.add_begin(id, begin, at);
+  s.model.add_begin(id, b, at);
   return id;
 }
 

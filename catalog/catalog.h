@@ -47,6 +47,9 @@ struct BackupBegin {
   uint32_t channels = 0;
   std::string host;
   int32_t pid = 0;
+  // The identity of the catalog the backup was begun in (Catalog::identity()), which is
+  // also in its pieces' names and headers. 0 in records of versions that had none.
+  uint64_t catalog_id = 0;
 };
 
 // One segment of a piece on one tape volume (see docs/tape.md).
@@ -149,12 +152,20 @@ class Catalog {
   Result<void> refresh();
   std::vector<Backup> backups() const;               // snapshot, in id order
   std::vector<LoadWarning> warnings() const;  // in the order found; a torn tail last
+  // The catalog's identity: a random 64-bit number (never 0) recorded in every backup's
+  // begin record and put in the names and headers of its pieces, so that pieces of
+  // catalogs sharing a destination are told apart. It is that of the first begin record
+  // that carries one; 0 while the log has none (new, or written only by older versions):
+  // the next begin_backup creates it.
+  uint64_t identity() const;
 
   // Each append first reads what other processes appended, is durable (written and
   // fdatasync'ed) when it returns, and on failure truncates the log back to where it was.
   // Errors: not_found for an unknown backup id, invalid_argument for a backup that has
   // ended or a field too long to store, exists for a piece name already recorded.
-  // Returns the new backup id: one more than any id in the log (ids start at 1).
+  // Returns the new backup id: one more than any id in the log (ids start at 1). The
+  // record carries the catalog's identity (created here, under the exclusive lock, when the
+  // log has none yet); begin.catalog_id is ignored.
   Result<uint64_t> begin_backup(const BackupBegin& begin);
   // Files too many for one record are carried on by Files records in the same write.
   Result<void> add_piece(uint64_t backup_id, const PieceRecord& piece,

@@ -99,6 +99,7 @@ void Model::add_begin(uint64_t id, const BackupBegin& begin, uint64_t offset) {
   Backup& b = backups_[id];
   b.id = id;
   b.begin = begin;
+  if (catalog_id_ == 0) catalog_id_ = begin.catalog_id;
 }
 
 Backup* Model::target(uint64_t id, const char* record, uint64_t offset) {

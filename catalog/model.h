@@ -33,6 +33,8 @@ class Model {
   bool has_piece(uint64_t id, const std::string& name) const;
   // Greater than every backup id any readable record mentions.
   uint64_t next_id() const { return max_id_ + 1; }
+  // The catalog id of the first accepted begin record that has one; 0 if none has.
+  uint64_t catalog_id() const { return catalog_id_; }
 
   void warn(LoadWarning w) { warnings_.push_back(std::move(w)); }
   const std::vector<LoadWarning>& warnings() const { return warnings_; }
@@ -46,6 +48,7 @@ class Model {
   std::map<uint64_t, Backup> backups_;
   std::map<uint64_t, std::set<std::string>> piece_names_;
   uint64_t max_id_ = 0;
+  uint64_t catalog_id_ = 0;
   std::vector<LoadWarning> warnings_;
 };
 

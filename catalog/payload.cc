@@ -175,7 +175,7 @@ Result<EncodedRecord> encode_begin(uint64_t backup_id, const BackupBegin& b) {
   SB_TRY(check_str(b.destination, "destination"));
   SB_TRY(check_str(b.host, "host"));
   util::ByteWriter w;
-  w.u8(kPayloadVersion);
+  w.u8(b.catalog_id != 0 ? kBeginPayloadVersion : kPayloadVersion);
   w.u64(backup_id);
   w.str(b.tag);
   w.i64(b.start_time_ns);
@@ -188,6 +188,7 @@ Result<EncodedRecord> encode_begin(uint64_t backup_id, const BackupBegin& b) {
   w.u32(b.channels);
   w.str(b.host);
   w.u32(static_cast<uint32_t>(b.pid));
+  if (b.catalog_id != 0) w.u64(b.catalog_id);
   if (w.size() > kMaxPayload) {
     return fail(Errc::invalid_argument, "catalog backup begin record is " +
                                             std::to_string(w.size()) + " bytes; the limit is " +
@@ -261,7 +262,8 @@ Result<EncodedRecord> encode_end(uint64_t backup_id, const BackupEnd& e) {
 
 Result<BeginPayload> decode_begin(std::span<const uint8_t> payload) {
   Cursor c(payload);
-  SB_ASSIGN(bool newer, read_version(c));
+  SB_ASSIGN(uint8_t version, read_raw_version(c));
+  const bool newer = version > kBeginPayloadVersion;
   util::ByteReader& r = c.r();
   BeginPayload out;
   out.backup_id = r.u64();
@@ -274,6 +276,10 @@ Result<BeginPayload> decode_begin(std::span<const uint8_t> payload) {
   b.channels = r.u32();
   b.host = r.str();
   b.pid = static_cast<int32_t>(r.u32());
+  if (version >= kBeginPayloadVersion) {
+    b.catalog_id = r.u64();
+    if (r.ok() && b.catalog_id == 0) return malformed("catalog id 0 in a backup begin payload");
+  }
   SB_TRY(check_end(c.ok(), c.remaining(), newer, "backup begin payload"));
   SB_TRY(check_decoded_id(out.backup_id));
   return out;

@@ -18,6 +18,9 @@ inline constexpr uint8_t kPayloadVersion = 1;
 // Piece payloads of pieces on tape are version 2: the piece entry ends with the tape
 // location. Readers of version 1 skip those bytes as a newer writer's.
 inline constexpr uint8_t kTapePiecePayloadVersion = 2;
+// BackupBegin payloads with a catalog id are version 2: it follows the pid. Readers of
+// version 1 skip it as a newer writer's.
+inline constexpr uint8_t kBeginPayloadVersion = 2;
 // Strings longer than this are refused by the writer (ByteReader's default bound).
 inline constexpr size_t kMaxString = 1u << 20;
 // Backup ids run from 1 to this. The bound keeps "one more than the largest id any record

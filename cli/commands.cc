@@ -16,6 +16,7 @@
 #include "engine/compress.h"
 #include "engine/crypto.h"
 #include "engine/demo_data.h"
+#include "engine/piece_name.h"
 #include "engine/restore_job.h"
 #include "util/escape.h"
 #include "util/json.h"
@@ -289,6 +290,7 @@ int run_list_cmd(const CommonFlags& c) {
     util::JsonWriter w;
     w.begin_object();
     w.kv("catalog", (*cat)->dir());
+    if (uint64_t id = (*cat)->identity()) w.kv("catalog_id", engine::format_catalog_id(id));
     w.begin_array("backups");
     for (const auto& b : backups) {
       Totals t = totals(b);

@@ -11,6 +11,7 @@
 
 #include "engine/compress.h"
 #include "engine/ordering_engine.h"
+#include "engine/piece_name.h"
 #include "engine/piece_writer.h"
 #include "engine/tape_sink.h"
 #include "io/buffer_pool.h"
@@ -49,6 +50,7 @@ struct OpenPiece {
   TapePieceOutput* tape_out = nullptr;  // when the piece goes to tape
   uint32_t number = 0;
   uint32_t writes_out = 0;
+  uint64_t written_end = kBlock;  // end of the writes completed so far (the header at first)
   bool closing = false;
   std::map<std::string, uint32_t> file_ids;  // path -> id in this piece
 };
@@ -69,6 +71,7 @@ struct Slot {
   uint64_t offset = 0;
   uint32_t want = 0;  // bytes of file data expected
   bool writing = false;
+  uint64_t piece_end = 0;  // end of the frame in the piece, once placed
 };
 
 class BackupChannel {
@@ -85,8 +88,12 @@ class BackupChannel {
     drain();
     if (st) st = close_pieces(/*all=*/true);
     if (!st)
-      for (auto& p : pieces_)
-        if (p->writer) p->writer->abandon();
+      for (auto& p : pieces_) {
+        if (!p->writer) continue;
+        if (!p->tape_out)
+          out_.unfinished.push_back({ctx_.dest_dir, p->writer->name(), p->written_end});
+        p->writer->abandon();
+      }
     clock_.finish(out_.stats);
     if (tape_) out_.stats.tape = tape_stats(tape_->stats());
     engine_.reset();  // before its connections go
@@ -285,8 +292,8 @@ class BackupChannel {
       if (compressor_) h.codec = Codec::zstd;
       h.created_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch()).count();
-      h.name = "sb" + std::to_string(ctx_.backup_id) + "-" + ctx_.stamp + "-c" +
-               std::to_string(channel_) + "-p" + std::to_string(h.piece_number) + ".sbp";
+      h.catalog_id = ctx_.catalog_id;
+      h.name = piece_name(ctx_.backup_id, ctx_.catalog_id, ctx_.stamp, channel_, h.piece_number);
       auto p = std::make_unique<OpenPiece>();
       p->number = h.piece_number;
       if (tape_) {
@@ -317,7 +324,7 @@ class BackupChannel {
     uint64_t tag = kMetaTag + next_meta_++;
     io::IoOp op{io::OpKind::write, p.writer->fd(), placement.offset, block->data,
                 placement.length, tag};
-    meta_.emplace(tag, Meta{std::move(block), &p});
+    meta_.emplace(tag, Meta{std::move(block), &p, placement.offset + placement.length});
     ++p.writes_out;
     ++writes_out_;
     return engine_->submit({&op, 1});
@@ -328,11 +335,13 @@ class BackupChannel {
       auto it = meta_.find(c.tag);
       OpenPiece* p = it->second.piece;
       uint64_t len = it->second.block->size;
+      uint64_t end = it->second.piece_end;
       meta_.erase(it);
       --writes_out_;
       --p->writes_out;
       if (!c.result)
         return c.result.error().wrap("unable to write piece '" + p->writer->path() + "'");
+      p->written_end = std::max(p->written_end, end);
       ++out_.stats.writes;
       out_.stats.bytes_written += len;
       return ok();
@@ -344,6 +353,7 @@ class BackupChannel {
     --sl.piece->writes_out;
     if (!c.result)
       return c.result.error().wrap("unable to write piece '" + sl.piece->writer->path() + "'");
+    sl.piece->written_end = std::max(sl.piece->written_end, sl.piece_end);
     ++out_.stats.writes;
     out_.stats.bytes_written += *c.result;
     Source* s = sl.src;
@@ -405,6 +415,7 @@ class BackupChannel {
     if (p->writer->sealed()) out_.stats.encrypt_s += thread_cpu_seconds() - t0;
     sl.writing = true;
     sl.piece = p;
+    sl.piece_end = pl.offset + pl.length;
     ++writes_out_;
     ++p->writes_out;
     io::IoOp op{io::OpKind::write, p->writer->fd(), pl.offset, frame, pl.length, slot};
@@ -476,6 +487,7 @@ class BackupChannel {
   struct Meta {
     std::unique_ptr<AlignedBlock> block;
     OpenPiece* piece;
+    uint64_t piece_end;
   };
 
   const BackupContext& ctx_;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "engine/leftovers.h"
 #include "engine/planner.h"
 #include "engine/stats.h"
 #include "engine/throttle.h"
@@ -55,8 +56,9 @@ class TapeChannelSink;
 
 struct BackupContext {
   uint64_t backup_id = 0;
+  uint64_t catalog_id = 0;  // identity of the catalog, in piece names and headers
   std::string dest_dir;
-  std::string stamp;  // time stamp used in piece names
+  std::string stamp;  // time stamp used in piece names (make_piece_stamp())
   WorkQueue* queue = nullptr;
   const std::atomic<bool>* cancel = nullptr;
   // Set by the first channel that fails, so the others stop instead of filling the medium.
@@ -93,6 +95,10 @@ struct UnitDone {
 struct ChannelOutcome {
   ChannelStats stats;
   std::vector<catalog::PieceRecord> pieces;  // finished and durable
+  // Pieces given up after a failure, closed but still on the medium (with the end of the
+  // writes known to have completed): the job removes them with the finished ones. Pieces
+  // on tape are not files.
+  std::vector<PieceFile> unfinished;
   std::vector<UnitDone> units;
   Result<void> status;
   bool deadline_hit = false;

@@ -1,6 +1,5 @@
 #include "engine/backup_job.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,11 +11,11 @@
 #include <mutex>
 #include <set>
 #include <cstdio>
-#include <ctime>
-#include <random>
 #include <thread>
 
+#include "engine/leftovers.h"
 #include "engine/piece_format.h"
+#include "engine/piece_name.h"
 #include "engine/planner.h"
 #include "io/file.h"
 #include "io/remote.h"
@@ -32,18 +31,6 @@ namespace {
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string make_stamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  std::random_device rd;
-  char rnd[8];
-  std::snprintf(rnd, sizeof rnd, "%04x", rd() & 0xffff);
-  return std::string(buf) + "-" + rnd;
 }
 
 Result<void> check_options(const BackupOptions& o) {
@@ -101,27 +88,32 @@ std::vector<int64_t> order_least_recent_first(std::vector<FileTask>& files,
   return times;
 }
 
-// Piece files in `dest` that belong to backups with no end record whose process is gone
-// (killed): the catalog never learnt of them and nothing will clean them up.
-std::vector<std::string> leftover_pieces(const catalog::Catalog& cat, const std::string& dest) {
-  std::vector<std::string> prefixes;
-  std::string host = util::hostname();
-  for (const auto& b : cat.backups()) {
-    if (b.ended || b.begin.destination != dest) continue;
-    bool alive = b.begin.host == host && b.begin.pid > 0 && ::kill(b.begin.pid, 0) == 0;
-    if (!alive) prefixes.push_back("sb" + std::to_string(b.id) + "-");
+// Removes pieces of the running backup that no restorable backup will use; a warning when
+// some could not be removed. For a failed backup, once every piece the channels know of
+// is gone, also any other piece named with `prefix`, this job's own (backup id, catalog id
+// and time stamp): a piece whose creation failed half-way.
+std::optional<std::string> remove_own_pieces(std::vector<PieceFile> pieces,
+                                             const std::string& dest, const std::string& prefix,
+                                             const std::string& whose) {
+  std::sort(pieces.begin(), pieces.end(),
+            [](const PieceFile& a, const PieceFile& b) { return a.name < b.name; });
+  Removal r = remove_pieces(pieces);
+  if (r.remaining.empty() && !prefix.empty()) {
+    Removal more = remove_pieces(pieces_with_prefix(dest, prefix));
+    more.removed_any = more.removed_any || r.removed_any;
+    r = std::move(more);
   }
-  std::vector<std::string> out;
-  if (prefixes.empty()) return out;
-  auto names = io::list_dir(dest);
-  for (const auto& name : names ? *names : std::vector<std::string>{}) {
-    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".sbp") != 0) continue;
-    for (const auto& p : prefixes)
-      if (name.compare(0, p.size(), p) == 0) out.push_back(io::join_path(dest, name));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+  if (r.removed_any) (void)io::fsync_dir(dest);
+  if (r.remaining.empty()) return std::nullopt;
+  // A local file system answers stat even when it refuses removal; the size there counts
+  // preallocated space. A remote one may not answer at all: keep the bytes written.
+  if (!io::is_url(dest))
+    for (auto& p : r.remaining)
+      if (auto st = io::stat_path(p.path())) p.bytes = static_cast<uint64_t>(st->st_size);
+  return unremoved_warning(r, whose, dest);
 }
+
+PieceFile file_of(const catalog::PieceRecord& p) { return {p.location, p.name, p.size}; }
 
 struct FileAssembly {
   const FileTask* file = nullptr;
@@ -256,8 +248,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   }
   std::vector<int64_t> last_backup;
   if (opts.partial) last_backup = order_least_recent_first(plan.files, cat);
-  std::vector<std::string> leftovers;
-  if (!opts.tape) leftovers = leftover_pieces(cat, dest);
+  std::vector<PieceFile> leftovers;
+  if (!opts.tape) leftovers = find_unused_pieces(cat.backups(), dest);
 
   SetOptions so;
   so.section_size = opts.section_size;
@@ -298,8 +290,9 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   WorkQueue queue(sets);
   BackupContext ctx;
   ctx.backup_id = id;
+  ctx.catalog_id = cat.identity();
   ctx.dest_dir = dest;
-  ctx.stamp = make_stamp();
+  ctx.stamp = make_piece_stamp();
   ctx.queue = &queue;
   ctx.cancel = opts.cancel;
   std::atomic<bool> abort{false};
@@ -337,11 +330,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
 
   BackupSummary sum;
   sum.backup_id = id;
-  if (!leftovers.empty())
-    sum.warnings.push_back(std::to_string(leftovers.size()) + " unfinished piece(s) of backups "
-                           "that never ended (killed) remain in '" + dest + "', e.g. '" +
-                           leftovers.front() + "': no restorable backup uses them; remove them "
-                           "to reclaim the space");
+  if (!leftovers.empty()) sum.warnings.push_back(leftover_warning(leftovers, dest));
   sum.skipped = plan.skipped;
   sum.files_planned = plan.files.size();
   sum.sets = static_cast<uint32_t>(sets.size());
@@ -354,7 +343,9 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   if (opts.keys) sum.encryption = std::string("aes-256-gcm (") + opts.keys->kind_name() + ")";
   bool first_is_secondary = false;  // the error kept so far only echoes another channel's
   std::vector<catalog::PieceRecord> pieces;
+  std::vector<PieceFile> unfinished;
   for (auto& o : outcomes) {
+    unfinished.insert(unfinished.end(), o.unfinished.begin(), o.unfinished.end());
     sum.channels.push_back(o.stats);
     sum.bytes_read += o.stats.bytes_read;
     sum.bytes_written += o.stats.bytes_written;
@@ -393,10 +384,13 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     std::set<std::string> used;
     for (const auto& f : files) used.insert(f.pieces.begin(), f.pieces.end());
     std::vector<catalog::PieceRecord> kept;
+    std::vector<PieceFile> unused;
     for (auto& p : pieces) {
       if (used.count(p.name)) kept.push_back(std::move(p));
-      else (void)io::unlink_path(io::join_path(p.location, p.name));
+      else if (!p.tape) unused.push_back(file_of(p));
     }
+    if (auto w = remove_own_pieces(unused, dest, "", "holding no completely backed-up file"))
+      sum.warnings.push_back(*w);
     pieces = std::move(kept);
     sum.pieces = static_cast<uint32_t>(pieces.size());
   }
@@ -419,9 +413,16 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       util::crash_point("backup-files-recorded");
     }
   }
+  if (status == catalog::BackupStatus::failed && !opts.tape) {
+    // Nothing of a failed backup is usable: its pieces go, or a warning says where they are.
+    std::vector<PieceFile> own;
+    for (const auto& p : pieces) own.push_back(file_of(p));
+    own.insert(own.end(), unfinished.begin(), unfinished.end());
+    const std::string job_prefix = piece_name_prefix(id, ctx.catalog_id) + ctx.stamp + "-";
+    if (auto w = remove_own_pieces(own, dest, job_prefix, "of this failed backup"))
+      sum.warnings.push_back(*w);
+  }
   if (status == catalog::BackupStatus::failed) {
-    for (const auto& p : pieces) (void)io::unlink_path(io::join_path(p.location, p.name));
-    if (!pieces.empty()) (void)io::fsync_dir(dest);
     sum.pieces = 0;
     sum.files = 0;
     sum.changed_files.clear();

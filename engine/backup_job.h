@@ -91,7 +91,9 @@ struct BackupSummary {
 // Errors before anything is written (bad source, unusable destination) come back as the
 // Result's error with code invalid_argument or not_found. Once the job has started, a
 // failure is reported in the summary (status "failed") and recorded in the catalog; the
-// pieces of a failed backup are removed.
+// pieces of a failed backup are removed, and those that cannot be (a medium turned
+// read-only, a server gone) are named in a warning, as they are by the next backup to the
+// destination. That one also names pieces of this catalog's killed backups.
 Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& cat);
 
 }  // namespace stripeback::engine

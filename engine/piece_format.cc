@@ -71,6 +71,7 @@ void encode_piece_header(const PieceHeader& h, std::span<std::byte, kBlock> out)
     w.bytes(c.wrap_nonce.data(), c.wrap_nonce.size());
     w.bytes(c.wrapped_key.data(), c.wrapped_key.size());
   }
+  if (h.version >= 2) w.u64(h.catalog_id);
   auto body = w.take();
   util::put_le16(body.data() + 10, static_cast<uint16_t>(body.size()));
   seal(p, body);
@@ -82,9 +83,11 @@ Result<PieceHeader> decode_piece_header(std::span<const std::byte> block) {
   if (std::memcmp(p, kPieceMagic, 8) != 0)
     return fail(Errc::corrupt, "not a stripeback piece (bad magic)");
   uint16_t version = util::get_le16(p + 8);
-  if (version != kPieceVersion)
+  if (version < kOldestPieceVersion || version > kPieceVersion)
     return fail(Errc::unsupported, "piece format version " + std::to_string(version) +
-                                       " is not supported (this build reads version 1)");
+                                       " is not supported (this build reads versions " +
+                                       std::to_string(kOldestPieceVersion) + " to " +
+                                       std::to_string(kPieceVersion) + ")");
   size_t len = util::get_le16(p + 10);
   if (len < 12 || len + 4 > kBlock) return fail(Errc::corrupt, "piece header length is invalid");
   SB_TRY(check_seal(p, len, "piece header"));
@@ -115,6 +118,7 @@ Result<PieceHeader> decode_piece_header(std::span<const std::byte> block) {
     r.bytes(c.wrap_nonce.data(), c.wrap_nonce.size());
     r.bytes(c.wrapped_key.data(), c.wrapped_key.size());
   }
+  if (version >= 2) h.catalog_id = r.u64();
   if (!r.ok()) return fail(Errc::corrupt, "piece header is malformed");
   if (h.block != kBlock)
     return fail(Errc::unsupported, "piece block size " + std::to_string(h.block) +

@@ -1,4 +1,5 @@
-// The backup piece format, version 1 (docs/piece-format.md is the normative description).
+// The backup piece format, version 2 (docs/piece-format.md is the normative description;
+// version 1, without the catalog id, is still read).
 //
 //   offset 0        piece header block (kBlock bytes)
 //   then            frames, each a kBlock-byte frame header block followed by its payload
@@ -23,7 +24,8 @@
 namespace stripeback::engine {
 
 inline constexpr uint32_t kBlock = 4096;        // alignment of every structure in a piece
-inline constexpr uint16_t kPieceVersion = 1;
+inline constexpr uint16_t kPieceVersion = 2;       // written
+inline constexpr uint16_t kOldestPieceVersion = 1;  // read, along with kPieceVersion
 inline constexpr uint32_t kFrameHeaderSize = 64;  // bytes used in a frame header block
 
 inline uint64_t align_up(uint64_t v) { return (v + kBlock - 1) / kBlock * kBlock; }
@@ -62,6 +64,8 @@ struct PieceHeader {
   int64_t created_ns = 0;
   std::string name;  // the piece's own file name
   PieceCrypto crypto;
+  // Identity of the catalog that records the backup (version 2; 0 in version 1 pieces).
+  uint64_t catalog_id = 0;
 };
 
 struct FrameHeader {

@@ -45,8 +45,10 @@ Result<std::unique_ptr<PieceWriter>> PieceWriter::create(const std::string& dir,
   }
   SB_ASSIGN(w->file_, io::create_exclusive(w->path_, 0640, direct));
   if (auto r = w->write_header(); !r) {
-    w->abandon();
-    return r.error();
+    w->file_.fd.reset();
+    Error e = r.error();
+    if (auto u = io::unlink_path(w->path_); !u) e.what += " (then " + u.error().what + ")";
+    return e;
   }
   return w;
 }
@@ -197,7 +199,6 @@ void PieceWriter::abandon() {
     return;
   }
   file_.fd.reset();
-  (void)io::unlink_path(path_);
 }
 
 }  // namespace stripeback::engine

@@ -54,7 +54,8 @@ class PieceWriter {
   static Result<std::unique_ptr<PieceWriter>> create_on(PieceOutput& out,
                                                         const PieceHeader& header,
                                                         Keyring* keys = nullptr);
-  // Creates `dir/name` (never replacing anything) and writes the piece header block.
+  // Creates `dir/name` (never replacing anything) and writes the piece header block; if
+  // that write fails, removes the file again.
   static Result<std::unique_ptr<PieceWriter>> create(const std::string& dir,
                                                      const PieceHeader& header,
                                                      io::Direct direct,
@@ -99,7 +100,9 @@ class PieceWriter {
   // whole-file digest when the piece holds the whole file). Call only when no write to this
   // piece is in flight. Returns the piece checksum.
   Result<uint32_t> finish();
-  // Removes the unfinished piece file (after a failure).
+  // Gives up the unfinished piece after a failure: closes it and leaves the file, for the
+  // backup job to remove with the rest of a failed backup's pieces (so that one place knows
+  // what could not be removed). On tape, abandons the tape stream.
   void abandon();
 
  private:

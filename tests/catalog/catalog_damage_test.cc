@@ -315,10 +315,12 @@ TEST(CatalogDamage, NewerPayloadVersionAndUnknownTypes) {
   testing::TempDir tmp;
   std::string dir = tmp / "cat";
   make_two_backups(dir);
-  auto begin = encode_begin(3, sample_begin("future"));
+  BackupBegin future = sample_begin("future");
+  future.catalog_id = 0x0123456789abcdef;
+  auto begin = encode_begin(3, future);
   ASSERT_TRUE(begin);
   std::vector<uint8_t> newer = begin->payload;
-  newer[0] = kPayloadVersion + 1;  // a later version with one more field
+  newer[0] = kBeginPayloadVersion + 1;  // a later version with one more field
   newer.push_back(0x55);
   append_raw(dir, RecordType::backup_begin, newer);
   std::vector<uint8_t> sloppy = begin->payload;  // same version, stray byte: malformed
@@ -338,6 +340,7 @@ TEST(CatalogDamage, NewerPayloadVersionAndUnknownTypes) {
   auto b = cat->backups();
   ASSERT_EQ(b.size(), 3u);
   EXPECT_EQ(b[2].begin.tag, "future");
+  EXPECT_EQ(b[2].begin.catalog_id, 0x0123456789abcdefu);
   // The malformed record's id is unknown, so the next id follows the readable ones.
   EXPECT_EQ(*cat->begin_backup(sample_begin("next")), 4u);
 }

@@ -11,6 +11,10 @@ std::vector<std::byte> block() { return std::vector<std::byte>(kBlock); }
 std::span<std::byte, kBlock> span_of(std::vector<std::byte>& b) {
   return std::span<std::byte, kBlock>(b.data(), kBlock);
 }
+// Bytes 10..11 of a piece header block.
+size_t header_body_length(const std::vector<std::byte>& b) {
+  return static_cast<size_t>(b[10]) | static_cast<size_t>(b[11]) << 8;
+}
 
 TEST(PieceFormat, HeaderRoundTrip) {
   PieceHeader h;
@@ -48,13 +52,53 @@ TEST(PieceFormat, HeaderDetectsDamage) {
 
 TEST(PieceFormat, HeaderRejectsNewerVersion) {
   PieceHeader h;
-  h.version = 2;
+  h.version = kPieceVersion + 1;
   auto b = block();
   encode_piece_header(h, span_of(b));
   auto d = decode_piece_header(b);
   ASSERT_FALSE(d.has_value());
   EXPECT_EQ(d.error().code, Errc::unsupported);
-  EXPECT_NE(d.error().what.find("version 2"), std::string::npos);
+  EXPECT_NE(d.error().what.find("version " + std::to_string(kPieceVersion + 1)),
+            std::string::npos);
+}
+
+TEST(PieceFormat, HeaderCarriesTheCatalogId) {
+  PieceHeader h;
+  h.backup_id = 3;
+  h.catalog_id = 0xfedcba9876543210;
+  h.name = "sb3-fedcba9876543210-20240101T000000Z-0a0b-c1-p1.sbp";
+  auto b = block();
+  encode_piece_header(h, span_of(b));
+  auto d = decode_piece_header(b);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  EXPECT_EQ(d->version, 2);
+  EXPECT_EQ(d->catalog_id, 0xfedcba9876543210u);
+  EXPECT_EQ(d->name, h.name);
+  // The id follows the name: the body is 8 bytes longer than in version 1.
+  auto len = header_body_length(b);
+  EXPECT_EQ(len, 64 + 4 + h.name.size() + 8);
+}
+
+// Pieces written before catalogs had identities are version 1: read, with catalog id 0,
+// and encoded again byte for byte (an encrypted piece's key is bound to its header bytes).
+TEST(PieceFormat, Version1HeaderIsStillReadAndReencodedExactly) {
+  PieceHeader h;
+  h.version = 1;
+  h.backup_id = 9;
+  h.catalog_id = 0x1111;  // not stored in version 1
+  h.name = "sb9-20240101T000000Z-0a0b-c1-p1.sbp";
+  auto b = block();
+  encode_piece_header(h, span_of(b));
+  auto len = header_body_length(b);
+  EXPECT_EQ(len, 64 + 4 + h.name.size());
+  auto d = decode_piece_header(b);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  EXPECT_EQ(d->version, 1);
+  EXPECT_EQ(d->catalog_id, 0u);
+  EXPECT_EQ(d->backup_id, 9u);
+  auto again = block();
+  encode_piece_header(*d, span_of(again));
+  EXPECT_EQ(again, b);
 }
 
 TEST(PieceFormat, FrameHeaderRoundTripAndEveryBitMatters) {

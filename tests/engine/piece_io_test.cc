@@ -25,7 +25,7 @@ struct Written {
 
 // Writes a piece holding one file of `size` bytes whose second MiB is zeros.
 Written write_piece(const std::string& dir, uint64_t size, Keyring* keys = nullptr,
-                    const std::string& name = "test.sbp") {
+                    const std::string& name = "test.sbp", uint16_t version = kPieceVersion) {
   Written w;
   w.data.resize(size);
   for (size_t i = 0; i < size; ++i) w.data[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
@@ -35,6 +35,8 @@ Written write_piece(const std::string& dir, uint64_t size, Keyring* keys = nullp
   h.channel = 1;
   h.piece_number = 1;
   h.name = name;
+  h.version = version;
+  h.catalog_id = 0x0123456789abcdef;
   auto pw = PieceWriter::create(dir, h, io::Direct::no, keys);
   EXPECT_TRUE(pw.has_value());
   auto& writer = **pw;
@@ -137,6 +139,15 @@ TEST(PieceIo, TruncatedPieceIsRefused) {
   EXPECT_NE(r.error().what.find(w.path), std::string::npos) << r.error().what;
 }
 
+TEST(PieceIo, HeaderTellsTheCatalog) {
+  testing::TempDir dir;
+  auto w = write_piece(dir.path(), 1 << 20);
+  auto r = PieceReader::open(w.path, io::Direct::no);
+  ASSERT_TRUE(r.has_value()) << r.error().what;
+  EXPECT_EQ((*r)->header().version, kPieceVersion);
+  EXPECT_EQ((*r)->header().catalog_id, 0x0123456789abcdefu);
+}
+
 TEST(PieceIo, CreateNeverReplacesAPiece) {
   testing::TempDir dir;
   auto w = write_piece(dir.path(), 1 << 20);
@@ -209,6 +220,28 @@ TEST(EncryptedPiece, ReadsBackWithTheKeyAndHidesTheData) {
     ASSERT_TRUE(v.has_value()) << v.error().what;
     if (e.type == FrameType::data) {
       EXPECT_EQ(std::memcmp(*v, w.data.data() + e.file_offset, e.raw_len), 0);
+    }
+  }
+}
+
+// Version 1 pieces (no catalog id) written with and without encryption read back whole.
+TEST(EncryptedPiece, Version1PiecesStillReadBack) {
+  testing::TempDir dir;
+  auto keys = key_file_keyring(dir.path(), "k");
+  for (Keyring* k : {static_cast<Keyring*>(nullptr), keys.get()}) {
+    std::string name = k ? "v1-sealed.sbp" : "v1.sbp";
+    auto w = write_piece(dir.path(), 2 * (1 << 20) + 777, k, name, 1);
+    auto r = PieceReader::open(w.path, io::Direct::no, k);
+    ASSERT_TRUE(r.has_value()) << name << ": " << r.error().what;
+    EXPECT_EQ((*r)->header().version, 1);
+    EXPECT_EQ((*r)->header().catalog_id, 0u);
+    auto buf = AlignedBlock::make(2 * kBlock + (1 << 20));
+    for (const Extent& e : (*r)->trailer().extents[0]) {
+      auto v = read_and_verify(**r, e, *buf);
+      ASSERT_TRUE(v.has_value()) << name << ": " << v.error().what;
+      if (e.type == FrameType::data) {
+        EXPECT_EQ(std::memcmp(*v, w.data.data() + e.file_offset, e.raw_len), 0) << name;
+      }
     }
   }
 }

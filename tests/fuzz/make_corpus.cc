@@ -52,6 +52,7 @@ void piece_format_seeds() {
   using namespace engine;
   std::array<std::byte, kBlock> b;
   PieceHeader h;
+  h.version = 1;  // the first seeds are version 1 pieces, as written before catalog ids
   h.backup_id = 7;
   h.channel = 1;
   h.piece_number = 2;
@@ -74,6 +75,19 @@ void piece_format_seeds() {
   h.name = std::string(300, 'n');
   encode_piece_header(h, b);
   put("piece_header", "key_file_long_name", 0, b);
+  PieceHeader v2;  // version 2: the catalog id after the name (and key section)
+  v2.backup_id = 7;
+  v2.channel = 1;
+  v2.piece_number = 2;
+  v2.created_ns = 1'700'000'000'000'000'000;
+  v2.catalog_id = 0x9f2c0e71d4a5b608;
+  v2.name = "sb7-9f2c0e71d4a5b608-20231114T221320Z-4be1-c1-p2.sbp";
+  encode_piece_header(v2, b);
+  put("piece_header", "plain_v2", 0, b);
+  v2.cipher = Cipher::aes256gcm;
+  v2.crypto = h.crypto;
+  encode_piece_header(v2, b);
+  put("piece_header", "key_file_v2", 0, b);
 
   FrameHeader f;
   f.file_id = 3;
@@ -180,6 +194,9 @@ void catalog_seeds() {
   auto e = *encode_end(1, end);
   auto e2 = *encode_end(2, failed);
   put("catalog_payload", "begin", 0, b.payload);
+  BackupBegin with_id = begin;  // version 2: the catalog id after the pid
+  with_id.catalog_id = 0x9f2c0e71d4a5b608;
+  put("catalog_payload", "begin_v2", 0, encode_begin(1, with_id)->payload);
   put("catalog_payload", "piece", 1, p1.payload);
   put("catalog_payload", "piece_tape", 1, p2.payload);
   put("catalog_payload", "files", 2, fl.payload);

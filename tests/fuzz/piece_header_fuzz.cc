@@ -43,7 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(!h.error().what.empty());
     return 0;
   }
-  FUZZ_CHECK(h->version == kPieceVersion && h->block == kBlock);
+  FUZZ_CHECK(h->version >= kOldestPieceVersion && h->version <= kPieceVersion);
+  FUZZ_CHECK(h->block == kBlock);
+  FUZZ_CHECK(h->version >= 2 || h->catalog_id == 0);
   FUZZ_CHECK(h->codec <= Codec::zstd && h->cipher <= Cipher::aes256gcm);
   FUZZ_CHECK(h->hash == HashAlg::xxh3_128);
   FUZZ_CHECK(h->name.size() <= 1024);
@@ -51,6 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto h2 = decode_piece_header(e1);
   FUZZ_CHECK(h2.has_value());
   FUZZ_CHECK(h2->name == h->name && h2->backup_id == h->backup_id);
+  FUZZ_CHECK(h2->version == h->version && h2->catalog_id == h->catalog_id);
   auto e2 = encode(*h2);
   FUZZ_CHECK(std::memcmp(e1.data(), e2.data(), kBlock) == 0);
   // The encoder writes exactly the fields the decoder reads, so the input's body up to the

@@ -106,8 +106,9 @@ TEST(Crash, KilledBackupIsIncompleteIgnoredAndRerunSucceeds) {
   // The killed backup's unfinished piece is reported, by name, so an operator can remove it.
   bool reported = false;
   for (const auto& w : b3j["warnings"].items())
-    reported = reported || (w.as_string().find("unfinished piece") != std::string::npos &&
-                            w.as_string().find("sb" + std::to_string(id2) + "-") !=
+    reported = reported || (w.as_string().find("failed or were killed remain in") !=
+                                std::string::npos &&
+                            w.as_string().find("'sb" + std::to_string(id2) + "-") !=
                                 std::string::npos);
   EXPECT_TRUE(reported) << b3.out;
   l = sb({"list", "--catalog", cat, "--json"});

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -112,6 +113,35 @@ TEST_F(FormatV1, EveryBackupValidatesAndRestoresIdentical) {
       EXPECT_EQ(st.st_mtim.tv_sec, kMtime / 1000000000) << kind << f;
     }
   }
+}
+
+// The first backup into the version-1 catalog gives it an identity and names its pieces
+// with it; the version-1 pieces beside them (no catalog id) are never named as leftovers,
+// and the old backups still validate.
+TEST_F(FormatV1, NewBackupGivesTheCatalogAnIdentityAndNamesNoOldPiece) {
+  RunResult l0 = sb({"list", "--catalog", cat(), "--json"});
+  SB_ASSERT_EXIT(l0, 0);
+  EXPECT_EQ(parse_json(l0).find("catalog_id"), nullptr) << l0.out;
+  const std::string dest = std::string(kRoot) + "/p-plain";
+  const auto old_pieces = pieces_in(dest);
+  ASSERT_FALSE(old_pieces.empty());
+  RunResult b = sb({"backup", t_ / "src", "--to", dest, "--catalog", cat(), "--json"});
+  SB_ASSERT_EXIT(b, 0);
+  Json bj = parse_json(b);
+  EXPECT_TRUE(warnings_with(bj, "remain in").empty()) << b.out;
+  RunResult l = sb({"list", "--catalog", cat(), "--json"});
+  SB_ASSERT_EXIT(l, 0);
+  Json lj = parse_json(l);
+  const std::string id = lj["catalog_id"].as_string();
+  ASSERT_EQ(id.size(), 16u) << l.out;
+  ASSERT_EQ(lj["backups"].size(), 4u);
+  for (const auto& p : pieces_in(dest)) {
+    const std::string name = fs::path(p).filename().string();
+    bool old = std::find(old_pieces.begin(), old_pieces.end(), p) != old_pieces.end();
+    EXPECT_EQ(name.find("-" + id + "-") != std::string::npos, !old) << name;
+  }
+  SB_EXPECT_EXIT(sb({"validate", "--catalog", cat(), "--tag", "plain"}), 0);
+  SB_EXPECT_EXIT(sb({"validate", "--catalog", cat(), "--backup", "4"}), 0);
 }
 
 }  // namespace

@@ -330,4 +330,35 @@ uint64_t backup_id_of(const Json& j) {
   return *id;
 }
 
+std::vector<std::string> warnings_with(const Json& j, const std::string& text) {
+  std::vector<std::string> out;
+  for (const auto& w : j["warnings"].items())
+    if (w.as_string().find(text) != std::string::npos) out.push_back(w.as_string());
+  return out;
+}
+
+std::vector<std::string> quoted_pieces(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t at = text.find('\''); at != std::string::npos;) {
+    size_t end = text.find('\'', at + 1);
+    if (end == std::string::npos) break;
+    std::string q = text.substr(at + 1, end - at - 1);
+    bool piece = q.size() > 4 && q.compare(q.size() - 4, 4, ".sbp") == 0 &&
+                 q.find('/') == std::string::npos;
+    if (piece) {
+      out.push_back(q);
+      at = text.find('\'', end + 1);
+    } else {
+      at = end;  // the closing quote may open the next quoted name
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> base_names(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) out.push_back(fs::path(p).filename().string());
+  return out;
+}
+
 }  // namespace stripeback::it

@@ -96,6 +96,13 @@ inline std::string restored_path(const std::string& root, const std::string& ori
 // The id of the backup a successful `backup --json` reported.
 uint64_t backup_id_of(const Json& backup_json);
 
+// The warnings of a `backup --json` document that contain `text`.
+std::vector<std::string> warnings_with(const Json& backup_json, const std::string& text);
+// The piece names quoted in `text` ('...sbp', without a directory), in order.
+std::vector<std::string> quoted_pieces(const std::string& text);
+// The file names (without directory) of `paths`.
+std::vector<std::string> base_names(const std::vector<std::string>& paths);
+
 }  // namespace stripeback::it
 
 // Asserts that a command exited normally with `code`, printing its command and output

@@ -271,6 +271,55 @@ TEST(NfsIntegration, StoppedServerFailsTheBackupClearlyWithinTheDeadline) {
   EXPECT_TRUE(contains(list.out, "failed")) << list.describe();
 }
 
+// A server that stops answering mid-backup and stays away past one more retry window: the
+// failed backup cannot remove its pieces and names them (count, size, where, which); once
+// the server is back, the next backup to the same export names them again.
+TEST(NfsIntegration, OutageLeavesPiecesThatAreNamedNowAndByTheNextBackup) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs");
+  make_file(t / "src/big", 32 << 20, 81);
+  const std::string dest = s.url_of("pieces8");
+  auto t0 = std::chrono::steady_clock::now();
+  auto child = sb_start({"backup", t / "src", "--to", dest, "--channels", "2", "--rate", "4M",
+                         "--catalog", t / "cat", "--nfs-timeout", "500ms", "--nfs-retry", "2s",
+                         "--json"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  ASSERT_TRUE(child->running()) << "the backup ended before the outage";
+  s.pause();
+  RunResult r = child->wait();
+  auto elapsed = std::chrono::steady_clock::now() - t0;
+  s.resume();
+  SB_ASSERT_EXIT(r, 1);
+  EXPECT_TRUE(contains(r.err, "NFS server 127.0.0.1 did not answer"));
+  // The failure, then one more retry window for the first removal, and no more.
+  EXPECT_LT(elapsed, std::chrono::seconds(15));
+
+  const auto left = pieces_in(s.export_dir() + "/pieces8");
+  ASSERT_FALSE(left.empty()) << "the outage left nothing to name";
+  const auto left_list = base_names(left);
+  const std::set<std::string> left_names(left_list.begin(), left_list.end());
+  Json j = parse_json(r);
+  auto w = warnings_with(j, "of this failed backup remain in '");
+  ASSERT_EQ(w.size(), 1u) << r.out;
+  EXPECT_TRUE(contains(w[0], std::to_string(left.size()) + " piece(s) (")) << w[0];
+  EXPECT_TRUE(contains(w[0], "pieces8")) << w[0];
+  EXPECT_TRUE(contains(w[0], "they could not be removed (unable to remove ")) << w[0];
+  EXPECT_TRUE(contains(w[0], "did not answer")) << w[0];
+  EXPECT_TRUE(contains(w[0], "remove them to reclaim the space")) << w[0];
+  auto named = quoted_pieces(w[0]);
+  EXPECT_EQ(std::set<std::string>(named.begin(), named.end()), left_names) << w[0];
+
+  RunResult next = sb({"backup", t / "src", "--to", dest, "--catalog", t / "cat", "--json"});
+  SB_ASSERT_EXIT(next, 0);
+  auto wn =
+      warnings_with(parse_json(next), "of backups in this catalog that failed or were killed");
+  ASSERT_EQ(wn.size(), 1u) << next.out;
+  EXPECT_TRUE(contains(wn[0], std::to_string(left.size()) + " piece(s) (")) << wn[0];
+  auto named_next = quoted_pieces(wn[0]);
+  EXPECT_EQ(std::set<std::string>(named_next.begin(), named_next.end()), left_names) << wn[0];
+}
+
 TEST(NfsIntegration, CancelDuringAnOutageDoesNotWaitOutTheRetryWindow) {
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
