@@ -212,6 +212,7 @@ class Harness:
 
     def restore(self, backup_id, kill_after=None, env=None, min_final=0, min_temps=0):
         target = self.new_target()
+        failures = len(self.failures)
         args = ["restore", "--to", target, "--catalog", self.cat, "--key-file", self.key]
         if backup_id is not None:
             args += ["--backup", str(backup_id)]
@@ -249,7 +250,10 @@ class Harness:
                 self.fail(f"{what}: {p}")
             outcome = f"restored {len(expected)} files"
         self.list_backups(what)
-        shutil.rmtree(target, ignore_errors=True)
+        if len(self.failures) > failures:
+            self.log(f"restore target kept for inspection: {target}")
+        else:
+            shutil.rmtree(target, ignore_errors=True)
         return r, outcome
 
     def restore_again(self, args, expected, target, what):
@@ -452,6 +456,8 @@ def main():
     ap.add_argument("--work", help="work directory (default: a new one in $TMPDIR or "
                     "/var/tmp, removed when every invariant held)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="after an epoch with violations, go on with the next one")
     a = ap.parse_args()
     if a.epoch_loops < 1:
         ap.error("--epoch-loops must be at least 1")
@@ -470,7 +476,7 @@ def main():
     counts, stages = collections.Counter(), collections.Counter()
     # Killed backups leave their pieces, and every complete backup stays, so the destination
     # only grows: a long run starts a new catalog and destination every --epoch-loops.
-    loops = epoch = 0
+    loops = epoch = violations = 0
     while True:
         epoch += 1
         edir = os.path.join(work, f"epoch{epoch}")
@@ -480,11 +486,13 @@ def main():
         if a.crash_points and epoch == 1:
             h.crash_points()
         h.final_checks()
+        violations += len(h.failures)
         if h.failures:
             print(f"kill harness: {len(h.failures)} invariant(s) violated in epoch {epoch}; "
                   f"its directory is kept: {edir}; rerun with --seed {seed}", flush=True)
-            break
-        if not a.keep:
+            if not a.keep_going:
+                break
+        elif not a.keep:
             shutil.rmtree(edir, ignore_errors=True)
         if loops >= a.loops or h.low_space or (deadline and time.monotonic() > deadline):
             break
@@ -497,8 +505,9 @@ def main():
           f"{c['temp_files_left']} temporary files left by killed restores "
           f"({c['restored_again']} targets restored again), "
           f"{c['verified']} complete backups verified, "
-          f"{time.monotonic() - started:.1f} s, seed {seed}", flush=True)
-    if h.failures:
+          f"{violations} invariant(s) violated, {time.monotonic() - started:.1f} s, "
+          f"seed {seed}", flush=True)
+    if violations:
         return 1
     if not a.keep and not a.work:
         shutil.rmtree(work, ignore_errors=True)

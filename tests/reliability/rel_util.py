@@ -138,8 +138,8 @@ def compare_tree(expected, target):
     """Problems (a list of strings, empty when none) of a finished restore into `target`
     that should hold exactly the files of the snapshot `expected`."""
     files, temps = restored_files(target)
-    problems = [f"{'restore journal' if JOURNAL_MARK in t else 'temporary file'} left "
-                f"behind: {t}" for t in temps]
+    problems = [f"{'restore journal' if JOURNAL_MARK in t else 'temporary file'} of "
+                f"{os.lstat(t).st_size} bytes left behind: {t}" for t in temps]
     for orig, snap in sorted(expected.items()):
         if orig not in files:
             problems.append(f"missing: {orig}")
