@@ -37,6 +37,7 @@ import layout  # noqa: E402
 import rel_util as ru  # noqa: E402
 
 KINDS = ("plain", "compressed", "encrypted")
+SKIPPED = 77  # ctest's SKIP_RETURN_CODE: not enough room to run
 REPORTED = re.compile(r"corrupt|damaged|mismatch|malformed|torn|checksum", re.IGNORECASE)
 
 
@@ -234,6 +235,9 @@ def main():
     base = os.environ.get("TMPDIR") or "/var/tmp"
     work = os.path.realpath(a.work or tempfile.mkdtemp(prefix="sb-bitflip.", dir=base))
     os.makedirs(work, exist_ok=True)
+    if not ru.enough_space(work):
+        print(f"bit-flip campaign: skipped: less than {ru.MIN_FREE >> 30} GiB free in {work}")
+        return SKIPPED
     started = time.monotonic()
     rng = random.Random(seed)
     sb = ru.Stripeback(a.bin)

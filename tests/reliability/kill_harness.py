@@ -48,8 +48,23 @@ RESTORE_POINTS = ("restore-file-synced:1", "restore-file-synced:3", "restore-fil
 TORN_TAIL = b"SBC1\x07\x00\x00\x00\xde\xad"  # the start of a record header, cut short
 
 
+SKIPPED = 77  # ctest's SKIP_RETURN_CODE: not enough room to run
+KEEP_UNFINISHED = 2  # killed backups whose unfinished pieces stay in the destination
+
+
+def piece_owner(name):
+    """The backup id in a piece name (`sb<id>-...`), or None."""
+    try:
+        return int(name[2:name.index("-")])
+    except ValueError:
+        return None
+
+
 class Harness:
-    def __init__(self, sb, work, rng, seed):
+    """One epoch: a source, a catalog and a destination, and what happened to them.
+    `counts` and `stages` are shared by the epochs of a run."""
+
+    def __init__(self, sb, work, rng, seed, counts, stages):
         self.sb = sb
         self.rng = rng
         self.seed = seed
@@ -64,8 +79,9 @@ class Harness:
         self.killed = set()   # ids of backups whose process was killed
         self.estimate = {}    # operation -> seconds it takes when left alone
         self.failures = []
-        self.counts = collections.Counter()
-        self.stages = collections.Counter()  # where the random kills landed
+        self.counts = counts
+        self.stages = stages  # where the random kills landed
+        self.low_space = False
         self.serial = 0
         self.torn = b""  # torn bytes at the end of the log that no append has cut yet
 
@@ -196,6 +212,7 @@ class Harness:
 
     def restore(self, backup_id, kill_after=None, env=None, min_final=0, min_temps=0):
         target = self.new_target()
+        failures = len(self.failures)
         args = ["restore", "--to", target, "--catalog", self.cat, "--key-file", self.key]
         if backup_id is not None:
             args += ["--backup", str(backup_id)]
@@ -233,7 +250,10 @@ class Harness:
                 self.fail(f"{what}: {p}")
             outcome = f"restored {len(expected)} files"
         self.list_backups(what)
-        shutil.rmtree(target, ignore_errors=True)
+        if len(self.failures) > failures:
+            self.log(f"restore target kept for inspection: {target}")
+        else:
+            shutil.rmtree(target, ignore_errors=True)
         return r, outcome
 
     def restore_again(self, args, expected, target, what):
@@ -285,12 +305,18 @@ class Harness:
             if deadline and time.monotonic() > deadline:
                 self.log(f"time bound reached after {done} of {loops} loops")
                 break
+            if not ru.enough_space(self.src):
+                self.log(f"less than {ru.MIN_FREE >> 30} GiB free: stopping after {done} of "
+                         f"{loops} loops")
+                self.low_space = True
+                break
             pick = self.rng.random()
             if pick < 0.55:
                 kind = self.rng.choice(BACKUP_KINDS)
                 bid, r, st = self.backup(kind, self.kill_delay("backup-" + kind))
                 self.log(f"[{i}] backup {kind}: {'killed' if r.signal else 'finished'} after "
                          f"{r.elapsed:.2f} s, backup {bid} {st}")
+                self.reclaim()
                 if self.rng.random() < 0.7:
                     ru.mutate(self.src, self.rng)
             elif pick < 0.85:
@@ -328,6 +354,7 @@ class Harness:
                     self.torn = b""  # its begin record was appended: the tail was cut
                 self.log(f"[point] {point} in backup {kind}: "
                          f"{'killed' if r.signal else 'not reached'}, backup {bid} {st}")
+                self.reclaim()
                 ru.mutate(self.src, self.rng)
         for point in RESTORE_POINTS:
             for kind in ("plain", "compress-encrypt"):
@@ -359,8 +386,17 @@ class Harness:
                 self.fail("the saved torn tail does not hold the torn bytes")
 
     def final_checks(self):
+        left = [p for p in self.piece_files() if self.unfinished(p)]
         bid, r, st = self.backup("plain")
         self.log(f"[final] fresh backup: {st} as backup {bid}")
+        try:
+            warnings = json.loads(r.out).get("warnings", []) if r.returncode == 0 else []
+        except ValueError:
+            warnings = []
+            self.fail("the final backup's --json output is not JSON", r)
+        if left and not any("unfinished piece" in w for w in warnings):
+            self.fail(f"the final backup does not warn of the {len(left)} unfinished pieces "
+                      f"of killed backups, e.g. {os.path.basename(left[0])}", r)
         backups, lr = self.list_backups("the final backup")
         if "torn" in lr.err:
             self.fail("the log still reports a torn tail after the final backup", lr)
@@ -373,16 +409,29 @@ class Harness:
             self.validate(b)
             self.restore(b)
         self.restore(None)
+        self.counts["verified"] += len(ids)
         self.log(f"[final] {len(ids)} complete backups validated and restored")
         known = set(backups)
-        for p in sorted(glob.glob(os.path.join(self.pieces, "*.sbp"))):
-            name = os.path.basename(p)
-            try:
-                owner = int(name[2:name.index("-")])
-            except ValueError:
-                owner = None
-            if owner not in known:
-                self.fail(f"piece {name} belongs to no backup in the catalog")
+        for p in self.piece_files():
+            if piece_owner(os.path.basename(p)) not in known:
+                self.fail(f"piece {os.path.basename(p)} belongs to no backup in the catalog")
+
+    def piece_files(self):
+        return sorted(glob.glob(os.path.join(self.pieces, "*.sbp")))
+
+    def unfinished(self, piece):
+        owner = piece_owner(os.path.basename(piece))
+        return owner in self.killed and self.statuses.get(owner) == "incomplete"
+
+    def reclaim(self):
+        """Removes the unfinished pieces of all but the last few killed backups, as the
+        warning of the next backup asks an operator to: each holds up to 64 MiB that were
+        allocated ahead of its writes."""
+        dead = sorted(b for b in self.killed if self.statuses.get(b) == "incomplete")
+        keep = set(dead[-KEEP_UNFINISHED:])
+        for p in self.piece_files():
+            if self.unfinished(p) and piece_owner(os.path.basename(p)) not in keep:
+                os.unlink(p)
 
 
 def bid_free(point):
@@ -397,6 +446,8 @@ def main():
     ap.add_argument("--bin", default=ru.default_binary(), help="stripeback binary "
                     "(default $STRIPEBACK_BIN)")
     ap.add_argument("--loops", type=int, default=60, help="random kills (default 60)")
+    ap.add_argument("--epoch-loops", type=int, default=100,
+                    help="random kills per catalog and destination (default 100)")
     ap.add_argument("--seed", type=int, default=None, help="random seed (default: new)")
     ap.add_argument("--crash-points", action=argparse.BooleanOptionalAction, default=True,
                     help="also crash at every named crash point (default yes)")
@@ -405,38 +456,64 @@ def main():
     ap.add_argument("--work", help="work directory (default: a new one in $TMPDIR or "
                     "/var/tmp, removed when every invariant held)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="after an epoch with violations, go on with the next one")
     a = ap.parse_args()
+    if a.epoch_loops < 1:
+        ap.error("--epoch-loops must be at least 1")
     seed = a.seed if a.seed is not None else ru.new_seed()
     print(f"kill harness: seed {seed} (rerun with --seed {seed}), {a.loops} loops, "
           f"crash points {'on' if a.crash_points else 'off'}", flush=True)
     base = os.environ.get("TMPDIR") or "/var/tmp"
-    work = a.work or tempfile.mkdtemp(prefix="sb-kill.", dir=base)
+    work = os.path.realpath(a.work or tempfile.mkdtemp(prefix="sb-kill.", dir=base))
     os.makedirs(work, exist_ok=True)
-    work = os.path.realpath(work)
+    if not ru.enough_space(work):
+        print(f"kill harness: skipped: less than {ru.MIN_FREE >> 30} GiB free in {work}")
+        return SKIPPED
     started = time.monotonic()
-    h = Harness(ru.Stripeback(a.bin), work, random.Random(seed), seed)
-    h.setup()
     deadline = started + a.max_seconds if a.max_seconds else None
-    loops = h.random_kills(a.loops, deadline)
-    if a.crash_points:
-        h.crash_points()
-    h.final_checks()
-    c = h.counts
-    for stage, n in sorted(h.stages.items()):
+    sb, rng = ru.Stripeback(a.bin), random.Random(seed)
+    counts, stages = collections.Counter(), collections.Counter()
+    # Killed backups leave their pieces, and every complete backup stays, so the destination
+    # only grows: a long run starts a new catalog and destination every --epoch-loops.
+    loops = epoch = violations = 0
+    while True:
+        epoch += 1
+        edir = os.path.join(work, f"epoch{epoch}")
+        h = Harness(sb, edir, rng, seed, counts, stages)
+        h.setup()
+        loops += h.random_kills(min(a.epoch_loops, a.loops - loops), deadline)
+        if a.crash_points and epoch == 1:
+            h.crash_points()
+        h.final_checks()
+        violations += len(h.failures)
+        if h.failures:
+            print(f"kill harness: {len(h.failures)} invariant(s) violated in epoch {epoch}; "
+                  f"its directory is kept: {edir}; rerun with --seed {seed}", flush=True)
+            if not a.keep_going:
+                break
+        elif not a.keep:
+            shutil.rmtree(edir, ignore_errors=True)
+        if loops >= a.loops or h.low_space or (deadline and time.monotonic() > deadline):
+            break
+    c = counts
+    for stage, n in sorted(stages.items()):
         print(f"  random kills of a {stage}: {n}")
-    print(f"kill harness: {loops} loops, {c['kills']} processes killed "
+    print(f"kill harness: {loops} loops in {epoch} epoch(s), {c['kills']} processes killed "
           f"({c['kills'] - c['point_runs']} at random moments, {c['point_runs']} at crash "
           f"points), {c['finished_first']} finished before their kill, "
           f"{c['temp_files_left']} temporary files left by killed restores "
           f"({c['restored_again']} targets restored again), "
-          f"{len(h.complete_ids())} complete backups verified, "
-          f"{time.monotonic() - started:.1f} s, seed {seed}", flush=True)
-    if h.failures:
-        print(f"kill harness: {len(h.failures)} invariant(s) violated; work directory kept "
-              f"in {work}; rerun with --seed {seed}", flush=True)
+          f"{c['verified']} complete backups verified, "
+          f"{violations} invariant(s) violated, {time.monotonic() - started:.1f} s, "
+          f"seed {seed}", flush=True)
+    if violations:
         return 1
     if not a.keep and not a.work:
         shutil.rmtree(work, ignore_errors=True)
+    if h.low_space:
+        print(f"kill harness: skipped the rest: less than {ru.MIN_FREE >> 30} GiB free")
+        return SKIPPED
     return 0
 
 

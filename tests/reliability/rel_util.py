@@ -138,8 +138,8 @@ def compare_tree(expected, target):
     """Problems (a list of strings, empty when none) of a finished restore into `target`
     that should hold exactly the files of the snapshot `expected`."""
     files, temps = restored_files(target)
-    problems = [f"{'restore journal' if JOURNAL_MARK in t else 'temporary file'} left "
-                f"behind: {t}" for t in temps]
+    problems = [f"{'restore journal' if JOURNAL_MARK in t else 'temporary file'} of "
+                f"{os.lstat(t).st_size} bytes left behind: {t}" for t in temps]
     for orig, snap in sorted(expected.items()):
         if orig not in files:
             problems.append(f"missing: {orig}")
@@ -219,46 +219,52 @@ def make_source(root, rng, big=4 * MIB + 3 * 8192):
                    ("table", "random"))
 
 
+GROW_BELOW = 512 << 10  # files grow only while smaller than this
+CUT_BELOW = MIB         # and only files smaller than this are cut (large ones keep sections)
+MISC_FILES = (4, 8)     # the small files come and go within these bounds
+
+
 def mutate(root, rng):
     """Changes the data set a little, as a database would between backups: rewrites a
-    range of a file, grows or shrinks one, adds or removes a small file. Returns what it
-    did, for the log."""
+    range of a file, grows or shrinks a small one, adds or removes a small file. The data
+    set stays within a few MiB however often it is called. Returns what it did."""
     files = sorted(snapshot(root))
     done = []
     for _ in range(rng.randrange(1, 4)):
         path = rng.choice(files)
         size = os.path.getsize(path)
         what = rng.random()
-        if what < 0.6 and size > 0:
+        if (what < 0.6 or size >= CUT_BELOW) and size > 0:
             off = rng.randrange(size) // 4096 * 4096
             n = min(size - off, rng.randrange(1, 3 * 4096))
             with open(path, "r+b") as f:
                 f.seek(off)
                 f.write(block_bytes(rng, n, rng.choice(("table", "random"))))
             done.append(f"rewrote {n} bytes at {off} of {path}")
-        elif what < 0.8:
+        elif what < 0.8 and size < GROW_BELOW:
             with open(path, "ab") as f:
                 f.write(block_bytes(rng, rng.randrange(1, 100_000), "table"))
             done.append(f"grew {path}")
-        else:
+        elif size < CUT_BELOW:
             os.truncate(path, size // 2)
             done.append(f"cut {path} to {size // 2} bytes")
+    small = [f for f in files if "/misc/" in f]
     extra = os.path.join(root, "misc", f"new{rng.randrange(1000)}.log")
-    if rng.random() < 0.3 and not os.path.exists(extra):
+    if rng.random() < 0.3 and len(small) < MISC_FILES[1] and not os.path.exists(extra):
         write_file(extra, rng, rng.randrange(1, 50_000))
         done.append(f"added {extra}")
-    small = [f for f in files if "/misc/" in f]
-    if rng.random() < 0.2 and len(small) > 2:
+    if rng.random() < 0.3 and len(small) > MISC_FILES[0]:
         victim = rng.choice(small)
         os.unlink(victim)
         done.append(f"removed {victim}")
     return done
 
 
-def fresh_dir(path):
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
+MIN_FREE = 2 << 30  # a run stops (skipped) rather than fill the file system
+
+
+def enough_space(path):
+    return shutil.disk_usage(path).free >= MIN_FREE
 
 
 def default_binary():
