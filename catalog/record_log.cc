@@ -1,5 +1,6 @@
 #include "catalog/record_log.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -107,7 +108,8 @@ std::vector<uint8_t> encode_file_header() {
 
 bool is_header_prefix(std::span<const uint8_t> bytes) {
   std::vector<uint8_t> h = encode_file_header();
-  return bytes.size() <= h.size() && std::memcmp(bytes.data(), h.data(), bytes.size()) == 0;
+  // Not memcmp: an empty span's data() may be null, which memcmp must not get.
+  return bytes.size() <= h.size() && std::equal(bytes.begin(), bytes.end(), h.begin());
 }
 
 Result<void> check_file_header(std::span<const uint8_t> bytes, const std::string& path) {

@@ -284,5 +284,16 @@ TEST(Catalog, InterruptedCreationIsFinished) {
   EXPECT_EQ(read_bytes(tmp / "catalog.log"), h);
 }
 
+// Regression (UBSan in the dev build): an empty log, as every new catalog starts, reached
+// memcmp with a null pointer. Undefined even for a length of 0.
+TEST(Catalog, EmptyLogIsAnInterruptedCreation) {
+  EXPECT_TRUE(is_header_prefix(std::span<const uint8_t>()));
+  testing::TempDir tmp;
+  write_bytes(tmp / "catalog.log", {});
+  auto cat = open_ok(tmp.path(), Create::no);
+  ASSERT_TRUE(cat);
+  EXPECT_EQ(read_bytes(tmp / "catalog.log"), encode_file_header());
+}
+
 }  // namespace
 }  // namespace stripeback::catalog::test
