@@ -11,6 +11,7 @@ PACKAGES=(
   fio time
   tgt libiscsi-dev libiscsi-bin
   nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-dev libnfs-utils
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()
