@@ -77,9 +77,11 @@ def piece_regions(data):
     body = u16(data, 10)
     cipher = u8(data, 37)
     name_end = 68 + u32(data, 64)
+    keys_end = body - 8 if u16(data, 8) >= 2 else body  # version 2 ends with the catalog id
     if cipher:
-        regs += [("piece-header", 0, name_end, True), ("piece-header-keys", name_end, body, True),
-                 ("piece-header", body, body + 4, True)]
+        regs += [("piece-header", 0, name_end, True),
+                 ("piece-header-keys", name_end, keys_end, True),
+                 ("piece-header", keys_end, body + 4, True)]
     else:
         regs.append(("piece-header", 0, body + 4, True))
     regs.append(("piece-header-pad", body + 4, BLOCK, True))  # under the piece checksum
