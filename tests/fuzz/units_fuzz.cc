@@ -52,7 +52,8 @@ std::optional<uint64_t> ref_size(std::string_view s) {
 std::optional<u128> ref_clock(std::string_view s) {
   u128 part[3] = {0, 0, 0};
   size_t parts = 0, i = 0;
-  while (parts < 3) {
+  while (true) {
+    if (parts == 3) return std::nullopt;
     size_t n = digits(s.substr(i), &part[parts]);
     if (n == 0) return std::nullopt;
     i += n;
@@ -61,7 +62,7 @@ std::optional<u128> ref_clock(std::string_view s) {
     if (s[i] != ':') return std::nullopt;
     ++i;
   }
-  if (i != s.size() || parts < 2 || part[0] > util::kMaxClockHours || part[1] > 59 ||
+  if (parts < 2 || part[0] > util::kMaxClockHours || part[1] > 59 ||
       part[2] > 59)
     return std::nullopt;
   return part[0] * 3600 + part[1] * 60 + part[2];
