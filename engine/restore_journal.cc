@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <ctime>
 
 #include "engine/restore_job.h"
 #include "io/remote.h"
@@ -113,6 +114,13 @@ bool remove_temp(const std::string& target, int root, const std::string& rel) {
   auto st = io::lstat_path(path);
   if (!st || !S_ISREG(st->st_mode)) return false;
   return io::unlink_path(path).has_value();
+}
+
+Result<struct stat> local_stat(int root, const std::string& name) {
+  struct stat st;
+  if (::fstatat(root, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return sys_error(errno, "unable to stat '" + name + "'");
+  return st;
 }
 
 Result<std::vector<std::string>> list_journals(const std::string& target, int root) {
@@ -225,7 +233,22 @@ std::vector<std::string> clean_restore_leftovers(const std::string& target, int 
       continue;
     }
     if (!parse(*text, &owner, &temps)) {
-      out.push_back("'" + path + "' is not a restore journal; left alone");
+      // A restore killed between creating its journal and writing the header leaves it
+      // empty or cut short; one still starting writes its header within microseconds, so
+      // only one older than a minute is taken for a leftover.
+      std::string magic = kMagic;
+      bool cut_short = text->size() < magic.size() && magic.compare(0, text->size(), *text) == 0;
+      auto st = target_fd >= 0 ? local_stat(target_fd, name) : io::lstat_path(path);
+      bool old_enough = st && S_ISREG(st->st_mode) && st->st_mtime + 60 < ::time(nullptr);
+      if (!cut_short) {
+        out.push_back("'" + path + "' is not a restore journal; left alone");
+      } else if (old_enough) {
+        bool gone = target_fd >= 0 ? ::unlinkat(target_fd, name.c_str(), 0) == 0
+                                   : io::unlink_path(path).has_value();
+        out.push_back(gone ? "removed the empty journal '" + path +
+                                 "' of a restore killed as it started"
+                           : "unable to remove the empty restore journal '" + path + "'");
+      }
       continue;
     }
     if (util::process_alive(owner.host, owner.pid, owner.start)) {

@@ -1,5 +1,6 @@
 // Restore as a hostile user or an unlucky one would meet it: links planted in the target,
 // names as long as the file system allows, restores killed midway and run again.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -155,6 +156,34 @@ TEST(HostileRestore, KilledRestoreLeftoversAreNamedAndRemovedByTheNext) {
   EXPECT_FALSE(contains(r.out, "removed 0 temporary"));
   EXPECT_TRUE(temporaries_under(target).empty());
   EXPECT_TRUE(restored_tree(target, src));
+}
+
+TEST(HostileRestore, EmptyJournalOfARestoreKilledAsItStartedIsRemoved) {
+  TempDir t("sbit-hostile-empty-journal");
+  std::string src = t / "src";
+  make_file(src + "/a.dbf", 5000, 37);
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", t / "pieces", "--catalog", t / "cat"}), 0);
+  std::string target = t / "target";
+  std::filesystem::create_directories(target);
+  // Killed between creating its journal and writing the header: an empty journal, and one
+  // cut inside the header; both older than a minute. A fresh empty one may be a restore
+  // just starting: it is left alone.
+  std::string old_empty = target + "/.sbrestore-journal-00000000000000aa";
+  std::string old_cut = target + "/.sbrestore-journal-00000000000000bb";
+  std::string fresh = target + "/.sbrestore-journal-00000000000000cc";
+  write_text(old_empty, "");
+  write_text(old_cut, "stripeback-resto");
+  write_text(fresh, "");
+  timespec past[2] = {{::time(nullptr) - 3600, 0}, {::time(nullptr) - 3600, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, old_empty.c_str(), past, 0), 0);
+  ASSERT_EQ(::utimensat(AT_FDCWD, old_cut.c_str(), past, 0), 0);
+  RunResult r = sb({"restore", "--to", target, "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(contains(r.out, "removed the empty journal"));
+  EXPECT_FALSE(exists(old_empty));
+  EXPECT_FALSE(exists(old_cut));
+  EXPECT_TRUE(exists(fresh));
+  EXPECT_FALSE(contains(r.out, "is not a restore journal"));
 }
 
 TEST(HostileRestore, ARunningRestoresTemporariesAreLeftAlone) {
