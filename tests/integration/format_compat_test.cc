@@ -67,7 +67,8 @@ TEST(FormatV1Fixtures, DISABLED_Write) {
 class FormatV1 : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(fixtures() + "/cat/catalog.log")) GTEST_SKIP() << "no fixtures in " << fixtures();
+    ASSERT_TRUE(fs::exists(fixtures() + "/cat/catalog.log"))
+        << "the committed fixtures are missing from " << fixtures();
     fs::remove_all(kRoot);
     fs::create_directories(kRoot);
     fs::copy(fixtures(), kRoot, fs::copy_options::recursive);

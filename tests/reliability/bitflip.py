@@ -28,7 +28,6 @@ import random
 import re
 import shutil
 import sys
-import tempfile
 import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
@@ -232,11 +231,8 @@ def main():
             ap.error(f"unknown backup kind '{k}' (plain, compressed, encrypted)")
     print(f"bit-flip campaign: seed {seed} (rerun with --seed {seed}), {a.trials} trials on "
           f"{', '.join(kinds)} backups", flush=True)
-    base = os.environ.get("TMPDIR") or "/var/tmp"
-    work = os.path.realpath(a.work or tempfile.mkdtemp(prefix="sb-bitflip.", dir=base))
-    os.makedirs(work, exist_ok=True)
-    if not ru.enough_space(work):
-        print(f"bit-flip campaign: skipped: less than {ru.MIN_FREE >> 30} GiB free in {work}")
+    work = ru.work_dir("bit-flip campaign", "sb-bitflip.", a.work)
+    if work is None:
         return SKIPPED
     started = time.monotonic()
     rng = random.Random(seed)

@@ -28,7 +28,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.dont_write_bytecode = True  # nothing written into the source tree
@@ -467,11 +466,8 @@ def main():
     seed = a.seed if a.seed is not None else ru.new_seed()
     print(f"kill harness: seed {seed} (rerun with --seed {seed}), {a.loops} loops, "
           f"crash points {'on' if a.crash_points else 'off'}", flush=True)
-    base = os.environ.get("TMPDIR") or "/var/tmp"
-    work = os.path.realpath(a.work or tempfile.mkdtemp(prefix="sb-kill.", dir=base))
-    os.makedirs(work, exist_ok=True)
-    if not ru.enough_space(work):
-        print(f"kill harness: skipped: less than {ru.MIN_FREE >> 30} GiB free in {work}")
+    work = ru.work_dir("kill harness", "sb-kill.", a.work)
+    if work is None:
         return SKIPPED
     started = time.monotonic()
     deadline = started + a.max_seconds if a.max_seconds else None

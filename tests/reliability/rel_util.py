@@ -14,6 +14,7 @@ import random
 import shutil
 import stat
 import subprocess
+import tempfile
 import time
 
 MIB = 1 << 20
@@ -265,6 +266,18 @@ MIN_FREE = 2 << 30  # a run stops (skipped) rather than fill the file system
 
 def enough_space(path):
     return shutil.disk_usage(path).free >= MIN_FREE
+
+
+def work_dir(tool, prefix, given):
+    """The run's work directory (`given`, or a new one below $TMPDIR or /var/tmp), or None,
+    said on stdout, when the file system has less than MIN_FREE left."""
+    base = os.environ.get("TMPDIR") or "/var/tmp"
+    work = os.path.realpath(given or tempfile.mkdtemp(prefix=prefix, dir=base))
+    os.makedirs(work, exist_ok=True)
+    if not enough_space(work):
+        print(f"{tool}: skipped: less than {MIN_FREE >> 30} GiB free in {work}")
+        return None
+    return work
 
 
 def default_binary():
