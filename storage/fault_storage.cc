@@ -1,0 +1,1 @@
+// See fault_storage.h.

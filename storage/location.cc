@@ -1,0 +1,2 @@
+// Location parsing and joining (see location.h).
+#include "storage/location.h"

@@ -1,0 +1,69 @@
+// Location: where something is stored, typed. One parser and one joiner for every spelling
+// the engine accepts, so no other code takes a location string apart:
+//
+//   local   /var/backups/db, relative/dir         a path on this machine's file systems
+//   nfs     nfs://host[:port][,host2...]/export/dir[?option=value&...]
+//           several servers for multipath; the query (libnfs options such as nfsport,
+//           mountport, uid, gid) stays with the location when it is joined
+//   tape    tape:iscsi://portal[:port]/iqn.target/lun    a drive on an iSCSI target
+//           tape:/dev/sgN                                 a drive through Linux SG_IO
+//           (the drive is the location; a tape has no directories, so joining a name
+//           gives an entry of the drive's current set)
+//
+// parse() refuses what it cannot type (empty text, an unknown scheme "xyz://", an nfs URL
+// without a server or with an empty server in its list, a relative nfs path, a tape
+// address that is neither iscsi:// nor /dev/...) with Errc::invalid_argument and a message
+// that quotes the text and says what is wrong. str() spells a Location so that parse()
+// reads it back equal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stripeback/result.h"
+
+namespace stripeback::storage {
+
+enum class Scheme : uint8_t { local, nfs, tape };
+const char* scheme_name(Scheme s);  // "local", "nfs", "tape"
+
+struct Location {
+  Scheme scheme = Scheme::local;
+  // nfs: the server addresses ("host" or "host:port"), at least one, in the given order.
+  // tape: the drive address ("iscsi://portal/iqn/lun" or "/dev/sgN").
+  std::vector<std::string> servers;
+  // local: the path as given, with "//" runs and a trailing '/' removed ("/" stays "/").
+  // nfs: the absolute path on the server, normalized the same way ("/" for the root).
+  // tape: empty for the drive itself, "/name" for an entry joined to it.
+  std::string path;
+  // nfs: the options after '?', verbatim ("nfsport=2049&mountport=20048"); else empty.
+  std::string query;
+
+  static Result<Location> parse(std::string_view text);
+  // A local path, as is (no parsing: a local file name may contain "://").
+  static Location local(std::string path);
+
+  bool is_local() const { return scheme == Scheme::local; }
+  // The canonical spelling (parse(str()) == *this).
+  std::string str() const;
+  // A name below this location: path + "/" + name, keeping servers and query. `name` is
+  // one component or a relative path of several ("a/b").
+  Location join(std::string_view name) const;
+  // The location one level up ("/" stays "/"; a relative local path with one component
+  // gives ".").
+  Location parent() const;
+  // The last component of the path ("" for the root or a tape drive itself).
+  std::string name() const;
+  // The server address for a thread that picks the i-th (round robin over servers).
+  const std::string& server(size_t i) const { return servers[i % servers.size()]; }
+
+  bool operator==(const Location&) const = default;
+};
+
+// True for text that parse() reads as something other than a local path (a scheme prefix
+// "nfs://" or "tape:"), so callers can tell a URL from a path without parsing it.
+bool has_scheme(std::string_view text);
+
+}  // namespace stripeback::storage

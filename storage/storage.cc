@@ -1,0 +1,75 @@
+#include "storage/storage.h"
+
+namespace stripeback::storage {
+
+CounterGroup& CounterGroup::num(std::string key, uint64_t v, std::string unit) {
+  Counter c;
+  c.key = std::move(key);
+  c.kind = Counter::Kind::number;
+  c.number = v;
+  c.unit = std::move(unit);
+  counters.push_back(std::move(c));
+  return *this;
+}
+
+CounterGroup& CounterGroup::real(std::string key, double v, std::string unit) {
+  Counter c;
+  c.key = std::move(key);
+  c.kind = Counter::Kind::real;
+  c.real = v;
+  c.unit = std::move(unit);
+  counters.push_back(std::move(c));
+  return *this;
+}
+
+CounterGroup& CounterGroup::text(std::string key, std::string v) {
+  Counter c;
+  c.key = std::move(key);
+  c.kind = Counter::Kind::text;
+  c.text = std::move(v);
+  counters.push_back(std::move(c));
+  return *this;
+}
+
+CounterGroup& CounterGroup::flag(std::string key, bool v) {
+  Counter c;
+  c.key = std::move(key);
+  c.kind = Counter::Kind::flag;
+  c.number = v ? 1 : 0;
+  counters.push_back(std::move(c));
+  return *this;
+}
+
+const Counter* CounterGroup::find(const std::string& key) const {
+  for (const auto& c : counters)
+    if (c.key == key) return &c;
+  return nullptr;
+}
+
+Error Storage::unsupported(const char* op, const Location& at) const {
+  return Error{Errc::unsupported, 0,
+               std::string(op) + " is not supported on " + scheme() + " storage ('" + at.str() +
+                   "')"};
+}
+
+Result<std::unique_ptr<Directory>> Storage::open_dir(const Location& at, bool) {
+  return unsupported("opening a directory", at);
+}
+Result<FileInfo> Storage::stat(const Location& at, bool) { return unsupported("stat", at); }
+Result<std::vector<std::string>> Storage::list(const Location& dir) {
+  return unsupported("listing", dir);
+}
+Result<void> Storage::remove(const Location& at) { return unsupported("removing", at); }
+Result<void> Storage::rename(const Location& from, const Location&, bool) {
+  return unsupported("renaming", from);
+}
+Result<void> Storage::set_attrs(const Location& at, const Attrs&) {
+  return unsupported("setting attributes", at);
+}
+Result<void> Storage::make_dirs(const Location& at, mode_t) {
+  return unsupported("creating directories", at);
+}
+Result<void> Storage::sync_dir(const Location& dir) { return unsupported("syncing a directory", dir); }
+std::optional<CounterGroup> Storage::thread_counters(bool) { return std::nullopt; }
+
+}  // namespace stripeback::storage

@@ -1,0 +1,221 @@
+// Storage: the one seam between the engine and the media it reads and writes.
+//
+// A Storage serves one scheme (local files, NFS, a tape drive; a test's fault injector
+// wraps any of them). It opens ReadFile and WriteFile objects at Locations, and lists,
+// stats, removes and renames as the medium allows; StorageCaps says what the medium can do
+// and the engine branches on that, never on which backend it is talking to.
+//
+// I/O is asynchronous: a Request names the File it acts on, and the File submits it itself
+// (to the calling thread's io_uring ring, NFS connections or tape drive helper) through the
+// IoLoop of that thread (storage/io_loop.h). Submitting never blocks on the medium;
+// completions are reaped from the loop. Metadata I/O (a piece's header and trailer when
+// opening it, the catalog's records) may use the blocking read_at/write_at calls.
+//
+// Errors name the object (the location as text) and the cause.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage/location.h"
+#include "stripeback/result.h"
+
+namespace stripeback::storage {
+
+class IoLoop;
+
+struct StorageCaps {
+  bool random_read = true;       // reads at any offset (else: in order, from the start)
+  bool random_write = true;      // writes at any offset; false with sequential_only
+  bool sequential_only = false;  // a WriteFile takes its bytes in order (it orders them)
+  bool preallocate = false;      // WriteFile::preallocate reserves space
+  bool dir_sync = false;         // Directory::sync makes created names durable
+  bool directories = true;       // names are organised in directories (list, rename, ...)
+  bool removable = false;        // data lives on volumes that come and go (tape)
+  bool durable_writes = false;   // a completed write is already durable (commit is cheap)
+  uint32_t alignment = 1;        // offsets and lengths of direct I/O are multiples of this
+  uint32_t max_io = 1u << 20;    // largest request worth issuing
+};
+
+enum class OpKind : uint8_t { read, write, sync };
+
+class File;
+
+struct Request {
+  File* file = nullptr;
+  OpKind kind = OpKind::read;
+  uint64_t offset = 0;
+  std::byte* buf = nullptr;  // caller-owned; valid until the completion is reaped
+  uint32_t len = 0;          // bytes to transfer (0 for sync)
+  uint64_t tag = 0;          // returned unchanged in the completion
+};
+
+struct Completion {
+  uint64_t tag = 0;
+  OpKind kind = OpKind::read;
+  Result<uint32_t> result = uint32_t{0};  // bytes transferred, or the error
+};
+
+using Clock = std::chrono::steady_clock;
+
+// What stat() tells (lstat-like: a link is reported as a link).
+struct FileInfo {
+  uint64_t size = 0;
+  uint32_t mode = 0;  // type and permission bits, as st_mode
+  uint32_t uid = 0, gid = 0;
+  int64_t mtime_ns = 0;
+  uint64_t dev = 0;   // local: st_dev (0 elsewhere)
+};
+
+// Attributes given to a restored file or directory: owner (when set), permission bits,
+// then mtime (in that order: chown clears set-id bits).
+struct Attrs {
+  bool set_owner = false;
+  uint32_t uid = 0, gid = 0;
+  uint32_t mode = 0;
+  int64_t mtime_ns = 0;
+};
+
+struct OpenOptions {
+  bool direct = true;  // O_DIRECT where the medium and file system allow it
+};
+
+struct CreateOptions {
+  bool direct = true;
+  mode_t mode = 0640;
+  // Removable media: which stream of the set this file is (backup id, channel, piece), for
+  // its label.
+  uint64_t set_id = 0;
+  uint32_t channel = 0, number = 0;
+};
+
+// Where a file went on removable media: one span per volume it occupies.
+struct MediaSpan {
+  std::string volume_id, drive;
+  uint32_t file = 0;
+  uint64_t block = 0, first_seq = 0, blocks = 0, address = 0;
+};
+struct MediaPlacement {
+  uint32_t block_size = 0;
+  uint64_t bytes = 0;
+  std::vector<MediaSpan> spans;
+};
+
+class File {
+ public:
+  virtual ~File() = default;
+  // The location as shown in messages.
+  virtual const std::string& name() const = 0;
+  // Direct I/O is in effect: requests must be aligned to the storage's alignment.
+  virtual bool direct() const { return false; }
+  // Queues `r` (whose file is this) on `loop`. Fails only when the request cannot be queued
+  // at all; failures of the I/O itself arrive as completions.
+  virtual Result<void> submit(IoLoop& loop, const Request& r) = 0;
+};
+
+class ReadFile : public File {
+ public:
+  virtual Result<FileInfo> stat() = 0;
+  // Blocking read for metadata; returns fewer bytes only at the end of the file.
+  virtual Result<size_t> read_at(std::byte* buf, size_t len, uint64_t offset) = 0;
+};
+
+class WriteFile : public File {
+ public:
+  // Blocking write of all of `len` bytes (metadata: catalog records).
+  virtual Result<void> write_at(const std::byte* buf, size_t len, uint64_t offset) = 0;
+  // Reserves [offset, offset + len) (with caps().preallocate; a no-op elsewhere). Writes
+  // inside reserved space do not extend the file.
+  virtual Result<void> preallocate(uint64_t offset, uint64_t len) = 0;
+  virtual Result<void> truncate(uint64_t size) = 0;
+  // Makes every completed write durable (fdatasync, NFS COMMIT, the tape stream's end).
+  virtual Result<void> commit() = 0;
+  virtual Result<void> set_attrs(const Attrs& a) = 0;
+  // Releases the file after commit().
+  virtual Result<void> close() = 0;
+  // Gives the file up after a failure: closes it and leaves what was written where it is.
+  virtual void abandon() = 0;
+  // On removable media, where the file went (after commit()).
+  virtual std::optional<MediaPlacement> placement() const { return std::nullopt; }
+};
+
+// A directory, reached without following symbolic links at or below it: every name given
+// here is one component (safe_component() in the restore code checks them first).
+class Directory {
+ public:
+  virtual ~Directory() = default;
+  virtual const Location& location() const = 0;
+  // The subdirectory `name`, created first (with `mode`) when missing and `create` is set.
+  // A name that is a link or a file is refused (invalid_argument).
+  virtual Result<std::unique_ptr<Directory>> open_dir(const std::string& name, bool create,
+                                                      mode_t mode = 0755) = 0;
+  // Creates a new file; never replaces or follows anything at `name` (Errc::exists).
+  virtual Result<std::unique_ptr<WriteFile>> create(const std::string& name,
+                                                    const CreateOptions& o) = 0;
+  virtual Result<FileInfo> stat(const std::string& name) = 0;
+  virtual Result<std::vector<std::string>> list() = 0;
+  virtual Result<void> remove(const std::string& name) = 0;
+  // Without `replace`, an existing `to` stays and the result is Errc::exists.
+  virtual Result<void> rename(const std::string& from, const std::string& to, bool replace) = 0;
+  virtual Result<void> set_attrs(const Attrs& a) = 0;
+  // Makes the names created, renamed and removed in it durable (with caps().dir_sync).
+  virtual Result<void> sync() = 0;
+};
+
+// One backend's counters for one thread (a channel), published by name; the job collects
+// them without knowing their fields and cli/ renders them. Values are numbers, texts or
+// flags; `unit` is "", "bytes", "s" or "ms", for the text rendering.
+struct Counter {
+  std::string key;
+  enum class Kind : uint8_t { number, real, text, flag } kind = Kind::number;
+  uint64_t number = 0;
+  double real = 0;
+  std::string text;
+  std::string unit;
+};
+struct CounterGroup {
+  std::string name;  // "nfs", "tape", ...: the JSON object's key
+  std::vector<Counter> counters;
+  CounterGroup& num(std::string key, uint64_t v, std::string unit = "");
+  CounterGroup& real(std::string key, double v, std::string unit = "");
+  CounterGroup& text(std::string key, std::string v);
+  CounterGroup& flag(std::string key, bool v);
+  const Counter* find(const std::string& key) const;
+};
+
+class Storage {
+ public:
+  virtual ~Storage() = default;
+  virtual const char* scheme() const = 0;  // for messages: "local", "nfs", "tape", ...
+  virtual const StorageCaps& caps() const = 0;
+  virtual Result<std::unique_ptr<ReadFile>> open_read(const Location& at,
+                                                      const OpenOptions& o) = 0;
+  // Creates a new file, never replacing one (Errc::exists).
+  virtual Result<std::unique_ptr<WriteFile>> create(const Location& at, const CreateOptions& o) = 0;
+  // The directory at `at`; with `create`, made (with its parents) when missing.
+  virtual Result<std::unique_ptr<Directory>> open_dir(const Location& at, bool create);
+  // stat (links followed when `follow`).
+  virtual Result<FileInfo> stat(const Location& at, bool follow);
+  virtual Result<std::vector<std::string>> list(const Location& dir);
+  virtual Result<void> remove(const Location& at);
+  virtual Result<void> rename(const Location& from, const Location& to, bool replace);
+  virtual Result<void> set_attrs(const Location& at, const Attrs& a);
+  virtual Result<void> make_dirs(const Location& at, mode_t mode = 0755);
+  virtual Result<void> sync_dir(const Location& dir);
+  // The calling thread's counters of this backend (nullopt when the thread used none).
+  // Call at the end of a channel, on its thread; `close_thread` drops its connections.
+  virtual std::optional<CounterGroup> thread_counters(bool close_thread);
+
+ protected:
+  // "<op> is not supported on <scheme> storage ('<location>')", Errc::unsupported.
+  Error unsupported(const char* op, const Location& at) const;
+};
+
+}  // namespace stripeback::storage
