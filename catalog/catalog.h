@@ -53,7 +53,7 @@ struct BackupBegin {
 };
 
 // One segment of a piece on one tape volume (see docs/tape.md).
-struct TapeSpan {
+struct MediaSpan {
   std::string volume_id;
   std::string url;         // drive it was written in
   uint32_t file = 0;       // tape file number (0 is the volume label)
@@ -66,10 +66,10 @@ struct TapeSpan {
 };
 
 // Where a piece written to tape is: block size, stream length and its segments in order.
-struct TapeLocation {
+struct MediaLocation {
   uint32_t block_size = 0;
   uint64_t bytes = 0;
-  std::vector<TapeSpan> spans;
+  std::vector<MediaSpan> spans;
 };
 
 struct PieceRecord {
@@ -79,7 +79,7 @@ struct PieceRecord {
   uint32_t number = 0;    // piece number within the channel
   uint64_t size = 0;      // bytes on the medium
   uint32_t checksum = 0;  // the piece's whole-piece CRC32C (from its trailer)
-  std::optional<TapeLocation> tape;  // set for pieces on tape
+  std::optional<MediaLocation> media;  // set for pieces on removable media (tape)
 };
 
 struct FileRecord {

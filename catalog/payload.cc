@@ -209,12 +209,12 @@ Result<std::vector<EncodedRecord>> encode_piece(uint64_t backup_id, const PieceR
   pe.u32(p.number);
   pe.u64(p.size);
   pe.u32(p.checksum);
-  if (p.tape) {
+  if (p.media) {
     pe.u8(1);  // medium: tape
-    pe.u32(p.tape->block_size);
-    pe.u64(p.tape->bytes);
-    pe.u32(static_cast<uint32_t>(p.tape->spans.size()));
-    for (const TapeSpan& sp : p.tape->spans) {
+    pe.u32(p.media->block_size);
+    pe.u64(p.media->bytes);
+    pe.u32(static_cast<uint32_t>(p.media->spans.size()));
+    for (const MediaSpan& sp : p.media->spans) {
       SB_TRY(check_str(sp.volume_id, "tape volume id"));
       SB_TRY(check_str(sp.url, "tape url"));
       pe.str(sp.volume_id);
@@ -227,7 +227,7 @@ Result<std::vector<EncodedRecord>> encode_piece(uint64_t backup_id, const PieceR
     }
   }
   util::ByteWriter head, tail_head;
-  head.u8(p.tape ? kTapePiecePayloadVersion : kPayloadVersion);
+  head.u8(p.media ? kTapePiecePayloadVersion : kPayloadVersion);
   head.u64(backup_id);
   put_entry(head, pe.buffer());
   tail_head.u8(kPayloadVersion);
@@ -303,12 +303,12 @@ Result<PiecePayload> decode_piece(std::span<const uint8_t> payload) {
   if (version >= kTapePiecePayloadVersion && pr.ok() && pr.remaining() > 0) {
     const uint8_t medium = pr.u8();
     if (medium != 1) return malformed("unknown piece medium " + std::to_string(medium));
-    TapeLocation t;
+    MediaLocation t;
     t.block_size = pr.u32();
     t.bytes = pr.u64();
     const uint32_t n = pr.u32();
     for (uint32_t i = 0; i < n && pr.ok(); ++i) {
-      TapeSpan sp;
+      MediaSpan sp;
       sp.volume_id = pr.str();
       sp.url = pr.str();
       sp.file = pr.u32();
@@ -318,7 +318,7 @@ Result<PiecePayload> decode_piece(std::span<const uint8_t> payload) {
       sp.address = pr.u64();
       t.spans.push_back(std::move(sp));
     }
-    p.tape = std::move(t);
+    p.media = std::move(t);
   }
   SB_TRY(check_end(pr.ok(), pr.remaining(), newer, "piece entry"));
   SB_ASSIGN(out.files, decode_file_list(c, newer));

@@ -461,7 +461,7 @@ class BackupChannel {
       rec.checksum = crc;
       if (p->tape_out) {
         rec.location = "tape:" + tape_->url();
-        rec.tape = TapeChannelSink::to_catalog(*p->tape_out->location());
+        rec.media = TapeChannelSink::to_catalog(*p->tape_out->location());
         ordering_->unroute(*p->tape_out);
       }
       out_.pieces.push_back(rec);

@@ -387,7 +387,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     std::vector<PieceFile> unused;
     for (auto& p : pieces) {
       if (used.count(p.name)) kept.push_back(std::move(p));
-      else if (!p.tape) unused.push_back(file_of(p));
+      else if (!p.media) unused.push_back(file_of(p));
     }
     if (auto w = remove_own_pieces(unused, dest, "", "holding no completely backed-up file"))
       sum.warnings.push_back(*w);

@@ -247,7 +247,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       auto& reader = readers[ppath];
       if (!reader) {
         std::string open_path = ppath;
-        if (pit->tape) {  // a tape piece is staged in the spool, then read like any other
+        if (pit->media) {  // a tape piece is staged in the spool, then read like any other
           auto staged = stage(*pit, c.backup->id);
           if (!staged) {
             sum.errors.push_back(staged.error().what + " (needed for '" + c.file->path + "')");
@@ -273,7 +273,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
         // The trailer's checksum of the whole piece is the one the catalog recorded, or
         // this is not the piece the backup wrote.
         if (reader->footer().piece_crc != pit->checksum ||
-            (!pit->tape && reader->size() != pit->size)) {
+            (!pit->media && reader->size() != pit->size)) {
           sum.errors.push_back(piece_mismatch(*reader, *pit) + " (needed for '" + c.file->path +
                                "')");
           readers.erase(ppath);

@@ -20,8 +20,8 @@ tape::FirstFreeFile first_free_files(const catalog::Catalog& cat) {
   std::map<std::string, uint32_t> next;
   for (const auto& b : cat.backups())
     for (const auto& p : b.pieces)
-      if (p.tape)
-        for (const auto& s : p.tape->spans)
+      if (p.media)
+        for (const auto& s : p.media->spans)
           next[s.volume_id] = std::max(next[s.volume_id], s.file + 1);
   return [next = std::move(next)](const std::string& volume_id) -> uint32_t {
     auto it = next.find(volume_id);
@@ -50,11 +50,11 @@ Result<TapeDestination> open_tape_destination(const TapeOptions& opts,
 Result<uint64_t> stage_tape_piece(const catalog::PieceRecord& p, uint64_t backup_id,
                                   const std::string& path,
                                   const std::vector<std::string>& drives) {
-  if (!p.tape) return fail(Errc::invalid_argument, "piece '" + p.name + "' is not on tape");
+  if (!p.media) return fail(Errc::invalid_argument, "piece '" + p.name + "' is not on tape");
   tape::StreamLocation loc;
-  loc.block_size = p.tape->block_size;
-  loc.bytes = p.tape->bytes;
-  for (const auto& s : p.tape->spans)
+  loc.block_size = p.media->block_size;
+  loc.bytes = p.media->bytes;
+  for (const auto& s : p.media->spans)
     loc.spans.push_back({s.volume_id, s.url, s.file, s.block, s.first_seq, s.blocks, s.address});
   io::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd.valid()) return sys_error(errno, "unable to create '" + path + "'");

@@ -169,8 +169,8 @@ Result<tape::StreamLocation> TapeChannelSink::finish(TapePieceOutput& out) {
   return loc;
 }
 
-catalog::TapeLocation TapeChannelSink::to_catalog(const tape::StreamLocation& loc) {
-  catalog::TapeLocation t;
+catalog::MediaLocation TapeChannelSink::to_catalog(const tape::StreamLocation& loc) {
+  catalog::MediaLocation t;
   t.block_size = loc.block_size;
   t.bytes = loc.bytes;
   for (const auto& s : loc.spans)

@@ -82,7 +82,7 @@ class TapeChannelSink {
   const std::string& url() const { return url_; }
   tape::DriveStats stats() const { return helper_->stats(); }
   // Converts a finished piece's location for the catalog.
-  static catalog::TapeLocation to_catalog(const tape::StreamLocation& loc);
+  static catalog::MediaLocation to_catalog(const tape::StreamLocation& loc);
 
  private:
   friend class TapePieceOutput;

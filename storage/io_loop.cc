@@ -9,6 +9,10 @@ Result<void> IoLoop::submit(std::span<const Request> rs) {
   return ok();
 }
 
+void IoLoop::flush() {
+  for (auto& e : queues_) e.q->flush();
+}
+
 size_t IoLoop::in_flight() const {
   size_t n = 0;
   for (const auto& e : queues_) n += e.q->in_flight();
@@ -16,6 +20,7 @@ size_t IoLoop::in_flight() const {
 }
 
 size_t IoLoop::reap(std::span<Completion> out, size_t min_complete, Clock::time_point until) {
+  flush();
   min_complete = std::min({min_complete, out.size(), in_flight()});
   Queue* busy = nullptr;
   size_t busy_count = 0;

@@ -24,6 +24,8 @@ class Queue {
   virtual const char* name() const = 0;  // "io_uring", "sync", "nfs", "tape"
   virtual size_t reap(std::span<Completion> out, size_t min_complete, Clock::time_point until) = 0;
   virtual size_t in_flight() const = 0;
+  // Hands requests queued since the last call to the medium (one system call for a batch).
+  virtual void flush() {}
   // A descriptor that polls readable when completions may be waiting (-1: none).
   virtual int wait_fd() const { return -1; }
   // Whether reap() can also end early when `fd` polls readable (wake_on(fd) then reap()).
@@ -38,8 +40,10 @@ class IoLoop {
   IoLoop& operator=(const IoLoop&) = delete;
 
   unsigned queue_depth() const { return depth_; }
+  // Queues requests; they go out together at the next reap() (or flush()).
   Result<void> submit(const Request& r) { return r.file->submit(*this, r); }
   Result<void> submit(std::span<const Request> rs);
+  void flush();
   // Fills `out` with up to out.size() completions, waiting until at least `min_complete`
   // (capped at out.size() and in_flight()) are there or `until` passes.
   size_t reap(std::span<Completion> out, size_t min_complete, Clock::time_point until);

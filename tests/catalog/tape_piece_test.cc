@@ -15,12 +15,12 @@ PieceRecord tape_piece() {
   p.number = 2;
   p.size = 123456;
   p.checksum = 0xabcdef01;
-  TapeLocation t;
+  MediaLocation t;
   t.block_size = 262144;
   t.bytes = 123456;
   t.spans.push_back({"VOL1", "iscsi://h:1/iqn.x:t1/1", 3, 0, 0, 40, 123});
   t.spans.push_back({"VOL2", "iscsi://h:1/iqn.x:t2/1", 1, 0, 40, 7, ~uint64_t{0}});
-  p.tape = t;
+  p.media = t;
   return p;
 }
 
@@ -32,29 +32,29 @@ TEST(TapePieceRecord, RoundTripsTheTapeLocation) {
   auto dec = decode_piece((*enc)[0].payload);
   ASSERT_TRUE(dec) << dec.error().what;
   const PieceRecord& p = dec->piece;
-  ASSERT_TRUE(p.tape);
-  EXPECT_EQ(p.tape->block_size, 262144u);
-  EXPECT_EQ(p.tape->bytes, 123456u);
-  ASSERT_EQ(p.tape->spans.size(), 2u);
-  EXPECT_EQ(p.tape->spans[1].volume_id, "VOL2");
-  EXPECT_EQ(p.tape->spans[1].url, "iscsi://h:1/iqn.x:t2/1");
-  EXPECT_EQ(p.tape->spans[1].file, 1u);
-  EXPECT_EQ(p.tape->spans[1].first_seq, 40u);
-  EXPECT_EQ(p.tape->spans[1].blocks, 7u);
-  EXPECT_EQ(p.tape->spans[0].address, 123u);
-  EXPECT_EQ(p.tape->spans[1].address, ~uint64_t{0});
+  ASSERT_TRUE(p.media);
+  EXPECT_EQ(p.media->block_size, 262144u);
+  EXPECT_EQ(p.media->bytes, 123456u);
+  ASSERT_EQ(p.media->spans.size(), 2u);
+  EXPECT_EQ(p.media->spans[1].volume_id, "VOL2");
+  EXPECT_EQ(p.media->spans[1].url, "iscsi://h:1/iqn.x:t2/1");
+  EXPECT_EQ(p.media->spans[1].file, 1u);
+  EXPECT_EQ(p.media->spans[1].first_seq, 40u);
+  EXPECT_EQ(p.media->spans[1].blocks, 7u);
+  EXPECT_EQ(p.media->spans[0].address, 123u);
+  EXPECT_EQ(p.media->spans[1].address, ~uint64_t{0});
   EXPECT_EQ(p.checksum, 0xabcdef01u);
 }
 
 TEST(TapePieceRecord, DiskPiecesStayVersionOne) {
   PieceRecord p = tape_piece();
-  p.tape.reset();
+  p.media.reset();
   auto enc = encode_piece(7, p, {});
   ASSERT_TRUE(enc);
   EXPECT_EQ((*enc)[0].payload[0], kPayloadVersion);
   auto dec = decode_piece((*enc)[0].payload);
   ASSERT_TRUE(dec);
-  EXPECT_FALSE(dec->piece.tape);
+  EXPECT_FALSE(dec->piece.media);
 }
 
 TEST(TapePieceRecord, VersionOneReaderRuleSkipsTheTail) {

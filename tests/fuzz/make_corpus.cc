@@ -170,12 +170,12 @@ catalog::PieceRecord sample_piece(uint32_t channel, bool tape) {
   p.size = 3 << 20;
   p.checksum = 0xdeadbeef;
   if (tape) {
-    catalog::TapeLocation t;
+    catalog::MediaLocation t;
     t.block_size = 256 << 10;
     t.bytes = p.size;
     t.spans.push_back({"VOL001", "tape:iscsi://127.0.0.1:3261/iqn.x/1", 1, 0, 0, 12, 42});
     p.location = "tape";
-    p.tape = t;
+    p.media = t;
   }
   return p;
 }
