@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # backup_bench.sh: measures stripeback backup and restore side by side with the disk's
-# fio "copy ceiling", cp -r and tar -cf, on one generated datafile-like data set.
+# fio "copy ceiling", cp -r and tar -cf, on a generated datafile-like data set, and
+# against the same ceiling on an incompressible random data set.
 #
 # Run as root (dropping the page cache and fstrim need it). See --help and
 # docs/benchmarks.md for what is measured and how to read the table.
@@ -10,9 +11,13 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SCRIPT_DIR/.." && pwd)
 
 SIZE=4G
+RANDOM_SIZE=2G
+RANDOM_FILE_SIZE=128M
+DATA_SETS=demo,random
 DIR=/var/tmp/stripeback-bench
 SEED=1
 BIN=""
+BIN_BEFORE=""
 RESULTS=""
 REPEAT=1
 IODEPTH=8
@@ -23,21 +28,34 @@ usage() {
   cat <<EOF
 Usage: $(basename "$0") [options]
 
-Generates a datafile-like data set with 'stripeback demo-data' (reused when one of the
-same size and seed is already there), then measures, dropping the page cache before
-each measurement:
+Measures on up to two data sets, each generated once outside the timed regions and
+reused while its size and seed stay the same:
+
+  demo     a datafile-like data set from 'stripeback demo-data' (table pages, sparse
+           files with zero regions, incompressible files, odd sizes, an empty file)
+  random   incompressible data without any all-zero block: --random-size bytes in files
+           of --random-file-size, the AES-128-CTR keystream of a key derived from --seed
+           (openssl enc), so the same seed gives the same bytes
+
+and, dropping the page cache before each measurement:
 
   fio copy ceiling   one fio run, two concurrent jobs, io_uring, O_DIRECT, 1 MiB blocks,
                      iodepth $IODEPTH: a sequential read of every data set file and a
                      sequential write of the same number of bytes to a new file that
-                     fio preallocates (fallocate=native), end_fsync=1
+                     fio preallocates (fallocate=native), end_fsync=1 (both data sets)
   fio, no prealloc   the same with fallocate=none (every write extends the file); for
-                     information, not the ceiling
-  cp -r              of the data set
-  tar -cf            of the data set to one file
-  stripeback backup  with 1 and 2 channels
+                     information, not the ceiling (demo only)
+  cp -r              of the data set (demo only)
+  tar -cf            of the data set to one file (demo only)
+  stripeback backup  with 1 and 2 channels (both data sets)
   stripeback restore with 1 and 2 channels (each into a fresh directory, then verified
                      byte for byte against the source: the script fails if they differ)
+
+The demo rows keep their names; the random data set's rows start with "random: ".
+With --bin-before every stripeback row is also measured with that binary in the same
+round, right next to the row of --bin (the order of the two alternates from round to
+round), and reported with " (before)" appended; each binary writes its own pieces,
+catalog and restored tree into fresh directories.
 
 Every timed region is "command; sync", so buffered writers (cp, tar) are charged for
 getting their data onto the disk just as stripeback (O_DIRECT + fdatasync) is.
@@ -45,19 +63,26 @@ Outputs are removed, and the file system synced and trimmed, outside the timed r
 
 Reported per measurement: MB/s (data set bytes / elapsed, MB = 10^6 bytes; for fio, the
 bytes it wrote / elapsed), CPU seconds per GiB (user + sys from GNU time), peak RSS
-(GNU time's maximum resident set size), and ratios to the fio ceiling and to cp.
-The Markdown table goes to stdout and to a results file.
+(GNU time's maximum resident set size), and ratios to the fio ceiling of the same data
+set and (demo only) to cp. The Markdown table goes to stdout and to a results file.
 
 Options:
-  --size SIZE     data set size, e.g. 4G (default) or 1G for a quick run
-  --dir DIR       work directory (default: $DIR); needs about 4x SIZE free
-  --seed N        data set seed (default: $SEED)
+  --data-sets LIST   which data sets to measure: demo, random or demo,random (default)
+  --size SIZE        demo data set size, e.g. 4G (default) or 1G for a quick run
+  --random-size SIZE random data set size (default: $RANDOM_SIZE)
+  --random-file-size SIZE  size of each random file (default: $RANDOM_FILE_SIZE; the last
+                     file is shorter when it does not divide --random-size)
+  --dir DIR       work directory (default: $DIR); needs the data sets plus about 3x the
+                  larger one free (4x with --bin-before)
+  --seed N        data set seed, for both data sets (default: $SEED)
   --repeat N      measure everything N times, interleaved, and report the round with the
                   median elapsed time (the faster middle one for even N) plus the min-max
                   MB/s range; every round is listed too (default: 1)
   --iodepth N     fio queue depth (default: $IODEPTH)
   --bin PATH      stripeback binary (default: build/release/cli/stripeback, built with
                   the release preset commands if missing)
+  --bin-before PATH  a second stripeback binary (e.g. a build of the previous design)
+                  measured in the same rounds; its rows end in " (before)"
   --rebuild       rebuild the default binary (incremental) before measuring
   --quiet-timeout S  before each measurement wait up to S seconds (default: $QUIET_TIMEOUT)
                   for the machine to be quiet (other CPU use < 15% and disk < 20 MB/s over
@@ -76,6 +101,12 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --size) SIZE=${2:?--size needs a value}; shift 2 ;;
     --size=*) SIZE=${1#*=}; shift ;;
+    --random-size) RANDOM_SIZE=${2:?--random-size needs a value}; shift 2 ;;
+    --random-size=*) RANDOM_SIZE=${1#*=}; shift ;;
+    --random-file-size) RANDOM_FILE_SIZE=${2:?--random-file-size needs a value}; shift 2 ;;
+    --random-file-size=*) RANDOM_FILE_SIZE=${1#*=}; shift ;;
+    --data-sets) DATA_SETS=${2:?--data-sets needs a value}; shift 2 ;;
+    --data-sets=*) DATA_SETS=${1#*=}; shift ;;
     --dir) DIR=${2:?--dir needs a value}; shift 2 ;;
     --dir=*) DIR=${1#*=}; shift ;;
     --seed) SEED=${2:?--seed needs a value}; shift 2 ;;
@@ -86,6 +117,8 @@ while [[ $# -gt 0 ]]; do
     --iodepth=*) IODEPTH=${1#*=}; shift ;;
     --bin) BIN=${2:?--bin needs a value}; shift 2 ;;
     --bin=*) BIN=${1#*=}; shift ;;
+    --bin-before) BIN_BEFORE=${2:?--bin-before needs a value}; shift 2 ;;
+    --bin-before=*) BIN_BEFORE=${1#*=}; shift ;;
     --rebuild) REBUILD=1; shift ;;
     --quiet-timeout) QUIET_TIMEOUT=${2:?--quiet-timeout needs a value}; shift 2 ;;
     --quiet-timeout=*) QUIET_TIMEOUT=${1#*=}; shift ;;
@@ -100,13 +133,38 @@ done
 [[ "$IODEPTH" =~ ^[1-9][0-9]*$ ]] || die "--iodepth must be a positive integer"
 [[ "$SEED" =~ ^[0-9]+$ ]] || die "--seed must be a non-negative integer"
 [[ "$QUIET_TIMEOUT" =~ ^[0-9]+$ ]] || die "--quiet-timeout must be a non-negative integer"
+
+# The data sets to measure, always in the order demo, random.
+WANT_DEMO=0
+WANT_RANDOM=0
+IFS=, read -r -a _sets <<<"$DATA_SETS"
+for s in "${_sets[@]}"; do
+  case "$s" in
+    demo) WANT_DEMO=1 ;;
+    random) WANT_RANDOM=1 ;;
+    "") ;;
+    *) die "unknown data set '$s' in --data-sets (use demo, random or demo,random)" ;;
+  esac
+done
+SETS=()
+((WANT_DEMO)) && SETS+=(demo)
+((WANT_RANDOM)) && SETS+=(random)
+((${#SETS[@]} > 0)) || die "--data-sets names no data set"
+
 SIZE_BYTES=$(numfmt --from=iec "$SIZE" 2>/dev/null) || die "cannot parse --size '$SIZE' (use e.g. 512M, 1G, 4G)"
 ((SIZE_BYTES >= 16 * 1024 * 1024)) || die "--size must be at least 16M"
+RANDOM_BYTES=$(numfmt --from=iec "$RANDOM_SIZE" 2>/dev/null) || die "cannot parse --random-size '$RANDOM_SIZE' (use e.g. 256M, 2G)"
+((RANDOM_BYTES >= 16 * 1024 * 1024)) || die "--random-size must be at least 16M"
+RANDOM_FILE_BYTES=$(numfmt --from=iec "$RANDOM_FILE_SIZE" 2>/dev/null) || die "cannot parse --random-file-size '$RANDOM_FILE_SIZE' (use e.g. 64M, 128M)"
+((RANDOM_FILE_BYTES >= 1024 * 1024)) || die "--random-file-size must be at least 1M"
 
 # ---- tools ---------------------------------------------------------------------------
-for t in fio cp tar sync awk diff find numfmt lsblk findmnt; do
+for t in fio cp tar sync awk diff find numfmt lsblk findmnt sha256sum; do
   command -v "$t" >/dev/null || die "'$t' is not installed (fio: apt-get install fio)"
 done
+if ((WANT_RANDOM)); then
+  command -v openssl >/dev/null || die "'openssl' is needed for the random data set (apt-get install openssl)"
+fi
 GNU_TIME=/usr/bin/time
 if ! "$GNU_TIME" -f '%U' -o /dev/null true 2>/dev/null; then
   die "GNU time is needed at /usr/bin/time (apt-get install time)"
@@ -117,44 +175,133 @@ fi
 source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 resolve_bin
 
+# ---- the binaries: "main" is --bin, "before" the optional --bin-before -----------------
+BINS=(main)
+declare -A BIN_OF=([main]="$BIN") KSUF=([main]="") LSUF=([main]="")
+if [[ -n "$BIN_BEFORE" ]]; then
+  [[ -x "$BIN_BEFORE" && -f "$BIN_BEFORE" ]] || die "--bin-before binary '$BIN_BEFORE' not found or not executable"
+  BIN_BEFORE=$(cd "$(dirname "$BIN_BEFORE")" && pwd)/$(basename "$BIN_BEFORE")
+  BEFORE_VERSION=$("$BIN_BEFORE" --version 2>/dev/null | head -n 1 || true)
+  BEFORE_BUILT=$(date -u -r "$BIN_BEFORE" '+%Y-%m-%d %H:%M:%S UTC')
+  BEFORE_SHA=$(sha256sum "$BIN_BEFORE" | cut -c1-12)
+  BINS+=(before)
+  BIN_OF[before]=$BIN_BEFORE
+  KSUF[before]=_before
+  LSUF[before]=" (before)"
+  [[ "$BEFORE_SHA" != "$BIN_SHA" ]] || note "NOTE: --bin and --bin-before are the same build (sha256 $BIN_SHA)"
+fi
+
 # ---- work directory ------------------------------------------------------------------
 [[ -n "$DIR" && "$DIR" != "/" ]] || die "refusing to use '$DIR' as the work directory"
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
-DATA="$DIR/data"
-STAMP="$DIR/data.stamp"
 OUT="$DIR/out"     # everything a measurement writes; emptied between measurements
 LOGS="$DIR/logs"
 mkdir -p "$LOGS"
 [[ -n "$RESULTS" ]] || RESULTS="$DIR/results-$(date +%Y%m%d-%H%M%S).md"
 
-clean_out() { rm -rf "${OUT:?}"; mkdir -p "$OUT"; }
+# Where each binary writes: --bin into OUT, --bin-before into OUT/before.
+declare -A PIECES=([main]="$OUT/pieces" [before]="$OUT/before/pieces")
+declare -A CATALOG=([main]="$OUT/catalog" [before]="$OUT/before/catalog")
+declare -A RESTORE=([main]="$OUT/restore" [before]="$OUT/before/restore")
+clean_out() { rm -rf "${OUT:?}"; mkdir -p "$OUT/before"; }
+clean_bin() { rm -rf "${PIECES[$1]:?}" "${CATALOG[$1]:?}" "${RESTORE[$1]:?}"; mkdir -p "$OUT/before"; }
 clean_out
 
-WANT_STAMP="size=$SIZE_BYTES seed=$SEED"
-if [[ -d "$DATA" && -f "$STAMP" && "$(cat "$STAMP")" == "$WANT_STAMP" ]]; then
-  note "reusing the data set in $DATA ($SIZE, seed $SEED)"
-else
-  rm -rf "${DATA:?}" "$STAMP"
-  # Space: data set + the largest pair of outputs alive at once (backup pieces and a
-  # restored copy) + slack.
-  avail=$(df --output=avail -B1 "$DIR" | tail -1 | tr -d ' ')
-  need=$((SIZE_BYTES * 4))
-  ((avail >= need)) || die "$(numfmt --to=iec "$avail") free in $DIR, need about $(numfmt --to=iec "$need") (4x --size)"
-  note "generating a $SIZE data set in $DATA (seed $SEED)"
-  "$BIN" demo-data "$DATA" --size "$SIZE" --seed "$SEED" >&2
-  echo "$WANT_STAMP" >"$STAMP"
-fi
-avail=$(df --output=avail -B1 "$DIR" | tail -1 | tr -d ' ')
-need=$((SIZE_BYTES * 3))
-((avail >= need)) || die "$(numfmt --to=iec "$avail") free in $DIR, need about $(numfmt --to=iec "$need") besides the data set"
+# Per data set: directory, stamp (what it was generated with), key and label prefixes.
+declare -A SET_DIR=([demo]="$DIR/data" [random]="$DIR/random-data")
+declare -A SET_STAMP=([demo]="$DIR/data.stamp" [random]="$DIR/random-data.stamp")
+declare -A SET_WANT=([demo]="size=$SIZE_BYTES seed=$SEED"
+                     [random]="size=$RANDOM_BYTES file_size=$RANDOM_FILE_BYTES seed=$SEED generator=openssl-aes-128-ctr")
+declare -A SET_SIZE=([demo]="$SIZE_BYTES" [random]="$RANDOM_BYTES")
+declare -A KPRE=([demo]="" [random]="rnd_")
+declare -A LPRE=([demo]="" [random]="random: ")
 
-DATA_BYTES=$(find "$DATA" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f", s}')
-DATA_FILES=$(find "$DATA" -type f | wc -l)
-((DATA_BYTES > 0)) || die "the data set in $DATA is empty"
-GIB=$(awk -v b="$DATA_BYTES" 'BEGIN {printf "%.6f", b / 1073741824}')
+tree_bytes() { find "$1" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f", s}'; }
+
+# The random data set: file i (from 0) is the AES-128-CTR encryption of zeros, that is the
+# cipher's keystream, under a key taken from SHA-256 of the seed, starting at counter
+# i * 2^64, so no two files (and no two 16-byte blocks anywhere) share keystream. The
+# chance that a given 4 KiB block comes out all zero is 2^-32768: there are none.
+random_key() { printf 'stripeback backup_bench random data, seed %s' "$SEED" | sha256sum | cut -c1-32; }
+gen_random() {  # gen_random DIR
+  local dir=$1 key n i len f
+  key=$(random_key)
+  n=$(((RANDOM_BYTES + RANDOM_FILE_BYTES - 1) / RANDOM_FILE_BYTES))
+  mkdir -p "$dir"
+  for ((i = 0; i < n; i++)); do
+    len=$((RANDOM_BYTES - i * RANDOM_FILE_BYTES))
+    ((len <= RANDOM_FILE_BYTES)) || len=$RANDOM_FILE_BYTES
+    f=$(printf '%s/random-%03d.bin' "$dir" "$i")
+    head -c "$len" /dev/zero |
+      openssl enc -aes-128-ctr -nosalt -K "$key" -iv "$(printf '%016x%016x' "$i" 0)" -out "$f" ||
+      die "generating $f failed"
+    [[ "$(stat -c %s "$f")" == "$len" ]] || die "generated $f has $(stat -c %s "$f") bytes, expected $len"
+  done
+}
+
+# Remove stale data sets first, then check the space for the missing ones and the outputs:
+# per data set, a backup per binary plus one restored tree alive at once, plus slack.
+MISSING=()
+for set in "${SETS[@]}"; do
+  d=${SET_DIR[$set]} st=${SET_STAMP[$set]}
+  if [[ -d "$d" && -f "$st" && "$(cat "$st")" == "${SET_WANT[$set]}" ]] &&
+     [[ "$set" != random || "$(tree_bytes "$d")" == "$RANDOM_BYTES" ]]; then
+    note "reusing the $set data set in $d (${SET_WANT[$set]})"
+  else
+    rm -rf "${d:?}" "$st"
+    MISSING+=("$set")
+  fi
+done
+need=0
+for set in "${SETS[@]}"; do
+  n=$((SET_SIZE[$set] * (${#BINS[@]} + 2)))
+  ((n <= need)) || need=$n
+done
+for set in "${MISSING[@]}"; do need=$((need + SET_SIZE[$set])); done
+avail=$(df --output=avail -B1 "$DIR" | tail -1 | tr -d ' ')
+((avail >= need)) || die "$(numfmt --to=iec "$avail") free in $DIR, need about $(numfmt --to=iec "$need") (missing data sets + $((${#BINS[@]} + 2))x the largest)"
+for set in "${MISSING[@]}"; do
+  d=${SET_DIR[$set]}
+  if [[ "$set" == demo ]]; then
+    note "generating a $SIZE demo data set in $d (seed $SEED)"
+    "$BIN" demo-data "$d" --size "$SIZE" --seed "$SEED" >&2
+  else
+    note "generating a $RANDOM_SIZE random data set in $d ($RANDOM_FILE_SIZE files, seed $SEED)"
+    gen_random "$d"
+  fi
+  echo "${SET_WANT[$set]}" >"${SET_STAMP[$set]}"
+done
 MOUNT=$(df --output=target "$DIR" | tail -1)
 
+# fio's read job reads the data set's own files (in order, 1 MiB at a time: tails shorter
+# than 1 MiB are skipped by fio); the write job writes the data set's size rounded up to
+# 1 MiB into a new file. Both run concurrently; the run ends when both have finished and
+# the written file is fsynced. The ceiling lets fio preallocate the new file (its default,
+# fallocate=native, part of the timed run); a second run without preallocation
+# (fallocate=none: every write extends the file) is reported for information, since
+# that is how stripeback writes its pieces today.
+declare -A SET_BYTES SET_FILES SET_GIB SET_FIO_FILES SET_FIO_WRITE_MIB SET_FIO_WRITE_BYTES
+for set in "${SETS[@]}"; do
+  d=${SET_DIR[$set]}
+  SET_BYTES[$set]=$(tree_bytes "$d")
+  SET_FILES[$set]=$(find "$d" -type f | wc -l)
+  ((SET_BYTES[$set] > 0)) || die "the $set data set in $d is empty"
+  SET_GIB[$set]=$(awk -v b="${SET_BYTES[$set]}" 'BEGIN {printf "%.6f", b / 1073741824}')
+  SET_FIO_FILES[$set]=$(find "$d" -type f -size +0 -printf '%p:' | sed 's/:$//')
+  SET_FIO_WRITE_MIB[$set]=$(((SET_BYTES[$set] + 1048575) / 1048576))
+  SET_FIO_WRITE_BYTES[$set]=$((SET_FIO_WRITE_MIB[$set] * 1048576))
+done
+use_set() {  # use_set SET: the data set the helpers below work on
+  SET=$1
+  DATA=${SET_DIR[$SET]}
+  DATA_BYTES=${SET_BYTES[$SET]}
+  DATA_FILES=${SET_FILES[$SET]}
+  FIO_FILES=${SET_FIO_FILES[$SET]}
+  FIO_WRITE_MIB=${SET_FIO_WRITE_MIB[$SET]}
+  FIO_WRITE_BYTES=${SET_FIO_WRITE_BYTES[$SET]}
+  P=${KPRE[$SET]}
+}
 
 # measure(): bench/bench_lib.sh
 
@@ -195,16 +342,6 @@ verify_restore() {  # verify_restore KEY RESTORE_ROOT
   note "  $key: restored tree verified identical (contents, sizes, modes, mtimes)"
 }
 
-# fio's read job reads the data set's own files (in order, 1 MiB at a time: tails shorter
-# than 1 MiB are skipped by fio); the write job writes the data set's size rounded up to
-# 1 MiB into a new file. Both run concurrently; the run ends when both have finished and
-# the written file is fsynced. The ceiling lets fio preallocate the new file (its default,
-# fallocate=native, part of the timed run); a second run without preallocation
-# (fallocate=none: every write extends the file) is reported for information, since
-# that is how stripeback writes its pieces today.
-FIO_FILES=$(find "$DATA" -type f -size +0 -printf '%p:' | sed 's/:$//')
-FIO_WRITE_MIB=$(((DATA_BYTES + 1048575) / 1048576))
-FIO_WRITE_BYTES=$((FIO_WRITE_MIB * 1048576))
 fio_copy_cmd() {  # fio_copy_cmd FALLOCATE_MODE: sets the array FIO_COPY
   FIO_COPY=(fio --output-format=json --ioengine=io_uring --direct=1 --bs=1M --iodepth="$IODEPTH"
     --name=read --filename="$FIO_FILES" --file_service_type=sequential --rw=read
@@ -218,8 +355,11 @@ check_fio() {  # check_fio KEY ROUND
     die "fio moved fewer bytes ($moved) than expected (see $LOGS/$1.$2.out)"
 }
 
-KEYS=(fio fio_nopre cp tar sb_backup_1 sb_backup_2 sb_restore_1 sb_restore_2)
-declare -A LABEL=(
+# ---- the measurements: keys, labels, and the data set of each ----------------------------
+declare -A LABEL KEY_SET
+KEYS=()
+add_key() { KEYS+=("$1"); LABEL[$1]=$2; KEY_SET[$1]=$3; }
+declare -A BASE_LABEL=(
   [fio]="fio copy ceiling (io_uring, O_DIRECT, 1 MiB, QD $IODEPTH)"
   [fio_nopre]="fio copy, destination not preallocated"
   [cp]="cp -r"
@@ -229,52 +369,89 @@ declare -A LABEL=(
   [sb_restore_1]="stripeback restore, 1 channel"
   [sb_restore_2]="stripeback restore, 2 channels"
 )
+SB_BASES=(sb_backup_1 sb_backup_2 sb_restore_1 sb_restore_2)
+for set in "${SETS[@]}"; do
+  if [[ "$set" == demo ]]; then bases=(fio fio_nopre cp tar); else bases=(fio); fi
+  for b in "${bases[@]}"; do add_key "${KPRE[$set]}$b" "${LPRE[$set]}${BASE_LABEL[$b]}" "$set"; done
+  for b in "${SB_BASES[@]}"; do
+    for w in "${BINS[@]}"; do
+      add_key "${KPRE[$set]}$b${KSUF[$w]}" "${LPRE[$set]}${BASE_LABEL[$b]}${LSUF[$w]}" "$set"
+    done
+  done
+done
 
-note "data set: $DATA_FILES files, $DATA_BYTES bytes; $REPEAT round(s); logs in $LOGS"
-for ((round = 1; round <= REPEAT; round++)); do
-  note "round $round of $REPEAT"
-
-  clean_out; trim
-  fio_copy_cmd native
-  measure fio "$round" "${FIO_COPY[@]}"
-  check_fio fio "$round"
-
-  clean_out; trim
-  fio_copy_cmd none
-  measure fio_nopre "$round" "${FIO_COPY[@]}"
-  check_fio fio_nopre "$round"
-
-  clean_out; trim
-  measure cp "$round" cp -r "$DATA" "$OUT/cp-copy"
-
-  clean_out; trim
-  measure tar "$round" tar -cf "$OUT/data.tar" -C "$(dirname "$DATA")" "$(basename "$DATA")"
-
-  clean_out; trim
-  measure sb_backup_1 "$round" "$BIN" backup "$DATA" --to "$OUT/pieces" --catalog "$OUT/catalog" --channels 1 --json
-  check_backup sb_backup_1 "$round"
-
-  clean_out; trim
-  measure sb_backup_2 "$round" "$BIN" backup "$DATA" --to "$OUT/pieces" --catalog "$OUT/catalog" --channels 2 --json
-  check_backup sb_backup_2 "$round"
-  backup_id=$(json_field "$LOGS/sb_backup_2.$round.out" backup_id)
-
+# The stripeback rows of the current data set, for each binary in the order ORDER.
+run_stripeback() {  # run_stripeback ROUND
+  local round=$1 ch w key bin
+  declare -A backup_id
   for ch in 1 2; do
-    rm -rf "${OUT:?}/restore"; trim
-    measure "sb_restore_$ch" "$round" "$BIN" restore --to "$OUT/restore" --catalog "$OUT/catalog" \
-      --channels "$ch" --json --backup "$backup_id"
-    [[ "$(json_field "$LOGS/sb_restore_$ch.$round.out" status)" == complete ]] ||
-      die "restore with $ch channel(s) did not complete"
-    verify_restore "sb_restore_$ch.$round" "$OUT/restore"
+    ((ch == 1)) || clean_out
+    for w in "${ORDER[@]}"; do
+      key="${P}sb_backup_$ch${KSUF[$w]}" bin=${BIN_OF[$w]}
+      if ((ch == 1)); then clean_out; else clean_bin "$w"; fi
+      trim
+      measure "$key" "$round" "$bin" backup "$DATA" --to "${PIECES[$w]}" --catalog "${CATALOG[$w]}" \
+        --channels "$ch" --json
+      check_backup "$key" "$round"
+      ((ch == 1)) || backup_id[$w]=$(json_field "$LOGS/$key.$round.out" backup_id)
+    done
+  done
+  for ch in 1 2; do
+    for w in "${ORDER[@]}"; do
+      key="${P}sb_restore_$ch${KSUF[$w]}" bin=${BIN_OF[$w]}
+      rm -rf "${RESTORE[$w]:?}"; trim
+      measure "$key" "$round" "$bin" restore --to "${RESTORE[$w]}" --catalog "${CATALOG[$w]}" \
+        --channels "$ch" --json --backup "${backup_id[$w]}"
+      [[ "$(json_field "$LOGS/$key.$round.out" status)" == complete ]] ||
+        die "$key: restore with $ch channel(s) did not complete"
+      verify_restore "$key.$round" "${RESTORE[$w]}"
+      rm -rf "${RESTORE[$w]:?}"
+    done
   done
   clean_out
+}
+
+for set in "${SETS[@]}"; do
+  note "$set data set: ${SET_FILES[$set]} files, ${SET_BYTES[$set]} bytes in ${SET_DIR[$set]}"
+done
+note "$REPEAT round(s), binaries: ${BINS[*]}; logs in $LOGS"
+for ((round = 1; round <= REPEAT; round++)); do
+  note "round $round of $REPEAT"
+  # With two binaries, the one that goes first alternates from round to round.
+  if ((${#BINS[@]} == 2 && round % 2 == 0)); then ORDER=(before main); else ORDER=("${BINS[@]}"); fi
+  for set in "${SETS[@]}"; do
+    use_set "$set"
+
+    clean_out; trim
+    fio_copy_cmd native
+    measure "${P}fio" "$round" "${FIO_COPY[@]}"
+    check_fio "${P}fio" "$round"
+
+    if [[ "$set" == demo ]]; then
+      clean_out; trim
+      fio_copy_cmd none
+      measure fio_nopre "$round" "${FIO_COPY[@]}"
+      check_fio fio_nopre "$round"
+
+      clean_out; trim
+      measure cp "$round" cp -r "$DATA" "$OUT/cp-copy"
+
+      clean_out; trim
+      measure tar "$round" tar -cf "$OUT/data.tar" -C "$(dirname "$DATA")" "$(basename "$DATA")"
+    fi
+
+    run_stripeback "$round"
+  done
 done
 trim
 
 # ---- report --------------------------------------------------------------------------
 # The round with the median elapsed time stands for each measurement.
 declare -A PICK MBS_MIN MBS_MAX
-bytes_of() { [[ "$1" == fio* ]] && echo "$FIO_WRITE_BYTES" || echo "$DATA_BYTES"; }
+bytes_of() {
+  local set=${KEY_SET[$1]} base=${1#rnd_}
+  if [[ "$base" == fio* ]]; then echo "${SET_FIO_WRITE_BYTES[$set]}"; else echo "${SET_BYTES[$set]}"; fi
+}
 for k in "${KEYS[@]}"; do
   b=$(bytes_of "$k")
   PICK[$k]=$(for ((r = 1; r <= REPEAT; r++)); do echo "${R_EL[$k.$r]} $r"; done |
@@ -285,29 +462,40 @@ for k in "${KEYS[@]}"; do
 done
 el() { echo "${R_EL[$1.${PICK[$1]}]}"; }
 mbs() { awk -v b="$(bytes_of "$1")" -v e="$(el "$1")" 'BEGIN {printf "%.1f", b / e / 1e6}'; }
-cpu_gib() { awk -v c="${R_CPU[$1.${PICK[$1]}]}" -v g="$GIB" 'BEGIN {printf "%.2f", c / g}'; }
+cpu_gib() { awk -v c="${R_CPU[$1.${PICK[$1]}]}" -v g="${SET_GIB[${KEY_SET[$1]}]}" 'BEGIN {printf "%.2f", c / g}'; }
 rss_mib() { awk -v k="${R_RSS[$1.${PICK[$1]}]}" 'BEGIN {printf "%.1f", k / 1024}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
 
-FIO_MBS=$(mbs fio)
-CP_MBS=$(mbs cp)
-TAR_MBS=$(mbs tar)
-CP_CPU=$(cpu_gib cp)
+declare -A FIO_MBS
+for set in "${SETS[@]}"; do FIO_MBS[$set]=$(mbs "${KPRE[$set]}fio"); done
+if ((WANT_DEMO)); then
+  CP_MBS=$(mbs cp)
+  TAR_MBS=$(mbs tar)
+  CP_CPU=$(cpu_gib cp)
+fi
 
 {
   echo "# stripeback backup benchmark"
   echo
   echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-  echo "- command: \`bench/backup_bench.sh $ORIG_ARGS\` (size $SIZE, dir $DIR, seed $SEED, repeat $REPEAT, fio iodepth $IODEPTH)"
+  echo "- command: \`bench/backup_bench.sh $ORIG_ARGS\` (data sets ${SETS[*]}, size $SIZE, random size $RANDOM_SIZE in $RANDOM_FILE_SIZE files, dir $DIR, seed $SEED, repeat $REPEAT, fio iodepth $IODEPTH)"
   echo "- stripeback: $BIN_VERSION, $BIN (built $BIN_BUILT, sha256 $BIN_SHA); source tree when the run started: $TREE"
+  if [[ -n "$BIN_BEFORE" ]]; then
+    echo "- stripeback (before), the rows ending in \"(before)\": $BEFORE_VERSION, $BIN_BEFORE (built $BEFORE_BUILT, sha256 $BEFORE_SHA); in each round it ran right before or after --bin, alternating (--bin first in round 1)"
+  fi
   echo "- machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) RAM, kernel $(uname -r)"
   dev=$(df --output=source "$DIR" | tail -1)
   bdev=$(lsblk -no PKNAME "$dev" 2>/dev/null | head -n 1); [[ -n "$bdev" ]] || bdev=$(basename "$dev")
   echo "- disk: $dev ($bdev, $(lsblk -dno SIZE "/dev/$bdev" 2>/dev/null | tr -d ' '), $(cat "/sys/block/$bdev/device/model" 2>/dev/null || readlink "/sys/block/$bdev/device/driver" 2>/dev/null | xargs -r basename || echo '?'), scheduler $(sed 's/.*\[\(.*\)\].*/\1/' "/sys/block/$bdev/queue/scheduler" 2>/dev/null)), $(findmnt -no FSTYPE,OPTIONS "$MOUNT") on $MOUNT"
-  echo "- data set: $DATA_FILES files, $DATA_BYTES bytes ($(numfmt --to=iec "$DATA_BYTES")) from \`stripeback demo-data --size $SIZE --seed $SEED\`"
+  if ((WANT_DEMO)); then
+    echo "- data set: ${SET_FILES[demo]} files, ${SET_BYTES[demo]} bytes ($(numfmt --to=iec "${SET_BYTES[demo]}")) from \`stripeback demo-data --size $SIZE --seed $SEED\`"
+  fi
+  if ((WANT_RANDOM)); then
+    echo "- random data set (rows \"random: ...\"): ${SET_FILES[random]} files, ${SET_BYTES[random]} bytes ($(numfmt --to=iec "${SET_BYTES[random]}")) of AES-128-CTR keystream (\`head -c $RANDOM_FILE_SIZE /dev/zero | openssl enc -aes-128-ctr -nosalt -K $(random_key) -iv <file index><64 zero bits>\`), incompressible, no all-zero blocks"
+  fi
   echo "- rounds: $REPEAT (the round with the median elapsed time is shown)$( ((CAN_DROP)) || echo '; page cache NOT dropped (not permitted)')$( ((CAN_TRIM)) || echo '; fstrim not available')"
   echo "- Other CPU s: CPU time the whole machine used during the timed region for everything but the measured command (kernel writeback and block threads, other processes)$( ((QUIET_NOTES)) && echo "; $QUIET_NOTES measurement(s) started while the machine was busy")"
-  echo "- timed region: \`command; sync\` after \`sync; echo 3 > /proc/sys/vm/drop_caches\`; MB = 10^6 bytes; CPU = user + sys of the command and its children (GNU time); kernel writeback threads are not charged to the command"
+  echo "- timed region: \`command; sync\` after \`sync; echo 3 > /proc/sys/vm/drop_caches\`; MB = 10^6 bytes; CPU = user + sys of the command and its children (GNU time); kernel writeback threads are not charged to the command; \"vs fio\" is against the fio ceiling of the row's own data set, \"vs cp\" (demo only) against cp -r"
   echo
   if ((REPEAT > 1)); then
     echo "| Measurement | Elapsed s | of which sync s | MB/s | MB/s min-max | vs fio | vs cp | CPU s/GiB | CPU vs cp | Peak RSS MiB | Other CPU s |"
@@ -317,9 +505,15 @@ CP_CPU=$(cpu_gib cp)
     echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   fi
   for k in "${KEYS[@]}"; do
+    set=${KEY_SET[$k]}
     m=$(mbs "$k"); c=$(cpu_gib "$k")
     range=""; ((REPEAT > 1)) && range=" ${MBS_MIN[$k]}-${MBS_MAX[$k]} |"
-    echo "| ${LABEL[$k]} | $(el "$k") | ${R_SYNC[$k.${PICK[$k]}]} | $m |$range $(ratio "$m" "$FIO_MBS") | $(ratio "$m" "$CP_MBS") | $c | $(ratio "$c" "$CP_CPU") | $(rss_mib "$k") | ${R_OTHER[$k.${PICK[$k]}]} |"
+    if [[ "$set" == demo ]]; then
+      vs_cp=$(ratio "$m" "$CP_MBS"); cpu_cp=$(ratio "$c" "$CP_CPU")
+    else
+      vs_cp=-; cpu_cp=-
+    fi
+    echo "| ${LABEL[$k]} | $(el "$k") | ${R_SYNC[$k.${PICK[$k]}]} | $m |$range $(ratio "$m" "${FIO_MBS[$set]}") | $vs_cp | $c | $cpu_cp | $(rss_mib "$k") | ${R_OTHER[$k.${PICK[$k]}]} |"
   done
   echo
   echo "## Targets"
@@ -327,20 +521,29 @@ CP_CPU=$(cpu_gib cp)
   echo "| Target | Value | Result |"
   echo "|---|---:|---|"
   verdict() { awk -v ok="$1" 'BEGIN {print (ok ? "met" : "**missed**")}'; }
-  for k in sb_backup_2 sb_restore_2; do
-    m=$(mbs "$k"); c=$(cpu_gib "$k")
-    echo "| ${LABEL[$k]}: >= 0.90 x fio ceiling | $(ratio "$m" "$FIO_MBS") x | $(verdict "$(awk -v a="$m" -v b="$FIO_MBS" 'BEGIN {print (a >= 0.9 * b)}')") |"
-    echo "| ${LABEL[$k]}: faster than cp | $(ratio "$m" "$CP_MBS") x | $(verdict "$(awk -v a="$m" -v b="$CP_MBS" 'BEGIN {print (a > b)}')") |"
-    echo "| ${LABEL[$k]}: faster than tar | $(ratio "$m" "$TAR_MBS") x | $(verdict "$(awk -v a="$m" -v b="$TAR_MBS" 'BEGIN {print (a > b)}')") |"
-  done
-  for k in sb_backup_1 sb_backup_2 sb_restore_1 sb_restore_2; do
-    c=$(cpu_gib "$k")
-    echo "| ${LABEL[$k]}: CPU s/GiB <= 0.5 x cp ($CP_CPU) | $c | $(verdict "$(awk -v a="$c" -v b="$CP_CPU" 'BEGIN {print (a <= 0.5 * b)}')") |"
-  done
-  for k in sb_backup_1 sb_backup_2 sb_restore_1 sb_restore_2; do
-    ch=${k##*_}; lim=$((64 + 20 * ch))
-    r=$(rss_mib "$k")
-    echo "| ${LABEL[$k]}: peak RSS < $lim MiB | $r MiB | $(verdict "$(awk -v a="$r" -v b="$lim" 'BEGIN {print (a < b)}')") |"
+  for set in "${SETS[@]}"; do
+    fm=${FIO_MBS[$set]}
+    for b in sb_backup_2 sb_restore_2; do
+      k=${KPRE[$set]}$b
+      m=$(mbs "$k")
+      echo "| ${LABEL[$k]}: >= 0.90 x fio ceiling | $(ratio "$m" "$fm") x | $(verdict "$(awk -v a="$m" -v b="$fm" 'BEGIN {print (a >= 0.9 * b)}')") |"
+      if [[ "$set" == demo ]]; then
+        echo "| ${LABEL[$k]}: faster than cp | $(ratio "$m" "$CP_MBS") x | $(verdict "$(awk -v a="$m" -v b="$CP_MBS" 'BEGIN {print (a > b)}')") |"
+        echo "| ${LABEL[$k]}: faster than tar | $(ratio "$m" "$TAR_MBS") x | $(verdict "$(awk -v a="$m" -v b="$TAR_MBS" 'BEGIN {print (a > b)}')") |"
+      fi
+    done
+    if [[ "$set" == demo ]]; then
+      for b in "${SB_BASES[@]}"; do
+        k=$b c=$(cpu_gib "$b")
+        echo "| ${LABEL[$k]}: CPU s/GiB <= 0.5 x cp ($CP_CPU) | $c | $(verdict "$(awk -v a="$c" -v b="$CP_CPU" 'BEGIN {print (a <= 0.5 * b)}')") |"
+      done
+    fi
+    for b in "${SB_BASES[@]}"; do
+      k=${KPRE[$set]}$b
+      ch=${b##*_}; lim=$((64 + 20 * ch))
+      r=$(rss_mib "$k")
+      echo "| ${LABEL[$k]}: peak RSS < $lim MiB | $r MiB | $(verdict "$(awk -v a="$r" -v b="$lim" 'BEGIN {print (a < b)}')") |"
+    done
   done
   echo
   echo "## All rounds"
@@ -355,7 +558,8 @@ CP_CPU=$(cpu_gib cp)
   echo
   echo "## stripeback JSON summaries (shown rounds)"
   echo
-  for k in sb_backup_1 sb_backup_2 sb_restore_1 sb_restore_2; do
+  for k in "${KEYS[@]}"; do
+    [[ "${k#rnd_}" == sb_* ]] || continue
     echo "${LABEL[$k]}:"
     echo
     echo '```json'
