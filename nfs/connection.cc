@@ -60,6 +60,18 @@ void ConnStats::add_latency(Clock::duration d) {
   latency_max_s = std::max(latency_max_s, s);
 }
 
+void ConnStats::add(const ConnStats& o) {
+  rpcs += o.rpcs;
+  bytes_read += o.bytes_read;
+  bytes_written += o.bytes_written;
+  retries += o.retries;
+  reconnects += o.reconnects;
+  commits += o.commits;
+  rewritten += o.rewritten;
+  latency_sum_s += o.latency_sum_s;
+  latency_max_s = std::max(latency_max_s, o.latency_max_s);
+}
+
 bool is_transport_error(int status) {
   switch (-status) {
     case EINTR:  // the request's deadline passed ("Command was cancelled")

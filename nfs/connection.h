@@ -28,6 +28,7 @@ struct ConnStats {
   uint64_t commits = 0, rewritten = 0;  // COMMITs answered; bytes written again after one
   double latency_sum_s = 0, latency_max_s = 0;
   void add_latency(Clock::duration d);
+  void add(const ConnStats& o);  // sums counters, keeps the worst latency
 };
 
 // A libnfs status that means "the connection, not the server's answer, failed".

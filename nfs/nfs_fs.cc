@@ -1,6 +1,7 @@
 #include "nfs/nfs_fs.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +14,8 @@
 
 #include "nfs/nfs_engine.h"
 #include "nfs/options.h"
+#include "storage/io_loop.h"
+#include "storage/path_directory.h"
 
 namespace stripeback::nfs {
 namespace {
@@ -25,7 +28,7 @@ struct Handle {
 
 std::mutex g_mu;
 std::map<int, Handle> g_handles;
-int g_next_id = io::kRemoteFdBase;
+int g_next_id = 1;
 // Exports found so far, by server list and options: mount paths.
 std::map<std::string, std::set<std::string>> g_mounts;
 std::atomic<unsigned> g_thread_counter{0};
@@ -152,11 +155,10 @@ Result<Handle> handle_copy(int id) {
   return it->second;
 }
 
-class NfsFs final : public io::RemoteFs {
+class NfsFs {
  public:
-  bool handles(const std::string& path) const override { return is_nfs_url(path); }
 
-  Result<int> open_read(const std::string& path) override {
+  Result<int> open_read(const std::string& path) {
     SB_ASSIGN(Located l, locate(path));
     nfsfh* fh = nullptr;
     const std::string what = "unable to open " + q(path) + " for read";
@@ -171,7 +173,7 @@ class NfsFs final : public io::RemoteFs {
     return id;
   }
 
-  Result<int> create_exclusive(const std::string& path, mode_t mode) override {
+  Result<int> create_exclusive(const std::string& path, mode_t mode) {
     SB_ASSIGN(Located l, locate(path));
     nfsfh* fh = nullptr;
     const std::string what = "unable to create " + q(path);
@@ -193,7 +195,7 @@ class NfsFs final : public io::RemoteFs {
     return id;
   }
 
-  Result<struct stat> stat(const std::string& path) override {
+  Result<struct stat> stat(const std::string& path) {
     SB_ASSIGN(Located l, locate(path));
     struct stat st {};
     SB_TRY(l.conn->call(
@@ -205,7 +207,7 @@ class NfsFs final : public io::RemoteFs {
     return st;
   }
 
-  Result<struct stat> fstat(int id) override {
+  Result<struct stat> fstat(int id) {
     SB_ASSIGN(Target t, target_of_id(id));
     struct stat st {};
     SB_TRY(t.conn->call(
@@ -219,7 +221,7 @@ class NfsFs final : public io::RemoteFs {
     return st;
   }
 
-  Result<std::vector<std::string>> list_dir(const std::string& path) override {
+  Result<std::vector<std::string>> list_dir(const std::string& path) {
     SB_ASSIGN(Located l, locate(path));
     std::vector<std::string> names;
     SB_TRY(l.conn->call(
@@ -239,7 +241,7 @@ class NfsFs final : public io::RemoteFs {
     return names;
   }
 
-  Result<void> make_dirs(const std::string& path) override {
+  Result<void> make_dirs(const std::string& path) {
     SB_ASSIGN(NfsUrl u, parse_nfs_url(path));
     // Below the export (or the deepest directory that mounts), parents first; an existing
     // directory is what we want.
@@ -271,7 +273,7 @@ class NfsFs final : public io::RemoteFs {
     return ok();
   }
 
-  Result<void> unlink(const std::string& path) override {
+  Result<void> unlink(const std::string& path) {
     SB_ASSIGN(Located l, locate(path));
     auto r = l.conn->call(
         "unable to remove " + q(path),
@@ -281,7 +283,7 @@ class NfsFs final : public io::RemoteFs {
     return r;
   }
 
-  Result<void> rename(const std::string& from, const std::string& to) override {
+  Result<void> rename(const std::string& from, const std::string& to) {
     SB_ASSIGN(Located a, locate(from));
     SB_ASSIGN(Located b, locate(to));
     if (a.conn != b.conn)
@@ -296,7 +298,7 @@ class NfsFs final : public io::RemoteFs {
   }
 
   Result<void> set_attributes(const std::string& path, bool set_owner, uid_t uid, gid_t gid,
-                              mode_t mode, int64_t mtime_ns) override {
+                              mode_t mode, int64_t mtime_ns) {
     SB_ASSIGN(Located l, locate(path));
     if (set_owner) {
       SB_TRY(l.conn->call(
@@ -325,7 +327,7 @@ class NfsFs final : public io::RemoteFs {
         [](int, void*) {});
   }
 
-  Result<size_t> pread(int id, std::byte* buf, size_t len, uint64_t offset) override {
+  Result<size_t> pread(int id, std::byte* buf, size_t len, uint64_t offset) {
     SB_ASSIGN(Target t, target_of_id(id));
     size_t done = 0;
     while (done < len) {
@@ -350,7 +352,7 @@ class NfsFs final : public io::RemoteFs {
     return done;
   }
 
-  Result<void> pwrite_all(int id, const std::byte* buf, size_t len, uint64_t off) override {
+  Result<void> pwrite_all(int id, const std::byte* buf, size_t len, uint64_t off) {
     SB_ASSIGN(Target t, target_of_id(id));
     size_t done = 0;
     while (done < len) {
@@ -375,7 +377,7 @@ class NfsFs final : public io::RemoteFs {
 
   // Writes are FILE_SYNC, so a COMMIT adds nothing but it is cheap and covers any server
   // that answered a stable write as unstable.
-  Result<void> sync(int id) override {
+  Result<void> sync(int id) {
     SB_ASSIGN(Target t, target_of_id(id));
     return t.conn->call(
         "unable to sync " + q(t.name),
@@ -387,7 +389,7 @@ class NfsFs final : public io::RemoteFs {
         [](int, void*) {});
   }
 
-  Result<void> truncate(int id, uint64_t size) override {
+  Result<void> truncate(int id, uint64_t size) {
     SB_ASSIGN(Target t, target_of_id(id));
     return t.conn->call(
         "unable to trim " + q(t.name),
@@ -399,7 +401,7 @@ class NfsFs final : public io::RemoteFs {
         [](int, void*) {});
   }
 
-  void close(int id) override {
+  void close(int id) {
     {
       std::lock_guard lock(g_mu);
       g_handles.erase(id);
@@ -414,48 +416,238 @@ class NfsFs final : public io::RemoteFs {
     }
   }
 
-  std::string name_of(int id) override {
+  std::string name_of(int id) {
     auto h = handle_copy(id);
     return h ? h->name : "NFS file id " + std::to_string(id);
   }
 
-  std::unique_ptr<io::IoEngine> make_engine() override { return make_nfs_engine(); }
 
-  io::RemoteStats thread_stats() override {
+  // The calling thread's counters (its connections, open and closed).
+  std::optional<storage::CounterGroup> thread_counters() {
+    if (t_state.servers.empty()) return std::nullopt;
     ConnStats s = t_state.closed;
-    io::RemoteStats out;
+    uint32_t max_read = 0, max_write = 0;
     for (auto& [key, c] : t_state.conns) {
-      s.rpcs += c->stats.rpcs;
-      s.bytes_read += c->stats.bytes_read;
-      s.bytes_written += c->stats.bytes_written;
-      s.retries += c->stats.retries;
-      s.reconnects += c->stats.reconnects;
-      s.commits += c->stats.commits;
-      s.rewritten += c->stats.rewritten;
-      s.latency_sum_s += c->stats.latency_sum_s;
-      s.latency_max_s = std::max(s.latency_max_s, c->stats.latency_max_s);
-      out.max_read = std::max(out.max_read, c->read_max());
-      out.max_write = std::max(out.max_write, c->write_max());
+      s.add(c->stats);
+      max_read = std::max(max_read, c->read_max());
+      max_write = std::max(max_write, c->write_max());
     }
-    for (const auto& sv : t_state.servers) out.servers += (out.servers.empty() ? "" : ",") + sv;
-    out.rpcs = s.rpcs;
-    out.bytes_read = s.bytes_read;
-    out.bytes_written = s.bytes_written;
-    out.retries = s.retries;
-    out.reconnects = s.reconnects;
-    out.commits = s.commits;
-    out.rewritten = s.rewritten;
-    out.latency_sum_s = s.latency_sum_s;
-    out.latency_max_s = s.latency_max_s;
-    return out;
+    std::string servers;
+    for (const auto& sv : t_state.servers) servers += (servers.empty() ? "" : ",") + sv;
+    storage::CounterGroup g;
+    g.name = "nfs";
+    g.text("servers", servers)
+        .num("rpcs", s.rpcs)
+        .num("bytes_read", s.bytes_read, "bytes")
+        .num("bytes_written", s.bytes_written, "bytes")
+        .num("retries", s.retries)
+        .num("reconnects", s.reconnects)
+        .num("commits", s.commits)
+        .num("rewritten_bytes", s.rewritten, "bytes")
+        .real("avg_latency_ms",
+              s.rpcs ? 1000.0 * s.latency_sum_s / static_cast<double>(s.rpcs) : 0, "ms")
+        .real("max_latency_ms", 1000.0 * s.latency_max_s, "ms")
+        .num("read_size", max_read, "bytes")
+        .num("write_size", max_write, "bytes");
+    return g;
   }
 
-  void close_thread() override { t_state.conns.clear(); }
+  void close_thread() { t_state.conns.clear(); }
+};
+
+
+storage::FileInfo info_of(const struct stat& st) {
+  storage::FileInfo i;
+  i.size = static_cast<uint64_t>(st.st_size);
+  i.mode = st.st_mode;
+  i.uid = st.st_uid;
+  i.gid = st.st_gid;
+  i.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  return i;
+}
+
+NfsFs& fs() {
+  static NfsFs f;
+  return f;
+}
+
+// The thread's NFS engine (its connections), with the requests queued since the last reap.
+class NfsQueue final : public storage::Queue {
+ public:
+  NfsQueue() : engine_(make_nfs_engine()) {}
+  const char* name() const override { return "nfs"; }
+  void add(const io::IoOp& op) { pending_.push_back(op); }
+  void flush() override {
+    if (pending_.empty()) return;
+    auto r = engine_->submit(pending_);
+    if (!r)
+      for (const io::IoOp& op : pending_)
+        failed_.push_back({op.tag, kind_of(op.kind), r.error()});
+    pending_.clear();
+  }
+  size_t reap(std::span<storage::Completion> out, size_t min_complete,
+              storage::Clock::time_point until) override {
+    flush();
+    size_t n = 0;
+    while (!failed_.empty() && n < out.size()) {
+      out[n++] = std::move(failed_.back());
+      failed_.pop_back();
+    }
+    if (n == out.size()) return n;
+    comps_.resize(out.size() - n);
+    size_t got = engine_->reap(comps_, min_complete > n ? min_complete - n : 0, until);
+    for (size_t i = 0; i < got; ++i)
+      out[n++] = {comps_[i].tag, kind_of(comps_[i].kind), std::move(comps_[i].result)};
+    return n;
+  }
+  size_t in_flight() const override {
+    return engine_->in_flight() + pending_.size() + failed_.size();
+  }
+  bool can_wake() const override { return true; }
+  void wake_on(int fd) override { engine_->wake_on(fd); }
+
+  static io::OpKind kind_of(storage::OpKind k) {
+    return k == storage::OpKind::read    ? io::OpKind::read
+           : k == storage::OpKind::write ? io::OpKind::write
+                                         : io::OpKind::fdatasync;
+  }
+  static storage::OpKind kind_of(io::OpKind k) {
+    return k == io::OpKind::read    ? storage::OpKind::read
+           : k == io::OpKind::write ? storage::OpKind::write
+                                    : storage::OpKind::sync;
+  }
+
+ private:
+  std::unique_ptr<io::IoEngine> engine_;
+  std::vector<io::IoOp> pending_;
+  std::vector<storage::Completion> failed_;
+  std::vector<io::IoCompletion> comps_;
+};
+
+const char kQueueKey = 0;
+
+Result<void> submit_on(storage::IoLoop& loop, int id, const storage::Request& r) {
+  auto& q = loop.queue<NfsQueue>(&kQueueKey, [] { return std::make_unique<NfsQueue>(); });
+  q.add(io::IoOp{NfsQueue::kind_of(r.kind), id, r.offset, r.buf, r.len, r.tag});
+  return ok();
+}
+
+class NfsReadFile final : public storage::ReadFile {
+ public:
+  NfsReadFile(int id, std::string name) : id_(id), name_(std::move(name)) {}
+  ~NfsReadFile() override { fs().close(id_); }
+  const std::string& name() const override { return name_; }
+  Result<void> submit(storage::IoLoop& loop, const storage::Request& r) override {
+    return submit_on(loop, id_, r);
+  }
+  Result<storage::FileInfo> stat() override {
+    SB_ASSIGN(struct stat st, fs().fstat(id_));
+    return info_of(st);
+  }
+  Result<size_t> read_at(std::byte* buf, size_t len, uint64_t off) override {
+    return fs().pread(id_, buf, len, off);
+  }
+
+ private:
+  int id_;
+  std::string name_;
+};
+
+class NfsWriteFile final : public storage::WriteFile {
+ public:
+  NfsWriteFile(int id, std::string name) : id_(id), name_(std::move(name)) {}
+  ~NfsWriteFile() override { fs().close(id_); }
+  const std::string& name() const override { return name_; }
+  Result<void> submit(storage::IoLoop& loop, const storage::Request& r) override {
+    return submit_on(loop, id_, r);
+  }
+  Result<void> write_at(const std::byte* buf, size_t len, uint64_t off) override {
+    return fs().pwrite_all(id_, buf, len, off);
+  }
+  Result<void> preallocate(uint64_t, uint64_t) override { return ok(); }  // NFSv3: no ALLOCATE
+  Result<void> truncate(uint64_t size) override { return fs().truncate(id_, size); }
+  Result<void> commit() override { return fs().sync(id_); }
+  Result<void> set_attrs(const storage::Attrs& a) override {
+    return fs().set_attributes(name_, a.set_owner, a.uid, a.gid, static_cast<mode_t>(a.mode),
+                               a.mtime_ns);
+  }
+  Result<void> close() override { return ok(); }
+  void abandon() override {}
+
+ private:
+  int id_;
+  std::string name_;
+};
+
+class NfsStorage final : public storage::Storage {
+ public:
+  NfsStorage() {
+    caps_.preallocate = false;
+    caps_.dir_sync = false;  // NFSv3 servers commit CREATE, REMOVE and RENAME before replying
+  }
+  const char* scheme() const override { return "nfs"; }
+  const storage::StorageCaps& caps() const override { return caps_; }
+
+  Result<std::unique_ptr<storage::ReadFile>> open_read(const storage::Location& at,
+                                                       const storage::OpenOptions&) override {
+    std::string url = at.str();
+    SB_ASSIGN(int id, fs().open_read(url));
+    return std::unique_ptr<storage::ReadFile>(std::make_unique<NfsReadFile>(id, url));
+  }
+  Result<std::unique_ptr<storage::WriteFile>> create(const storage::Location& at,
+                                                     const storage::CreateOptions& o) override {
+    std::string url = at.str();
+    SB_ASSIGN(int id, fs().create_exclusive(url, o.mode));
+    return std::unique_ptr<storage::WriteFile>(std::make_unique<NfsWriteFile>(id, url));
+  }
+  Result<std::unique_ptr<storage::Directory>> open_dir(const storage::Location& at,
+                                                       bool create) override {
+    if (create) SB_TRY(fs().make_dirs(at.str()));
+    SB_ASSIGN(struct stat st, fs().stat(at.str()));
+    if (!S_ISDIR(st.st_mode))
+      return fail(Errc::invalid_argument, "'" + at.str() + "' is not a directory");
+    return storage::make_path_directory(*this, at);
+  }
+  Result<storage::FileInfo> stat(const storage::Location& at, bool) override {
+    SB_ASSIGN(struct stat st, fs().stat(at.str()));
+    return info_of(st);
+  }
+  Result<std::vector<std::string>> list(const storage::Location& dir) override {
+    return fs().list_dir(dir.str());
+  }
+  Result<void> remove(const storage::Location& at) override { return fs().unlink(at.str()); }
+  Result<void> rename(const storage::Location& from, const storage::Location& to,
+                      bool replace) override {
+    if (!replace && fs().stat(to.str()))
+      return Error{Errc::exists, EEXIST, "'" + to.str() + "' exists"};
+    return fs().rename(from.str(), to.str());
+  }
+  Result<void> set_attrs(const storage::Location& at, const storage::Attrs& a) override {
+    return fs().set_attributes(at.str(), a.set_owner, a.uid, a.gid, static_cast<mode_t>(a.mode),
+                               a.mtime_ns);
+  }
+  Result<void> make_dirs(const storage::Location& at, mode_t) override {
+    return fs().make_dirs(at.str());
+  }
+  Result<void> sync_dir(const storage::Location&) override { return ok(); }
+  std::optional<storage::CounterGroup> thread_counters(bool close_thread) override {
+    auto g = fs().thread_counters();
+    if (close_thread) fs().close_thread();
+    return g;
+  }
+
+ private:
+  storage::StorageCaps caps_;
 };
 
 }  // namespace
 
 ConnStats& thread_closed_stats() { return t_state.closed; }
+
+storage::Storage& nfs_storage() {
+  static NfsStorage s;
+  return s;
+}
 
 Result<Target> target_of_id(int id) {
   SB_ASSIGN(Handle h, handle_copy(id));
@@ -478,9 +670,5 @@ Result<nfsfh*> handle_on(Connection& conn, int id) {
   return fh;
 }
 
-void register_backend() {
-  static NfsFs fs;
-  io::register_remote(&fs);
-}
 
 }  // namespace stripeback::nfs

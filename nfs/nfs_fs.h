@@ -1,4 +1,4 @@
-// The NFS backend of io::RemoteFs: nfs:// paths wherever the engine takes a local path.
+// The NFS backend of the Storage seam: nfs:// locations (storage/location.h).
 //
 // Each thread (a channel, or the job's main thread) has its own connections, one per
 // server and export it uses; with several server addresses in a URL each thread picks one
@@ -12,14 +12,16 @@
 #include <memory>
 #include <string>
 
-#include "io/remote.h"
+#include "io/io_engine.h"
+#include "storage/storage.h"
 #include "nfs/connection.h"
 #include "nfs/url.h"
 
 namespace stripeback::nfs {
 
-// Registers the NFS backend with io:: (idempotent). Call once at program start.
-void register_backend();
+// The process's NFS storage. Asynchronous requests go to the calling thread's NFS engine
+// (nfs_engine.h); its counter group "nfs" is the thread's connections'.
+storage::Storage& nfs_storage();
 
 // What the engine and the synchronous calls share: resolving ids and paths to the calling
 // thread's connections.
