@@ -3,18 +3,24 @@
 //
 //   local   /var/backups/db, relative/dir         a path on this machine's file systems
 //   nfs     nfs://host[:port][,host2...]/export/dir[?option=value&...]
-//           several servers for multipath; the query (libnfs options such as nfsport,
-//           mountport, uid, gid) stays with the location when it is joined
+//           several servers for multipath (a server is "host", "host:port", "[v6]" or
+//           "[v6]:port"); the query (the NFS client's options nfsport, mountport, version,
+//           uid, gid) stays with the location when it is joined. The joined spelling
+//           nfs://h/dir?query/name is read as nfs://h/dir/name?query: no option value holds
+//           a '/'. str() uses it only for a path with a '?' in it.
 //   tape    tape:iscsi://portal[:port]/iqn.target/lun    a drive on an iSCSI target
 //           tape:/dev/sgN                                 a drive through Linux SG_IO
 //           (the drive is the location; a tape has no directories, so joining a name
-//           gives an entry of the drive's current set)
+//           gives an entry of the drive's current set, spelled after a '#':
+//           tape:/dev/sg0#users01.dbf)
 //
 // parse() refuses what it cannot type (empty text, an unknown scheme "xyz://", an nfs URL
-// without a server or with an empty server in its list, a relative nfs path, a tape
-// address that is neither iscsi:// nor /dev/...) with Errc::invalid_argument and a message
-// that quotes the text and says what is wrong. str() spells a Location so that parse()
-// reads it back equal.
+// without a server or with an empty server in its list, '..' in an nfs path, an option
+// the NFS client does not know, a tape address that is neither iscsi://HOST[:PORT]/IQN/LUN
+// nor /dev/...) with Errc::invalid_argument and a message that quotes the text and says
+// what is wrong; NFS version 4 (version=4) is Errc::unsupported. str() spells a Location so
+// that parse() reads it back equal (except a local path starting with "tape:", which only
+// Location::local() makes).
 #pragma once
 
 #include <cstdint>
@@ -62,8 +68,9 @@ struct Location {
   bool operator==(const Location&) const = default;
 };
 
-// True for text that parse() reads as something other than a local path (a scheme prefix
-// "nfs://" or "tape:"), so callers can tell a URL from a path without parsing it.
+// True for text that parse() reads as something other than a local path (a prefix "tape:"
+// or "scheme://", so that an unknown scheme is refused rather than taken as a path), so
+// callers can tell a URL from a path without parsing it.
 bool has_scheme(std::string_view text);
 
 }  // namespace stripeback::storage
