@@ -16,15 +16,6 @@
 
 namespace stripeback::storage {
 
-// location.cc is still being written: until it lands, the two Location calls the code
-// under test makes (local paths only here). Weak, so the real ones win once linked in.
-[[gnu::weak]] std::string Location::str() const { return path; }
-[[gnu::weak]] Location Location::join(std::string_view name) const {
-  Location l = *this;
-  l.path = (path == "/" ? "" : path) + "/" + std::string(name);
-  return l;
-}
-
 namespace {
 
 using namespace std::chrono_literals;
