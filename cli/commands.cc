@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "cli/render.h"
 #include "cli/tape_commands.h"
 
 #include <sys/stat.h>
@@ -182,8 +183,8 @@ Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupF
   o.channel.compress_level = level;
   SB_ASSIGN(auto tape, tape_backup_options(f));
   if (tape) {
-    o.tape = std::move(*tape);
-    o.channels = static_cast<uint32_t>(o.tape->drives.size());
+    o.media = std::move(*tape);
+    o.channels = static_cast<uint32_t>(o.media->drives.size());
   }
   if (f.cpu_budget) {
     if (level != engine::kCompressAuto)
@@ -223,8 +224,8 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
     for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);
   for (const auto& s : sum->skipped) spdlog::warn("skipped '{}': {}", s.path, s.why);
   for (const auto& w : sum->warnings) spdlog::warn("{}", w);
-  if (c.json) std::printf("%s\n", sum->to_json().c_str());
-  else std::fputs(sum->to_text().c_str(), stdout);
+  if (c.json) std::printf("%s\n", backup_json(*sum).c_str());
+  else std::fputs(backup_text(*sum).c_str(), stdout);
   std::string id = std::to_string(sum->backup_id);
   if (sum->status == "partial") {
     print_error("backup " + id + " is partial: " + sum->error);
@@ -267,14 +268,13 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   auto keys = load_keys(f.keys);
   if (!keys) return report(keys.error());
   o.keys = *keys;
-  o.tape_spool = f.tape_spool;
-  o.tape_drives = f.tape_drives;
+  o.media_drives = f.tape_drives;
   auto sum = engine::run_restore(o, **cat);
   if (!sum) return report(sum.error());
   if (o.keys)
     for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);
-  if (c.json) std::printf("%s\n", sum->to_json().c_str());
-  else std::fputs(sum->to_text().c_str(), stdout);
+  if (c.json) std::printf("%s\n", restore_json(*sum).c_str());
+  else std::fputs(restore_text(*sum).c_str(), stdout);
   if (sum->status != "complete") {
     for (const auto& e : sum->errors) print_error(e);
     return kExitFailed;

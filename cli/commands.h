@@ -74,7 +74,7 @@ struct RestoreFlags {
   bool force = false;
   KeyFlags keys;
   bool verify_only = false;  // the validate command
-  std::string tape_spool;  // where pieces read from tape are staged
+  std::string tape_spool;  // ignored: tape pieces are streamed, not staged
   std::vector<std::string> tape_drives;  // where to look for the volumes
 };
 

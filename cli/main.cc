@@ -214,8 +214,8 @@ int main(int argc, char** argv) {
   restore->add_flag("--force", rf.force, "replace files that already exist");
   add_keys(restore, rf.keys, "of an encrypted backup");
   restore->add_option("--tape-spool", rf.tape_spool,
-                      "directory where pieces read from tape are staged during the restore "
-                      "(default: $TMPDIR, else /var/tmp)");
+                      "accepted for old scripts and ignored: pieces on tape are read straight "
+                      "from the tape, with no spool");
   restore->add_option("--tape-drive", rf.tape_drives,
                       "look for the tape volumes in these drives (by their labels) instead "
                       "of the drives recorded at backup; repeatable")

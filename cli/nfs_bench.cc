@@ -19,7 +19,9 @@
 #include "io/buffer_pool.h"
 #include "io/file.h"
 #include "io/io_engine.h"
-#include "io/remote.h"
+#include "io/local_storage.h"
+#include "nfs/nfs_fs.h"
+#include "storage/io_loop.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -92,7 +94,7 @@ Result<uint64_t> parallel(unsigned n, const std::function<Result<uint64_t>(unsig
   std::vector<std::thread> ts;
   for (unsigned i = 0; i < n; ++i) ts.emplace_back([&, i] {
     res[i] = work(i);
-    if (io::RemoteFs* fs = io::remote_fs()) fs->close_thread();
+    (void)nfs::nfs_storage().thread_counters(/*close_thread=*/true);
   });
   for (auto& t : ts) t.join();
   uint64_t sum = 0;
@@ -103,59 +105,63 @@ Result<uint64_t> parallel(unsigned n, const std::function<Result<uint64_t>(unsig
   return sum;
 }
 
+storage::Location local_at(const std::string& path) { return storage::Location::local(path); }
+
 // The kernel path: pread/pwrite of 1 MiB, O_DIRECT where the file system allows it.
 Result<uint64_t> kernel_read(const std::string& path) {
-  SB_ASSIGN(auto f, io::open_read(path, io::Direct::yes));
+  SB_ASSIGN(auto f, io::local_storage().open_read(local_at(path), {true}));
   SB_ASSIGN(auto pool, io::BufferPool::create(1, kIo, 4096));
   uint64_t off = 0;
   for (;;) {
-    SB_ASSIGN(size_t n, io::pread_fd(f.fd.get(), pool.data(0), kIo, off, path));
+    SB_ASSIGN(size_t n, f->read_at(pool.data(0), kIo, off));
     off += n;
     if (n < kIo) return off;
   }
 }
 
 Result<uint64_t> kernel_write(const std::string& path, uint64_t size) {
-  SB_ASSIGN(auto f, io::create_exclusive(path, 0644, io::Direct::yes));
+  SB_ASSIGN(auto f, io::local_storage().create(local_at(path), {true, 0644}));
   SB_ASSIGN(auto pool, io::BufferPool::create(1, kIo, 4096));
   std::memset(pool.data(0), 0x5a, kIo);
-  for (uint64_t off = 0; off < size; off += kIo)
-    SB_TRY(io::pwrite_all_fd(f.fd.get(), pool.data(0), kIo, off, path));
-  SB_TRY(io::datasync_fd(f.fd.get(), path));
+  for (uint64_t off = 0; off < size; off += kIo) SB_TRY(f->write_at(pool.data(0), kIo, off));
+  SB_TRY(f->commit());
   return size;
 }
 
-// The user-space path: the channel engine with kOpsQueued ops of 1 MiB outstanding.
-Result<uint64_t> nfs_transfer(const std::string& url, uint64_t size, bool write) {
-  io::OpenedFile f;
+// The user-space path: the channel's I/O loop with kOpsQueued ops of 1 MiB outstanding.
+Result<uint64_t> nfs_transfer(const storage::Location& url, uint64_t size, bool write) {
+  storage::Storage& st = nfs::nfs_storage();
+  std::unique_ptr<storage::WriteFile> wf;
+  std::unique_ptr<storage::ReadFile> rf;
+  storage::File* file = nullptr;
   if (write) {
-    SB_ASSIGN(f, io::create_exclusive(url, 0644, io::Direct::no));
+    SB_ASSIGN(wf, st.create(url, {false, 0644}));
+    file = wf.get();
   } else {
-    SB_ASSIGN(f, io::open_read(url, io::Direct::no));
-    SB_ASSIGN(const struct stat st, io::fstat_fd(f.fd.get(), url));
-    size = static_cast<uint64_t>(st.st_size);
+    SB_ASSIGN(rf, st.open_read(url, {false}));
+    SB_ASSIGN(const storage::FileInfo info, rf->stat());
+    size = info.size;
+    file = rf.get();
   }
   SB_ASSIGN(auto pool, io::BufferPool::create(kOpsQueued, kIo, 4096));
   for (uint32_t i = 0; i < kOpsQueued; ++i) std::memset(pool.data(i), 0x5a, kIo);
-  auto engine = io::make_engine({64});
+  storage::IoLoop loop(64);
   uint64_t next = 0, done = 0;
-  std::vector<io::IoCompletion> comps(kOpsQueued);
+  std::vector<storage::Completion> comps(kOpsQueued);
   std::vector<uint32_t> free_slots;
   for (uint32_t i = 0; i < kOpsQueued; ++i) free_slots.push_back(i);
   while (done < size) {
-    std::vector<io::IoOp> ops;
     while (!free_slots.empty() && next < size) {
       uint32_t slot = free_slots.back();
       free_slots.pop_back();
       auto len = static_cast<uint32_t>(std::min<uint64_t>(kIo, size - next));
-      ops.push_back({write ? io::OpKind::write : io::OpKind::read, f.fd.get(), next,
-                     pool.data(slot), len, slot});
+      SB_TRY(loop.submit({file, write ? storage::OpKind::write : storage::OpKind::read, next,
+                          pool.data(slot), len, slot}));
       next += len;
     }
-    if (!ops.empty()) SB_TRY(engine->submit(ops));
-    size_t n = engine->reap(comps, 1, Clock::now() + std::chrono::seconds(1));
+    size_t n = loop.reap(comps, 1, Clock::now() + std::chrono::seconds(1));
     for (size_t i = 0; i < n; ++i) {
-      if (!comps[i].result) return comps[i].result.error().wrap(url);
+      if (!comps[i].result) return comps[i].result.error().wrap(url.str());
       done += *comps[i].result;
       free_slots.push_back(static_cast<uint32_t>(comps[i].tag));
       if (!write && *comps[i].result == 0) return done;
@@ -226,12 +232,17 @@ int run_nfs_bench_cmd(const NfsBenchFlags& f) {
     return kExitUsage;
   }
   uint64_t per = (*size / f.channels + kIo - 1) / kIo * kIo;
-  if (!io::is_url(f.nfs_url) || !io::lstat_path(f.nfs_url)) {
-    auto st = io::lstat_path(f.nfs_url);
-    print_error("--nfs-url '" + f.nfs_url +
-                "' is not usable: " + (st ? std::string("not an nfs:// URL") : st.error().what));
+  auto url = storage::Location::parse(f.nfs_url);
+  if (!url || url->scheme != storage::Scheme::nfs || !nfs::nfs_storage().stat(*url, false)) {
+    std::string why = !url ? url.error().what
+                      : url->scheme != storage::Scheme::nfs
+                          ? std::string("not an nfs:// URL")
+                          : nfs::nfs_storage().stat(*url, false).error().what;
+    print_error("--nfs-url '" + f.nfs_url + "' is not usable: " + why);
     return kExitUsage;
   }
+  storage::Storage& nst = nfs::nfs_storage();
+  storage::Storage& lst = io::local_storage();
   struct statfs sfs {};
   if (::statfs(f.kernel_path.c_str(), &sfs) != 0) {
     const int err = errno;
@@ -243,9 +254,9 @@ int run_nfs_bench_cmd(const NfsBenchFlags& f) {
   // The read set: one file per channel, made (through the kernel path) when missing.
   for (unsigned i = 0; i < f.channels; ++i) {
     std::string p = f.kernel_path + "/" + name_of(i, "r");
-    auto st = io::lstat_path(p);
-    if (st && static_cast<uint64_t>(st->st_size) == per) continue;
-    if (st) (void)io::unlink_path(p);
+    auto st = lst.stat(local_at(p), false);
+    if (st && st->size == per) continue;
+    if (st) (void)lst.remove(local_at(p));
     if (auto r = kernel_write(p, per); !r) {
       print_error(r.error().what);
       return kExitFailed;
@@ -257,29 +268,29 @@ int run_nfs_bench_cmd(const NfsBenchFlags& f) {
   }));
   runs.push_back(measure("read", "libnfs", [&] {
     return parallel(f.channels, [&](unsigned i) {
-      return nfs_transfer(io::join_path(f.nfs_url, name_of(i, "r")), 0, false);
+      return nfs_transfer(url->join(name_of(i, "r")), 0, false);
     });
   }));
   if (f.write) {
     // Leftovers of an interrupted run, each through the path that wrote it.
     for (unsigned i = 0; i < f.channels; ++i) {
-      if (io::lstat_path(f.kernel_path + "/" + name_of(i, "wk")))
-        (void)io::unlink_path(f.kernel_path + "/" + name_of(i, "wk"));
-      if (io::lstat_path(io::join_path(f.nfs_url, name_of(i, "wn"))))
-        (void)io::unlink_path(io::join_path(f.nfs_url, name_of(i, "wn")));
+      if (lst.stat(local_at(f.kernel_path + "/" + name_of(i, "wk")), false))
+        (void)lst.remove(local_at(f.kernel_path + "/" + name_of(i, "wk")));
+      if (nst.stat(url->join(name_of(i, "wn")), false))
+        (void)nst.remove(url->join(name_of(i, "wn")));
     }
     runs.push_back(measure("write", "kernel", [&] {
       return parallel(f.channels, [&](unsigned i) { return kernel_write(f.kernel_path + "/" + name_of(i, "wk"), per); });
     }));
     runs.push_back(measure("write", "libnfs", [&] {
       return parallel(f.channels, [&](unsigned i) {
-        return nfs_transfer(io::join_path(f.nfs_url, name_of(i, "wn")), per, true);
+        return nfs_transfer(url->join(name_of(i, "wn")), per, true);
       });
     }));
     // Written files go through the path that wrote them (never behind the server's back).
     for (unsigned i = 0; i < f.channels; ++i) {
-      (void)io::unlink_path(f.kernel_path + "/" + name_of(i, "wk"));
-      (void)io::unlink_path(io::join_path(f.nfs_url, name_of(i, "wn")));
+      (void)lst.remove(local_at(f.kernel_path + "/" + name_of(i, "wk")));
+      (void)nst.remove(url->join(name_of(i, "wn")));
     }
   }
   for (const Run& r : runs)

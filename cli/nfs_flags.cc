@@ -29,7 +29,6 @@ void add_nfs_flags(CLI::App* app, NfsFlags& f) {
 }
 
 Result<void> apply_nfs_flags(const NfsFlags& f, const std::atomic<bool>* cancel) {
-  nfs::register_backend();
   nfs::NfsOptions o = nfs::options();
   o.cancel = cancel;
   if (f.inflight) o.inflight = f.inflight;

@@ -233,7 +233,7 @@ Result<void> resolve_backup_destinations(BackupFlags& f) {
   return ok();
 }
 
-Result<std::optional<engine::TapeOptions>> tape_backup_options(const BackupFlags& f) {
+Result<std::optional<engine::MediaOptions>> tape_backup_options(const BackupFlags& f) {
   if (f.to_all.empty() || f.to_all.front().rfind("tape:", 0) != 0) {
     // Tape settings given for a directory would be ignored: say so rather than accept them.
     const char* given = !f.tape_volumes.empty() ? "--tape-volumes"
@@ -245,9 +245,9 @@ Result<std::optional<engine::TapeOptions>> tape_backup_options(const BackupFlags
       return fail(Errc::invalid_argument,
                   std::string(given) + " needs --to tape:URL drives: it sets how pieces are "
                   "written to tape, and '" + f.to + "' is a directory");
-    return std::optional<engine::TapeOptions>();
+    return std::optional<engine::MediaOptions>();
   }
-  engine::TapeOptions t;
+  engine::MediaOptions t;
   t.drives = f.to_all;
   for (const auto& v : f.tape_volumes) {
     if (v.rfind("tape:", 0) != 0)
@@ -258,7 +258,7 @@ Result<std::optional<engine::TapeOptions>> tape_backup_options(const BackupFlags
   SB_ASSIGN(t.block_size, parse_block_size(f.tape_block_size.value_or("256K")));
   t.sync_io = f.tape_io.value_or("async") == "sync";
   t.ready_wait = std::chrono::seconds(f.tape_wait.value_or(10));
-  return std::optional<engine::TapeOptions>(std::move(t));
+  return std::optional<engine::MediaOptions>(std::move(t));
 }
 
 CLI::App* add_tape_command(CLI::App& app, TapeFlags& f) {

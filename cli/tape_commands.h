@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/tape_backup.h"
+#include "engine/backends.h"
 #include "stripeback/result.h"
 
 namespace CLI {
@@ -33,7 +33,7 @@ void add_backup_tape_flags(CLI::App* backup, BackupFlags& f);
 // directory goes to f.to). invalid_argument for a mix or several directories.
 Result<void> resolve_backup_destinations(BackupFlags& f);
 // The tape options of a backup to tape, nullopt for a backup to a directory.
-Result<std::optional<engine::TapeOptions>> tape_backup_options(const BackupFlags& f);
+Result<std::optional<engine::MediaOptions>> tape_backup_options(const BackupFlags& f);
 
 // Adds the `tape` command and its subcommands to `app`; returns the `tape` command.
 CLI::App* add_tape_command(CLI::App& app, TapeFlags& flags);

@@ -9,14 +9,13 @@
 #include <set>
 #include <thread>
 
+#include "engine/backends.h"
 #include "engine/compress.h"
-#include "engine/ordering_engine.h"
 #include "engine/piece_name.h"
 #include "engine/piece_writer.h"
-#include "engine/tape_sink.h"
 #include "io/buffer_pool.h"
-#include "io/io_engine.h"
-#include "io/remote.h"
+#include "storage/io_loop.h"
+#include "util/crash_point.h"
 #include "util/crc32c.h"
 
 namespace stripeback::engine {
@@ -25,30 +24,13 @@ namespace {
 constexpr uint64_t kMetaTag = 1ull << 40;
 constexpr auto kIdleWait = std::chrono::milliseconds(200);
 
-TapeStats tape_stats(const tape::DriveStats& d) {
-  TapeStats t;
-  t.drive = d.drive;
-  t.async = d.async;
-  t.bytes = d.bytes;
-  t.commands = d.commands;
-  t.write_s = d.write_s;
-  t.write_mb_s = d.write_mb_s();
-  t.stalls = d.stalls;
-  t.stall_s = d.stall_s;
-  t.producer_waits = d.producer_waits;
-  t.producer_wait_s = d.producer_wait_s;
-  t.volume_changes = d.volume_changes;
-  return t;
-}
-
-int64_t mtime_ns_of(const struct stat& st) {
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
+using storage::Clock;
 
 struct OpenPiece {
   std::unique_ptr<PieceWriter> writer;
-  TapePieceOutput* tape_out = nullptr;  // when the piece goes to tape
   uint32_t number = 0;
+  bool trailer_sent = false;
+  uint32_t crc = 0;  // the piece checksum, once the trailer is built
   uint32_t writes_out = 0;
   uint64_t written_end = kBlock;  // end of the writes completed so far (the header at first)
   bool closing = false;
@@ -57,7 +39,7 @@ struct OpenPiece {
 
 struct Source {
   const WorkUnit* unit = nullptr;
-  io::OpenedFile file;
+  std::unique_ptr<storage::ReadFile> file;
   uint64_t next = 0, end = 0;  // file offsets still to read
   uint32_t ops_out = 0;        // reads and frame writes in flight
   FileMeta meta;
@@ -72,47 +54,43 @@ struct Slot {
   uint32_t want = 0;  // bytes of file data expected
   bool writing = false;
   uint64_t piece_end = 0;  // end of the frame in the piece, once placed
+  uint32_t len = 0;        // bytes of the frame write
 };
 
 class BackupChannel {
  public:
   BackupChannel(const BackupContext& ctx, uint32_t channel)
       : ctx_(ctx), channel_(channel), bucket_(ctx.config.rate,
-                                              static_cast<double>(ctx.config.buffer_size)) {
+                                              static_cast<double>(ctx.config.buffer_size)),
+        target_(ctx.targets[(channel - 1) % ctx.targets.size()]),
+        loop_(ctx.config.queue_depth) {
     out_.stats.channel = channel;
   }
 
   ChannelOutcome run() {
     auto st = run_loop();
     if (!st && ctx_.abort && st.error().code != Errc::cancelled) ctx_.abort->store(true);
-    drain();
-    if (st) st = close_pieces(/*all=*/true);
-    if (!st)
+    if (st) st = finish_pieces();
+    if (!st) {
+      for (auto& p : pieces_)
+        if (p->writer) p->writer->abandon();  // held writes of a sequential file fail now
+      loop_.drain();
       for (auto& p : pieces_) {
         if (!p->writer) continue;
-        if (!p->tape_out)
-          out_.unfinished.push_back({ctx_.dest_dir, p->writer->name(), p->written_end});
-        p->writer->abandon();
+        if (target_.storage->caps().directories)
+          out_.unfinished.push_back({target_.dir.str(), p->writer->name(), p->written_end});
+        p->writer.reset();
       }
+    }
     clock_.finish(out_.stats);
-    if (tape_) out_.stats.tape = tape_stats(tape_->stats());
-    engine_.reset();  // before its connections go
-    collect_nfs_stats(out_.stats);
+    out_.stats.io_engine = loop_.names();
+    out_.stats.backends = thread_counters({target_.storage});
     out_.status = st;
     return std::move(out_);
   }
 
  private:
   Result<void> setup() {
-    engine_ = io::make_engine({ctx_.config.queue_depth});
-    out_.stats.io_engine = engine_->name();
-    if (channel_ <= ctx_.tape_sinks.size()) {
-      // Tape: frame writes go in piece order to the channel's drive.
-      tape_ = ctx_.tape_sinks[channel_ - 1];
-      auto ordering = std::make_unique<OrderingEngine>(std::move(engine_));
-      ordering_ = ordering.get();
-      engine_ = std::move(ordering);
-    }
     // Encrypted frames need room for the tag after the data (in the padding block).
     size_t tail = ctx_.keys ? kBlock : 0;
     SB_ASSIGN(auto pool, io::BufferPool::create(ctx_.config.buffers,
@@ -141,7 +119,7 @@ class BackupChannel {
 
   Result<void> run_loop() {
     SB_TRY(setup());
-    std::vector<io::IoCompletion> comps(64);
+    std::vector<storage::Completion> comps(64);
     while (true) {
       if (ctx_.cancel && ctx_.cancel->load()) return fail(Errc::cancelled, "backup cancelled");
       if (ctx_.abort && ctx_.abort->load())
@@ -150,28 +128,28 @@ class BackupChannel {
         stopping_ = true;
         out_.deadline_hit = true;
       }
-      io::Clock::duration throttle{};
+      Clock::duration throttle{};
       if (!stopping_) {
         SB_ASSIGN(throttle, issue_reads());
       }
-      SB_TRY(close_pieces(/*all=*/false));
-      if (engine_->in_flight() == 0) {
+      SB_TRY(close_pieces());
+      if (loop_.in_flight() == 0) {
         if (stopping_ || (queue_done_ && sources_.empty())) return ok();
-        if (throttle > io::Clock::duration::zero()) {
+        if (throttle > Clock::duration::zero()) {
           // Nothing in flight and no tokens: this wait is the rate limit at work.
           clock_.mark(false, false, false, out_.stats);
-          std::this_thread::sleep_for(std::min<io::Clock::duration>(throttle, kIdleWait));
+          std::this_thread::sleep_for(std::min<Clock::duration>(throttle, kIdleWait));
           auto t0 = out_.stats.wait_s;
           clock_.mark(false, false, true, out_.stats);
           out_.stats.throttle_s += out_.stats.wait_s - t0;
         }
         continue;
       }
-      auto timeout = throttle > io::Clock::duration::zero()
-                         ? std::min<io::Clock::duration>(throttle, kIdleWait)
-                         : io::Clock::duration(kIdleWait);
+      auto timeout = throttle > Clock::duration::zero()
+                         ? std::min<Clock::duration>(throttle, kIdleWait)
+                         : Clock::duration(kIdleWait);
       clock_.mark(reads_out_ > 0, writes_out_ > 0, false, out_.stats);
-      size_t n = engine_->reap(comps, 1, io::Clock::now() + timeout);
+      size_t n = loop_.reap(comps, 1, Clock::now() + timeout);
       clock_.mark(reads_out_ > 0, writes_out_ > 0, true, out_.stats);
       for (size_t i = 0; i < n; ++i) SB_TRY(handle(comps[i]));
     }
@@ -201,15 +179,14 @@ class BackupChannel {
   // Keeps free buffers busy with reads over the open units (round-robin, or in set order),
   // as far as the rate limits allow. Returns how long to wait for tokens (zero if not
   // throttled).
-  Result<io::Clock::duration> issue_reads() {
+  Result<Clock::duration> issue_reads() {
     SB_TRY(open_units());
-    std::vector<io::IoOp> ops;
     const bool in_order = ctx_.config.read_order == ReadOrder::set_order;
     size_t per_source = in_order ? pool_->count()
                                  : std::max<size_t>(1, pool_->count() /
                                                            std::max<size_t>(1, sources_.size()));
     if (in_order) rr_ = sources_.begin();  // sources_ is in set order
-    io::Clock::duration wait{};
+    Clock::duration wait{};
     size_t idle_rounds = 0;
     while (pool_->free_count() > 0 && !sources_.empty() && idle_rounds < sources_.size()) {
       if (rr_ == sources_.end()) rr_ = sources_.begin();
@@ -225,47 +202,48 @@ class BackupChannel {
       // The channel's own bucket first (only this thread takes from it), then the job's,
       // which takes the tokens only if the read goes.
       wait = bucket_.wait_time(want);
-      if (wait == io::Clock::duration::zero() && ctx_.job_bucket)
+      if (wait == Clock::duration::zero() && ctx_.job_bucket)
         wait = ctx_.job_bucket->take(want);
-      if (wait > io::Clock::duration::zero()) break;
+      if (wait > Clock::duration::zero()) break;
       (void)bucket_.take(want);
       uint32_t slot = *pool_->acquire();
-      uint32_t len = s->file.direct ? static_cast<uint32_t>(align_up(want)) : want;
+      uint32_t len = s->file->direct() ? static_cast<uint32_t>(align_up(want)) : want;
       slots_[slot] = Slot{s, nullptr, s->next, want, false};
-      ops.push_back({io::OpKind::read, s->file.fd.get(), s->next, pool_->data(slot), len, slot});
+      SB_TRY(loop_.submit({s->file.get(), storage::OpKind::read, s->next, pool_->data(slot), len, slot}));
       s->next += want;
       ++s->ops_out;
       ++reads_out_;
     }
-    if (!ops.empty()) SB_TRY(engine_->submit(ops));
-    if (wait > io::Clock::duration::zero()) out_.stats.throttled = true;
+    if (wait > Clock::duration::zero()) out_.stats.throttled = true;
     return wait;
   }
 
   Result<void> open_source(const WorkUnit& u) {
     auto src = std::make_unique<Source>();
     src->unit = &u;
-    SB_ASSIGN(src->file, io::open_read(u.file->path, ctx_.config.direct));
-    SB_ASSIGN(const struct stat st, io::fstat_fd(src->file.fd.get(), u.file->path));
-    if (!S_ISREG(st.st_mode))
+    SB_ASSIGN(Place place, place_of(u.file->path));
+    SB_ASSIGN(src->file, place.storage->open_read(
+                             place.at, {ctx_.config.direct == io::Direct::yes}));
+    SB_ASSIGN(const storage::FileInfo st, src->file->stat());
+    if (!S_ISREG(st.mode))
       return fail(Errc::invalid_argument, "'" + u.file->path + "' is no longer a regular file");
-    uint64_t size = static_cast<uint64_t>(st.st_size);
+    uint64_t size = st.size;
     src->next = u.offset;
     // A whole file is read to its size at open; a section to its planned end.
     src->end = u.sections == 1 ? size : u.offset + u.length;
-    out_.stats.direct_source = out_.stats.direct_source || src->file.direct;
+    out_.stats.direct_source = out_.stats.direct_source || src->file->direct();
     src->meta.path = u.file->path;
     src->meta.size = u.sections == 1 ? size : u.file->size;
-    src->meta.mode = st.st_mode;
-    src->meta.mtime_ns = mtime_ns_of(st);
-    src->meta.uid = st.st_uid;
-    src->meta.gid = st.st_gid;
+    src->meta.mode = st.mode;
+    src->meta.mtime_ns = st.mtime_ns;
+    src->meta.uid = st.uid;
+    src->meta.gid = st.gid;
     src->done.unit = &u;
     src->done.size = src->meta.size;
-    src->done.mode = st.st_mode;
+    src->done.mode = st.mode;
     src->done.mtime_ns = src->meta.mtime_ns;
-    src->done.uid = st.st_uid;
-    src->done.gid = st.st_gid;
+    src->done.uid = st.uid;
+    src->done.gid = st.gid;
     // Register it in the current piece right away, so even an empty file has its record.
     SB_ASSIGN(OpenPiece * p, piece_for(0));
     SB_TRY(ensure_registered(*src, *p));
@@ -296,16 +274,18 @@ class BackupChannel {
       h.name = piece_name(ctx_.backup_id, ctx_.catalog_id, ctx_.stamp, channel_, h.piece_number);
       auto p = std::make_unique<OpenPiece>();
       p->number = h.piece_number;
-      if (tape_) {
-        SB_ASSIGN(p->tape_out, tape_->open_piece({ctx_.backup_id, channel_, h.piece_number}, h.name));
-        ordering_->route(*p->tape_out);
-        SB_ASSIGN(p->writer, PieceWriter::create_on(*p->tape_out, h, ctx_.keys));
-      } else {
-        SB_ASSIGN(p->writer, PieceWriter::create(ctx_.dest_dir, h, ctx_.config.direct, ctx_.keys));
-        out_.stats.direct_sink = p->writer->direct();
-      }
+      storage::CreateOptions co;
+      co.direct = ctx_.config.direct == io::Direct::yes;
+      co.set_id = ctx_.backup_id;
+      co.channel = channel_;
+      co.number = h.piece_number;
+      SB_ASSIGN(auto file, target_.storage->create(target_.dir.join(h.name), co));
+      SB_ASSIGN(p->writer, PieceWriter::start(std::move(file), target_.storage->caps(), h, ctx_.keys));
+      out_.stats.direct_sink = p->writer->direct();
       pieces_.push_back(std::move(p));
       cur = pieces_.back().get();
+      SB_ASSIGN(auto placed, cur->writer->header_block());
+      SB_TRY(write_meta(*cur, std::move(placed)));
     }
     return cur;
   }
@@ -320,17 +300,22 @@ class BackupChannel {
     p.file_ids[s.meta.path] = id;
     s.pieces.insert(p.writer->name());
     SB_ASSIGN(auto placed, p.writer->file_frame(id));
+    return write_meta(p, std::move(placed));
+  }
+
+  // Writes a block the piece writer built (header, file record, trailer).
+  Result<void> write_meta(OpenPiece& p, PieceWriter::PlacedBlock placed) {
     auto& [block, placement] = placed;
     uint64_t tag = kMetaTag + next_meta_++;
-    io::IoOp op{io::OpKind::write, p.writer->fd(), placement.offset, block->data,
-                placement.length, tag};
+    storage::Request r{&p.writer->file(), storage::OpKind::write, placement.offset, block->data,
+                       placement.length, tag};
     meta_.emplace(tag, Meta{std::move(block), &p, placement.offset + placement.length});
     ++p.writes_out;
     ++writes_out_;
-    return engine_->submit({&op, 1});
+    return loop_.submit(r);
   }
 
-  Result<void> handle(const io::IoCompletion& c) {
+  Result<void> handle(const storage::Completion& c) {
     if (c.tag >= kMetaTag) {
       auto it = meta_.find(c.tag);
       OpenPiece* p = it->second.piece;
@@ -341,6 +326,10 @@ class BackupChannel {
       --p->writes_out;
       if (!c.result)
         return c.result.error().wrap("unable to write piece '" + p->writer->path() + "'");
+      if (*c.result < len)
+        return fail(Errc::io, "unable to write piece '" + p->writer->path() + "': " +
+                                  std::to_string(*c.result) + " of " + std::to_string(len) +
+                                  " bytes written at offset " + std::to_string(end - len));
       p->written_end = std::max(p->written_end, end);
       ++out_.stats.writes;
       out_.stats.bytes_written += len;
@@ -353,6 +342,11 @@ class BackupChannel {
     --sl.piece->writes_out;
     if (!c.result)
       return c.result.error().wrap("unable to write piece '" + sl.piece->writer->path() + "'");
+    if (*c.result < sl.len)
+      return fail(Errc::io, "unable to write piece '" + sl.piece->writer->path() + "': " +
+                                std::to_string(*c.result) + " of " + std::to_string(sl.len) +
+                                " bytes written at offset " +
+                                std::to_string(sl.piece_end - sl.len));
     sl.piece->written_end = std::max(sl.piece->written_end, sl.piece_end);
     ++out_.stats.writes;
     out_.stats.bytes_written += *c.result;
@@ -362,7 +356,7 @@ class BackupChannel {
     return maybe_done(s);
   }
 
-  Result<void> read_done(uint32_t slot, const io::IoCompletion& c) {
+  Result<void> read_done(uint32_t slot, const storage::Completion& c) {
     Slot& sl = slots_[slot];
     Source* s = sl.src;
     --reads_out_;
@@ -416,10 +410,10 @@ class BackupChannel {
     sl.writing = true;
     sl.piece = p;
     sl.piece_end = pl.offset + pl.length;
+    sl.len = pl.length;
     ++writes_out_;
     ++p->writes_out;
-    io::IoOp op{io::OpKind::write, p->writer->fd(), pl.offset, frame, pl.length, slot};
-    return engine_->submit({&op, 1});
+    return loop_.submit({&p->writer->file(), storage::OpKind::write, pl.offset, frame, pl.length, slot});
   }
 
   // A unit whose reads are all issued and whose frames are all written is done here; it
@@ -431,9 +425,8 @@ class BackupChannel {
     const bool whole = s->unit->sections == 1;
     const uint64_t size = whole ? s->meta.size : s->unit->file->size;
     const int64_t mtime = whole ? s->meta.mtime_ns : s->unit->file->mtime_ns;
-    auto now_st = io::fstat_fd(s->file.fd.get(), s->meta.path);
-    s->done.changed = now_st && (static_cast<uint64_t>(now_st->st_size) != size ||
-                                 mtime_ns_of(*now_st) != mtime);
+    auto now_st = s->file->stat();
+    s->done.changed = now_st && (now_st->size != size || now_st->mtime_ns != mtime);
     s->done.pieces.assign(s->pieces.begin(), s->pieces.end());
     finished_.push_back(std::move(s->done));
     if (s->unit->section + 1 == s->unit->sections || s->unit->sections == 1) ++out_.stats.files;
@@ -444,44 +437,61 @@ class BackupChannel {
     return ok();
   }
 
-  // Finishes pieces marked closing (or all, at the end) once their writes are done.
-  Result<void> close_pieces(bool all) {
+  // Pieces marked closing: once their frames are written, the trailer goes out; once that
+  // is written too, the piece is made durable and recorded.
+  Result<void> close_pieces() {
     for (auto& p : pieces_) {
-      if (!p->writer || (!p->closing && !all) || p->writes_out > 0) continue;
+      if (!p->writer || !p->closing || p->writes_out > 0) continue;
+      if (!p->trailer_sent) {
+        SB_ASSIGN(auto placed, p->writer->trailer_block(&p->crc));
+        p->trailer_sent = true;
+        SB_TRY(write_meta(*p, std::move(placed)));
+        continue;
+      }
       clock_.mark(reads_out_ > 0, writes_out_ > 0, false, out_.stats);
-      SB_ASSIGN(uint32_t crc, p->writer->finish());
+      SB_TRY(p->writer->complete());
+      if (target_.storage->caps().dir_sync) SB_TRY(target_.storage->sync_dir(target_.dir));
+      util::crash_point("piece-synced");
       clock_.mark(false, true, false, out_.stats);
-      out_.stats.bytes_written += kBlock;  // the header block written at creation
       catalog::PieceRecord rec;
       rec.name = p->writer->name();
-      rec.location = ctx_.dest_dir;
+      rec.location = target_.dir.str();
       rec.channel = channel_;
       rec.number = p->number;
       rec.size = p->writer->size();
-      rec.checksum = crc;
-      if (p->tape_out) {
-        rec.location = "tape:" + tape_->url();
-        rec.media = TapeChannelSink::to_catalog(*p->tape_out->location());
-        ordering_->unroute(*p->tape_out);
+      rec.checksum = p->crc;
+      if (auto m = p->writer->file().placement()) {
+        catalog::MediaLocation ml;
+        ml.block_size = m->block_size;
+        ml.bytes = m->bytes;
+        for (const auto& sp : m->spans)
+          ml.spans.push_back({sp.volume_id, sp.drive, sp.file, sp.block, sp.first_seq, sp.blocks,
+                              sp.address});
+        rec.media = std::move(ml);
       }
       out_.pieces.push_back(rec);
       ++out_.stats.pieces;
       p->writer.reset();
     }
-    if (all) {
-      // Units finished by now are in durable pieces.
-      for (auto& d : finished_) out_.units.push_back(std::move(d));
-      finished_.clear();
-    }
     return ok();
   }
 
-  // After a failure: wait for everything in flight so no buffer is
-  // freed under the kernel.
-  void drain() {
-    std::vector<io::IoCompletion> comps(64);
-    while (engine_ && engine_->in_flight() > 0)
-      engine_->reap(comps, 1, io::Clock::now() + kIdleWait);
+  // At the end: closes every piece, then the units finished by now are in durable pieces.
+  Result<void> finish_pieces() {
+    for (auto& p : pieces_) p->closing = true;
+    std::vector<storage::Completion> comps(64);
+    while (true) {
+      SB_TRY(close_pieces());
+      if (std::none_of(pieces_.begin(), pieces_.end(), [](const auto& p) { return p->writer != nullptr; }))
+        break;
+      clock_.mark(false, writes_out_ > 0, false, out_.stats);
+      size_t n = loop_.reap(comps, 1, Clock::now() + kIdleWait);
+      clock_.mark(false, writes_out_ > 0, true, out_.stats);
+      for (size_t i = 0; i < n; ++i) SB_TRY(handle(comps[i]));
+    }
+    for (auto& d : finished_) out_.units.push_back(std::move(d));
+    finished_.clear();
+    return ok();
   }
 
   struct Meta {
@@ -495,9 +505,8 @@ class BackupChannel {
   TokenBucket bucket_;
   ChannelOutcome out_;
   BusyClock clock_;
-  std::unique_ptr<io::IoEngine> engine_;
-  TapeChannelSink* tape_ = nullptr;
-  OrderingEngine* ordering_ = nullptr;
+  PieceTarget target_;
+  storage::IoLoop loop_;
   std::unique_ptr<io::BufferPool> pool_;
   // --compress auto: the level follows what this thread did over windows of frames.
   void adapt_level() {

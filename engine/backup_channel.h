@@ -22,6 +22,7 @@
 #include "engine/stats.h"
 #include "engine/throttle.h"
 #include "io/file.h"
+#include "storage/storage.h"
 #include "stripeback/result.h"
 #include "util/digest.h"
 
@@ -52,12 +53,15 @@ struct ChannelConfig {
   double cpu_budget = 0;        // with auto: share of one core compression may use; 0: any
 };
 
-class TapeChannelSink;
+// Where a channel's pieces go: a directory of some storage, or a drive of removable media.
+struct PieceTarget {
+  storage::Storage* storage = nullptr;
+  storage::Location dir;
+};
 
 struct BackupContext {
   uint64_t backup_id = 0;
   uint64_t catalog_id = 0;  // identity of the catalog, in piece names and headers
-  std::string dest_dir;
   std::string stamp;  // time stamp used in piece names (make_piece_stamp())
   WorkQueue* queue = nullptr;
   const std::atomic<bool>* cancel = nullptr;
@@ -68,9 +72,9 @@ struct BackupContext {
   std::atomic<uint64_t>* bytes_done = nullptr;  // job progress, for pacing
   Keyring* keys = nullptr;  // set: pieces are encrypted with keys from here
   ChannelConfig config;
-  // Backup to tape: channel N writes its pieces through tape_sinks[N-1] (one drive each);
-  // empty when pieces go to dest_dir.
-  std::vector<TapeChannelSink*> tape_sinks;
+  // Channel N writes its pieces to targets[(N - 1) % targets.size()]: one directory for
+  // all, or one drive each.
+  std::vector<PieceTarget> targets;
 };
 
 struct UnitExtent {
@@ -97,7 +101,7 @@ struct ChannelOutcome {
   std::vector<catalog::PieceRecord> pieces;  // finished and durable
   // Pieces given up after a failure, closed but still on the medium (with the end of the
   // writes known to have completed): the job removes them with the finished ones. Pieces
-  // on tape are not files.
+  // on media without directories are not files and are not listed.
   std::vector<PieceFile> unfinished;
   std::vector<UnitDone> units;
   Result<void> status;

@@ -18,7 +18,7 @@
 #include "engine/piece_name.h"
 #include "engine/planner.h"
 #include "io/file.h"
-#include "io/remote.h"
+#include "engine/backends.h"
 #include "util/crash_point.h"
 #include "util/escape.h"
 #include "util/json.h"
@@ -37,9 +37,9 @@ Result<void> check_options(const BackupOptions& o) {
   if (o.channels < 1 || o.channels > 256)
     return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
   if (o.destination.empty()) return fail(Errc::invalid_argument, "no destination given (--to)");
-  if (o.tape && o.tape->drives.size() != o.channels)
-    return fail(Errc::invalid_argument, "a backup to tape runs one channel per drive: " +
-                                            std::to_string(o.tape->drives.size()) +
+  if (o.media && o.media->drives.size() != o.channels)
+    return fail(Errc::invalid_argument, "a backup to removable media runs one channel per drive: " +
+                                            std::to_string(o.media->drives.size()) +
                                             " drive(s), " + std::to_string(o.channels) +
                                             " channel(s)");
   if (o.buffers && (*o.buffers < 2 || *o.buffers > 4096))
@@ -103,13 +103,16 @@ std::optional<std::string> remove_own_pieces(std::vector<PieceFile> pieces,
     more.removed_any = more.removed_any || r.removed_any;
     r = std::move(more);
   }
-  if (r.removed_any) (void)io::fsync_dir(dest);
+  auto place = place_of(dest);
+  if (r.removed_any && place && place->storage->caps().dir_sync)
+    (void)place->storage->sync_dir(place->at);
   if (r.remaining.empty()) return std::nullopt;
-  // A local file system answers stat even when it refuses removal; the size there counts
-  // preallocated space. A remote one may not answer at all: keep the bytes written.
-  if (!io::is_url(dest))
+  // A file system with directory sync is local: it answers stat even when it refuses
+  // removal, and the size there counts preallocated space. Another may not answer at all
+  // (a server gone): keep the bytes written.
+  if (place && place->storage->caps().dir_sync)
     for (auto& p : r.remaining)
-      if (auto st = io::stat_path(p.path())) p.bytes = static_cast<uint64_t>(st->st_size);
+      if (auto st = place->storage->stat(place->at.join(p.name), true)) p.bytes = st->size;
   return unremoved_warning(r, whose, dest);
 }
 
@@ -233,23 +236,29 @@ BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers
 Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& cat) {
   SB_TRY(check_options(opts));
   SB_ASSIGN(Plan plan, make_plan(opts.sources, {opts.one_file_system}));
-  std::string dest = opts.tape ? opts.destination : normal_path(opts.destination);
-  std::optional<TapeDestination> tape_dest;
-  if (opts.tape) {
+  std::string dest = opts.media ? opts.destination : normal_path(opts.destination);
+  std::optional<MediaDestination> media_dest;
+  std::vector<PieceTarget> targets;
+  if (opts.media) {
     // Drives, labels and block size are checked before anything is written.
-    SB_ASSIGN(TapeDestination td, open_tape_destination(*opts.tape, cat));
-    tape_dest = std::move(td);
+    SB_ASSIGN(MediaDestination md, open_media_destination(*opts.media, cat));
+    media_dest = std::move(md);
+    for (size_t i = 0; i < media_dest->drives.size(); ++i)
+      targets.push_back({media_dest->drives[i].get(), media_dest->locations[i]});
   } else {
-    if (auto r = io::make_dirs(dest); !r)
+    auto place = place_of(dest);
+    if (!place) return place.error().wrap("backup destination is not usable");
+    if (auto r = place->storage->make_dirs(place->at); !r)
       return fail(Errc::invalid_argument, "backup destination is not usable: " + r.error().what);
-    if (!io::is_url(dest) && ::access(dest.c_str(), W_OK) != 0)
+    if (place->at.is_local() && ::access(dest.c_str(), W_OK) != 0)
       return sys_error(errno, "backup destination '" + dest + "' is not writable")
           .wrap("backup destination is not usable");
+    targets.push_back({place->storage, place->at});
   }
   std::vector<int64_t> last_backup;
   if (opts.partial) last_backup = order_least_recent_first(plan.files, cat);
   std::vector<PieceFile> leftovers;
-  if (!opts.tape) leftovers = find_unused_pieces(cat.backups(), dest);
+  if (!opts.media) leftovers = find_unused_pieces(cat.backups(), dest);
 
   SetOptions so;
   so.section_size = opts.section_size;
@@ -291,7 +300,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   BackupContext ctx;
   ctx.backup_id = id;
   ctx.catalog_id = cat.identity();
-  ctx.dest_dir = dest;
+  ctx.targets = targets;
   ctx.stamp = make_piece_stamp();
   ctx.queue = &queue;
   ctx.cancel = opts.cancel;
@@ -313,8 +322,6 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (opts.duration) deadline = start + *opts.duration;
   ctx.deadline = deadline;
-  if (tape_dest)
-    for (auto& sink : tape_dest->sinks) ctx.tape_sinks.push_back(sink.get());
 
   std::vector<ChannelOutcome> outcomes(opts.channels);
   {
@@ -413,7 +420,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       util::crash_point("backup-files-recorded");
     }
   }
-  if (status == catalog::BackupStatus::failed && !opts.tape) {
+  if (status == catalog::BackupStatus::failed && !opts.media) {
     // Nothing of a failed backup is usable: its pieces go, or a warning says where they are.
     std::vector<PieceFile> own;
     for (const auto& p : pieces) own.push_back(file_of(p));
@@ -444,113 +451,6 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   }
   util::crash_point("backup-ended");
   return sum;
-}
-
-std::string BackupSummary::to_json() const {
-  util::JsonWriter w;
-  w.begin_object();
-  w.kv("backup_id", backup_id);
-  w.kv("status", status);
-  if (!error.empty()) w.kv("error", error);
-  w.kv("files", files);
-  w.kv("bytes_read", bytes_read);
-  w.kv("bytes_written", bytes_written);
-  w.kv("pieces", pieces);
-  w.kv("elapsed_s", elapsed_s);
-  w.kv("mb_per_s", util::mb_per_s(bytes_read, elapsed_s));
-  w.kv("bound_by", verdict(channels));
-  w.kv("files_planned", files_planned);
-  w.kv("sets", sets);
-  w.kv("sections", sections);
-  w.kv("multiplexing", buffers.multiplexing);
-  w.kv("buffers", static_cast<uint64_t>(buffers.buffers));
-  w.kv("buffer_size", static_cast<uint64_t>(buffers.buffer_size));
-  w.kv("max_piece_size", max_piece_size);
-  w.kv("section_size", section_size);
-  w.kv("rate", rate);
-  w.kv("job_rate", job_rate);
-  w.kv("effective_rate", effective_rate);
-  w.kv("deadline_hit", deadline_hit);
-  w.kv("encryption", encryption);
-  w.begin_array("changed_files");
-  for (const auto& p : changed_files) w.value(p);
-  w.end_array();
-  w.begin_array("channels");
-  for (const auto& c : channels) c.to_json(w);
-  w.end_array();
-  w.begin_array("skipped");
-  for (const auto& s : skipped) {
-    w.begin_object();
-    w.kv("path", s.path);
-    w.kv("reason", s.why);
-    w.end_object();
-  }
-  w.end_array();
-  w.begin_array("warnings");
-  for (const auto& s : warnings) w.value(s);
-  w.end_array();
-  w.end_object();
-  return w.str();
-}
-
-std::string BackupSummary::to_text() const {
-  std::string s;
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "backup %llu %s: %llu files, %s read, %s written, %u pieces, %.2f s, %.1f MB/s "
-                "(bound by %s)\n",
-                static_cast<unsigned long long>(backup_id), status.c_str(),
-                static_cast<unsigned long long>(files), util::format_bytes(bytes_read).c_str(),
-                util::format_bytes(bytes_written).c_str(), pieces, elapsed_s,
-                util::mb_per_s(bytes_read, elapsed_s), verdict(channels).c_str());
-  s += buf;
-  std::snprintf(buf, sizeof buf,
-                "  %u sets (%u sections), multiplexing %u, %zu x %s buffers per channel%s%s\n",
-                sets, sections, buffers.multiplexing, buffers.buffers,
-                util::format_bytes(buffers.buffer_size).c_str(),
-                rate > 0 || job_rate > 0 ? ", rate-limited" : "",
-                deadline_hit ? ", stopped at the deadline" : "");
-  s += buf;
-  if (encryption != "none") s += "  encrypted with " + encryption + "\n";
-  for (const auto& c : channels) {
-    std::snprintf(buf, sizeof buf,
-                  "  channel %u [%s%s]: %llu files, %s read, %s written, %.2f s: reading %.2f s, "
-                  "writing %.2f s, waiting %.2f s (throttled %.2f s), cpu %.2f s\n",
-                  c.channel, c.io_engine.c_str(), c.direct_source ? ", O_DIRECT" : "",
-                  static_cast<unsigned long long>(c.files),
-                  util::format_bytes(c.bytes_read).c_str(),
-                  util::format_bytes(c.bytes_written).c_str(), c.elapsed_s, c.read_busy_s,
-                  c.write_busy_s, c.wait_s, c.throttle_s, c.cpu_s);
-    s += buf;
-    if (c.bytes_compressed_in > 0) {
-      std::string levels;
-      for (const auto& [level, bytes] : c.level_bytes)
-        levels += (levels.empty() ? "" : ", ") + (level ? std::to_string(level) : "none") + " (" +
-                  std::to_string(bytes * 100 / c.bytes_compressed_in) + "%)";
-      std::snprintf(buf, sizeof buf,
-                    "    compressed %s -> %s (%.2f : 1) in %.2f s cpu, zstd level %s\n",
-                    util::format_bytes(c.bytes_compressed_in).c_str(),
-                    util::format_bytes(c.bytes_compressed_out).c_str(),
-                    c.bytes_compressed_out
-                        ? static_cast<double>(c.bytes_compressed_in) /
-                              static_cast<double>(c.bytes_compressed_out)
-                        : 0.0,
-                    c.compress_s, levels.c_str());
-      s += buf;
-    }
-    if (c.encrypt_s > 0) {
-      std::snprintf(buf, sizeof buf, "    sealed with AES-256-GCM in %.2f s cpu\n", c.encrypt_s);
-      s += buf;
-    }
-    if (c.tape) s += c.tape->to_text();
-    if (c.nfs) s += c.nfs->to_text();
-  }
-  using util::escape_text;
-  for (const auto& k : skipped)
-    s += "  skipped '" + escape_text(k.path) + "': " + escape_text(k.why) + "\n";
-  for (const auto& wmsg : warnings) s += "  warning: " + escape_text(wmsg) + "\n";
-  if (!error.empty()) s += "error: " + escape_text(error) + "\n";
-  return s;
 }
 
 }  // namespace stripeback::engine

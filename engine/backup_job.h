@@ -16,7 +16,7 @@
 #include "engine/backup_channel.h"
 #include "engine/crypto.h"
 #include "engine/stats.h"
-#include "engine/tape_backup.h"
+#include "engine/backends.h"
 #include "stripeback/result.h"
 
 namespace stripeback::engine {
@@ -39,9 +39,9 @@ struct BackupOptions {
   bool minimize_load = false;  // pace the job to end just inside the duration
   std::shared_ptr<Keyring> keys;  // set: encrypt every piece (see engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
-  // Backup to tape drives instead of a directory: `destination` is then only recorded, and
-  // `channels` must equal the number of drives.
-  std::optional<TapeOptions> tape;
+  // Backup to drives of removable media instead of a directory: `destination` is then only
+  // recorded, and `channels` must equal the number of drives.
+  std::optional<MediaOptions> media;
 };
 
 struct BufferChoice {
@@ -84,8 +84,6 @@ struct BackupSummary {
   // old and new contents. Sorted; empty for a failed backup.
   std::vector<std::string> changed_files;
 
-  std::string to_json() const;
-  std::string to_text() const;
 };
 
 // Errors before anything is written (bad source, unusable destination) come back as the

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "engine/piece_name.h"
-#include "io/remote.h"
+#include "engine/backends.h"
 #include "util/process.h"
 #include "util/units.h"
 
@@ -18,9 +18,16 @@ bool is_piece_file(const std::string& name) {
   return name.size() > 4 && name.compare(name.size() - 4, 4, ".sbp") == 0;
 }
 
-uint64_t size_of(const std::string& path) {
-  auto st = io::stat_path(path);
-  return st ? static_cast<uint64_t>(st->st_size) : 0;
+uint64_t size_of(const PieceFile& p) {
+  auto place = place_of(p.dir);
+  if (!place) return 0;
+  auto st = place->storage->stat(place->at.join(p.name), true);
+  return st ? st->size : 0;
+}
+
+Result<std::vector<std::string>> list_of(const std::string& dir) {
+  SB_ASSIGN(Place place, place_of(dir));
+  return place.storage->list(place.at);
 }
 
 // "N piece(s) (SIZE)" and the quoted names, the first few of them.
@@ -39,7 +46,10 @@ std::string count_and_names(const std::vector<PieceFile>& pieces, const std::str
 
 }  // namespace
 
-std::string PieceFile::path() const { return io::join_path(dir, name); }
+std::string PieceFile::path() const {
+  auto at = storage::Location::parse(dir);
+  return at ? at->join(name).str() : dir + "/" + name;
+}
 
 bool may_still_run(const catalog::Backup& b) {
   // A begin record without a pid proves nothing either.
@@ -85,7 +95,7 @@ std::vector<std::string> unused_piece_names(
 
 std::vector<PieceFile> find_unused_pieces(const std::vector<catalog::Backup>& backups,
                                           const std::string& dest) {
-  auto names = io::list_dir(dest);
+  auto names = list_of(dest);
   if (!names) return {};
   std::vector<std::string> pieces;
   for (auto& n : *names)
@@ -93,7 +103,7 @@ std::vector<PieceFile> find_unused_pieces(const std::vector<catalog::Backup>& ba
   std::vector<PieceFile> out;
   for (auto& n : unused_piece_names(backups, pieces, may_still_run)) {
     PieceFile p{dest, std::move(n), 0};
-    p.bytes = size_of(p.path());
+    p.bytes = size_of(p);
     out.push_back(std::move(p));
   }
   std::sort(out.begin(), out.end(),
@@ -103,12 +113,12 @@ std::vector<PieceFile> find_unused_pieces(const std::vector<catalog::Backup>& ba
 
 std::vector<PieceFile> pieces_with_prefix(const std::string& dir, const std::string& prefix) {
   std::vector<PieceFile> out;
-  auto names = io::list_dir(dir);
+  auto names = list_of(dir);
   if (!names) return out;
   for (const auto& n : *names) {
     if (!is_piece_file(n) || n.compare(0, prefix.size(), prefix) != 0) continue;
     PieceFile p{dir, n, 0};
-    p.bytes = size_of(p.path());
+    p.bytes = size_of(p);
     out.push_back(std::move(p));
   }
   std::sort(out.begin(), out.end(),
@@ -119,7 +129,9 @@ std::vector<PieceFile> pieces_with_prefix(const std::string& dir, const std::str
 Removal remove_pieces(const std::vector<PieceFile>& pieces) {
   Removal r;
   for (size_t i = 0; i < pieces.size(); ++i) {
-    auto u = io::unlink_path(pieces[i].path());
+    auto place = place_of(pieces[i].dir);
+    Result<void> u = place ? place->storage->remove(place->at.join(pieces[i].name))
+                           : Result<void>(place.error());
     if (u || u.error().code == Errc::not_found) {
       r.removed_any = r.removed_any || u.has_value();
       continue;

@@ -6,7 +6,6 @@
 
 #include "engine/crypto.h"
 #include "engine/piece_writer.h"
-#include "io/remote.h"
 #include "util/crc32c.h"
 
 namespace stripeback::engine {
@@ -34,8 +33,7 @@ class Window {
       if (!buf_) return fail(Errc::no_space, "out of memory auditing '" + piece_.path() + "'");
       cap_ = want;
     }
-    SB_ASSIGN(size_t got, io::pread_fd(piece_.fd(), buf_->data, want, off,
-                                       "piece '" + piece_.path() + "'"));
+    SB_ASSIGN(size_t got, piece_.file()->read_at(buf_->data, want, off));
     read_ += got;
     start_ = off;
     len_ = got;

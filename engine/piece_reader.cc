@@ -9,14 +9,15 @@
 #include "engine/compress.h"
 #include "engine/crypto.h"
 #include "engine/piece_writer.h"
-#include "io/remote.h"
+#include "engine/backends.h"
 #include "util/crc32c.h"
 
 namespace stripeback::engine {
 namespace {
 
-Result<void> read_at(int fd, std::byte* p, size_t n, uint64_t off, const std::string& path) {
-  SB_ASSIGN(size_t got, io::pread_fd(fd, p, n, off, "piece '" + path + "'"));
+Result<void> read_at(storage::ReadFile* f, std::byte* p, size_t n, uint64_t off,
+                     const std::string& path) {
+  SB_ASSIGN(size_t got, f->read_at(p, n, off));
   if (got < n)
     return fail(Errc::corrupt, "piece '" + path + "' is truncated at offset " +
                                    std::to_string(off + got));
@@ -34,11 +35,19 @@ PieceReader::~PieceReader() = default;
 
 Result<std::unique_ptr<PieceReader>> PieceReader::open(const std::string& path,
                                                        io::Direct direct, Keyring* keys) {
+  SB_ASSIGN(Place place, place_of(path));
+  SB_ASSIGN(auto file, place.storage->open_read(place.at, {direct == io::Direct::yes}));
+  return open(std::move(file), keys);
+}
+
+Result<std::unique_ptr<PieceReader>> PieceReader::open(std::unique_ptr<storage::ReadFile> file,
+                                                       Keyring* keys) {
   std::unique_ptr<PieceReader> r(new PieceReader());
-  r->path_ = path;
-  SB_ASSIGN(r->file_, io::open_read(path, direct));
-  SB_ASSIGN(const struct stat st, io::fstat_fd(r->fd(), "piece '" + path + "'"));
-  r->size_ = static_cast<uint64_t>(st.st_size);
+  r->path_ = file->name();
+  r->file_ = std::move(file);
+  const std::string& path = r->path_;
+  SB_ASSIGN(const storage::FileInfo st, r->file_->stat());
+  r->size_ = st.size;
   if (r->size_ < 3 * kBlock || r->size_ % kBlock != 0)
     return fail(Errc::corrupt, "piece '" + path + "' is truncated or not a piece (" +
                                    std::to_string(r->size_) + " bytes)");
@@ -46,7 +55,7 @@ Result<std::unique_ptr<PieceReader>> PieceReader::open(const std::string& path,
   if (!block) return fail(Errc::no_space, "out of memory reading '" + path + "'");
   std::span<const std::byte> view(block->data, kBlock);
 
-  SB_TRY(read_at(r->fd(), block->data, kBlock, 0, path));
+  SB_TRY(read_at(r->file_.get(), block->data, kBlock, 0, path));
   auto hdr = decode_piece_header(view);
   if (!hdr) return corrupt(path, 0, hdr.error().what);
   r->header_ = *hdr;
@@ -59,7 +68,7 @@ Result<std::unique_ptr<PieceReader>> PieceReader::open(const std::string& path,
   }
 
   uint64_t foot_off = r->size_ - kBlock;
-  SB_TRY(read_at(r->fd(), block->data, kBlock, foot_off, path));
+  SB_TRY(read_at(r->file_.get(), block->data, kBlock, foot_off, path));
   auto foot = decode_footer(view);
   if (!foot) return corrupt(path, foot_off, foot.error().what);
   r->footer_ = *foot;
@@ -67,7 +76,7 @@ Result<std::unique_ptr<PieceReader>> PieceReader::open(const std::string& path,
   if (toff < kBlock || toff % kBlock != 0 || toff + kBlock > foot_off)
     return corrupt(path, foot_off, "trailer offset " + std::to_string(toff) + " is invalid");
 
-  SB_TRY(read_at(r->fd(), block->data, kBlock, toff, path));
+  SB_TRY(read_at(r->file_.get(), block->data, kBlock, toff, path));
   auto th = decode_frame_header(view);
   if (!th) return corrupt(path, toff, th.error().what);
   if (th->type != FrameType::trailer) return corrupt(path, toff, "trailer frame expected");
@@ -75,7 +84,7 @@ Result<std::unique_ptr<PieceReader>> PieceReader::open(const std::string& path,
   if (toff + kBlock + padded != foot_off) return corrupt(path, toff, "trailer length mismatch");
   auto payload = AlignedBlock::make(padded ? padded : kBlock);
   if (!payload) return fail(Errc::no_space, "out of memory reading '" + path + "'");
-  SB_TRY(read_at(r->fd(), payload->data, padded, toff + kBlock, path));
+  SB_TRY(read_at(r->file_.get(), payload->data, padded, toff + kBlock, path));
   if (util::crc32c(payload->data, th->stored_len) != th->stored_crc)
     return corrupt(path, toff + kBlock, "trailer checksum mismatch");
   uint32_t tlen = th->stored_len;
@@ -103,6 +112,33 @@ int PieceReader::find_file(const std::string& path) const {
   return -1;
 }
 
+Result<const std::byte*> open_frame(std::byte* frame, const FrameHeader& h, uint64_t frame_offset,
+                                    Decompressor* dz, std::byte* scratch,
+                                    const FrameCipher* cipher) {
+  auto bad = [&](uint64_t at, const std::string& what) {
+    return Error{Errc::corrupt, 0, "at offset " + std::to_string(at) + ": " + what};
+  };
+  std::byte* payload = frame + kBlock;
+  if (h.type == FrameType::zero) return payload;
+  if (cipher && !h.sealed) return bad(frame_offset, "unsealed frame in an encrypted piece");
+  if (util::crc32c(payload, h.stored_len) != h.stored_crc)
+    return bad(frame_offset + kBlock, "data checksum mismatch");
+  uint32_t len = h.stored_len;
+  if (h.sealed) {
+    if (!cipher) return bad(frame_offset, "sealed frame in a piece without a key");
+    if (len < kTagSize) return bad(frame_offset, "sealed frame shorter than its tag");
+    if (auto r = cipher->open(payload, len, h.sequence, frame_aad(frame_offset, h)); !r)
+      return bad(frame_offset + kBlock, r.error().what);
+    len -= kTagSize;
+  }
+  if (!h.compressed) return static_cast<const std::byte*>(payload);
+  if (!dz || !scratch)
+    return bad(frame_offset, "frame is compressed but no decompressor was set up");
+  if (auto r = dz->decompress(payload, len, scratch, h.raw_len); !r)
+    return bad(frame_offset + kBlock, r.error().what);
+  return static_cast<const std::byte*>(scratch);
+}
+
 Result<const std::byte*> verify_frame(std::byte* frame, const Extent& expect, uint32_t file_id,
                                       const std::string& piece_path, const std::string& file_path,
                                       Decompressor* dz, std::byte* scratch,
@@ -121,27 +157,15 @@ Result<const std::byte*> verify_frame(std::byte* frame, const Extent& expect, ui
   // A sealed frame keeps its digest inside the (authenticated) index only.
   if (!h->sealed && h->raw_digest != expect.raw_digest)
     return bad(expect.frame_offset, "frame digest does not match the piece index");
-  std::byte* payload = frame + kBlock;
-  if (h->type == FrameType::zero) return payload;
-  if (cipher && !h->sealed) return bad(expect.frame_offset, "unsealed frame in an encrypted piece");
-  if (util::crc32c(payload, h->stored_len) != h->stored_crc)
-    return bad(expect.frame_offset + kBlock, "data checksum mismatch");
-  uint32_t len = h->stored_len;
-  if (h->sealed) {
-    if (!cipher) return bad(expect.frame_offset, "sealed frame in a piece without a key");
-    if (auto r = cipher->open(payload, len, h->sequence, frame_aad(expect.frame_offset, *h)); !r)
-      return bad(expect.frame_offset + kBlock, r.error().what);
-    len -= kTagSize;
+  auto raw = open_frame(frame, *h, expect.frame_offset, dz, scratch, cipher);
+  if (!raw) {
+    const std::string& w = raw.error().what;
+    return fail(Errc::corrupt, "piece '" + piece_path + "' is corrupt " + w.substr(0, w.find(':')) +
+                                   " (file '" + file_path + "', file offset " +
+                                   std::to_string(expect.file_offset) + "):" +
+                                   w.substr(w.find(':') + 1));
   }
-  const std::byte* raw = payload;
-  if (h->compressed) {
-    if (!dz || !scratch)
-      return bad(expect.frame_offset, "frame is compressed but no decompressor was set up");
-    if (auto r = dz->decompress(payload, len, scratch, h->raw_len); !r)
-      return bad(expect.frame_offset + kBlock, r.error().what);
-    raw = scratch;
-  }
-  if (util::digest(raw, h->raw_len) != expect.raw_digest)
+  if (h->type != FrameType::zero && util::digest(*raw, h->raw_len) != expect.raw_digest)
     return bad(expect.frame_offset + kBlock, "data digest mismatch");
   return raw;
 }

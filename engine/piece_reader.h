@@ -1,4 +1,4 @@
-// PieceReader: opens a piece on a local file system and loads its header, footer and
+// PieceReader: opens a piece on any storage with random reads and loads its header, footer and
 // trailer (file table and extent index), verifying each, so a restore can go straight to
 // the frames of the files it wants. Frame payloads are read by the caller through its
 // IoEngine and checked with verify_frame().
@@ -10,6 +10,7 @@
 
 #include "engine/piece_format.h"
 #include "io/file.h"
+#include "storage/storage.h"
 #include "stripeback/result.h"
 
 namespace stripeback::engine {
@@ -25,11 +26,14 @@ class PieceReader {
   // and index are checked here, before a caller writes anything.
   static Result<std::unique_ptr<PieceReader>> open(const std::string& path, io::Direct direct,
                                                    Keyring* keys = nullptr);
+  // The same on a file already open (random reads).
+  static Result<std::unique_ptr<PieceReader>> open(std::unique_ptr<storage::ReadFile> file,
+                                                   Keyring* keys = nullptr);
   ~PieceReader();
 
   const std::string& path() const { return path_; }
-  int fd() const { return file_.fd.get(); }
-  bool direct() const { return file_.direct; }
+  storage::ReadFile* file() const { return file_.get(); }
+  bool direct() const { return file_->direct(); }
   const PieceHeader& header() const { return header_; }
   const Footer& footer() const { return footer_; }
   const Trailer& trailer() const { return trailer_; }
@@ -43,7 +47,7 @@ class PieceReader {
  private:
   PieceReader() = default;
   std::string path_;
-  io::OpenedFile file_;
+  std::unique_ptr<storage::ReadFile> file_;
   PieceHeader header_;
   Footer footer_;
   Trailer trailer_;
@@ -53,6 +57,15 @@ class PieceReader {
 };
 
 class Decompressor;
+
+// The inverse of the backup's frame transform (backup_channel.cc encode + PieceWriter::place),
+// pure: checks the stored payload's CRC32C, authenticates and decrypts a sealed frame in
+// place with `cipher`, decodes a compressed payload into `scratch` (raw_len bytes). Returns
+// where the raw bytes are; the caller compares their digest. Errors (corrupt) read
+// "at offset N: <what>".
+Result<const std::byte*> open_frame(std::byte* frame, const FrameHeader& h, uint64_t frame_offset,
+                                    Decompressor* dz, std::byte* scratch,
+                                    const FrameCipher* cipher);
 
 // Checks a frame read from a piece (header block followed by its padded payload) against
 // the extent the index promised: header checksum, type, file id, offset and lengths, the

@@ -1,15 +1,11 @@
 #include "engine/piece_writer.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
 #include "engine/crypto.h"
-#include "io/remote.h"
 #include "util/crash_point.h"
 #include "util/crc32c.h"
 
@@ -27,60 +23,26 @@ std::unique_ptr<AlignedBlock> AlignedBlock::make(size_t size) {
 
 AlignedBlock::~AlignedBlock() { std::free(data); }
 
-namespace {
-Result<void> write_all(int fd, const std::byte* p, size_t n, uint64_t off, const std::string& path) {
-  return io::pwrite_all_fd(fd, p, n, off, "piece '" + path + "'");
-}
-}  // namespace
-
-Result<std::unique_ptr<PieceWriter>> PieceWriter::create(const std::string& dir,
-                                                         const PieceHeader& header,
-                                                         io::Direct direct, Keyring* keys) {
+Result<std::unique_ptr<PieceWriter>> PieceWriter::start(std::unique_ptr<storage::WriteFile> file,
+                                                        const storage::StorageCaps& caps,
+                                                        const PieceHeader& header, Keyring* keys) {
   std::unique_ptr<PieceWriter> w(new PieceWriter());
-  w->dir_ = dir;
-  w->path_ = io::join_path(dir, header.name);
+  w->file_ = std::move(file);
   w->header_ = header;
+  w->can_preallocate_ = caps.preallocate;
   if (keys) {
     SB_ASSIGN(w->cipher_, keys->new_piece(w->header_));
   }
-  SB_ASSIGN(w->file_, io::create_exclusive(w->path_, 0640, direct));
-  if (auto r = w->write_header(); !r) {
-    w->file_.fd.reset();
-    Error e = r.error();
-    if (auto u = io::unlink_path(w->path_); !u) e.what += " (then " + u.error().what + ")";
-    return e;
-  }
+  w->next_offset_ = kBlock;  // the header block
   return w;
 }
 
-Result<std::unique_ptr<PieceWriter>> PieceWriter::create_on(PieceOutput& out,
-                                                            const PieceHeader& header,
-                                                            Keyring* keys) {
-  std::unique_ptr<PieceWriter> w(new PieceWriter());
-  w->out_ = &out;
-  w->path_ = out.describe() + "/" + header.name;
-  w->header_ = header;
-  w->can_preallocate_ = false;
-  if (keys) {
-    SB_ASSIGN(w->cipher_, keys->new_piece(w->header_));
-  }
-  SB_TRY(w->write_header());
-  return w;
-}
-
-Result<void> PieceWriter::write_header() {
+Result<PieceWriter::PlacedBlock> PieceWriter::header_block() {
   auto block = AlignedBlock::make(kBlock);
   if (!block) return fail(Errc::no_space, "unable to allocate a piece header block");
   encode_piece_header(header_, std::span<std::byte, kBlock>(block->data, kBlock));
   checksum_.add_piece_header({block->data, kBlock});
-  SB_TRY(write_raw(block->data, kBlock, 0));
-  next_offset_ = kBlock;
-  return ok();
-}
-
-Result<void> PieceWriter::write_raw(const std::byte* p, size_t n, uint64_t off) {
-  if (out_) return out_->write_at(off, {p, n});
-  return write_all(fd(), p, n, off, path_);
+  return PlacedBlock{std::move(block), FramePlacement{0, static_cast<uint32_t>(kBlock)}};
 }
 
 PieceWriter::~PieceWriter() = default;
@@ -101,12 +63,10 @@ uint64_t PieceWriter::projected_size(uint64_t frame_length) const {
 
 void PieceWriter::preallocate_ahead() {
   constexpr uint64_t kStep = 64u << 20;
-  if (io::is_remote_fd(fd())) can_preallocate_ = false;  // NFSv3 has no ALLOCATE
   if (!can_preallocate_ || next_offset_ + (2u << 20) <= allocated_) return;
   uint64_t want = next_offset_ + kStep;
-  if (::fallocate(fd(), 0, static_cast<off_t>(allocated_),
-                  static_cast<off_t>(want - allocated_)) != 0) {
-    can_preallocate_ = false;  // not supported here (or full): writes simply extend
+  if (!file_->preallocate(allocated_, want - allocated_)) {
+    can_preallocate_ = false;  // full or refused: writes simply extend the file
     return;
   }
   allocated_ = want;
@@ -123,7 +83,7 @@ Result<FramePlacement> PieceWriter::place(FrameHeader h, std::byte* header_block
     h.raw_digest = {};  // the digest of the plaintext stays inside the sealed trailer
     auto aad = frame_aad(next_offset_, h);
     if (auto r = cipher_->seal(payload, h.stored_len - kTagSize, h.sequence, aad); !r)
-      return r.error().wrap("piece '" + path_ + "'");
+      return r.error().wrap("piece '" + path() + "'");
   }
   h.stored_crc = h.stored_len ? util::crc32c(payload, h.stored_len) : 0;
   uint64_t padded = align_up(h.stored_len);
@@ -154,7 +114,7 @@ Result<PieceWriter::PlacedBlock> PieceWriter::file_frame(uint32_t file_id) {
   return PlacedBlock{std::move(block), placement};
 }
 
-Result<uint32_t> PieceWriter::finish() {
+Result<PieceWriter::PlacedBlock> PieceWriter::trailer_block(uint32_t* piece_crc) {
   for (size_t i = 0; i < files_.size(); ++i) {
     auto& ex = extents_[i];
     std::sort(ex.begin(), ex.end(),
@@ -167,7 +127,7 @@ Result<uint32_t> PieceWriter::finish() {
   auto payload = encode_trailer(t);
   size_t padded = align_up(payload.size() + (cipher_ ? kTagSize : 0));
   auto block = AlignedBlock::make(kBlock + padded + kBlock);
-  if (!block) return fail(Errc::no_space, "unable to allocate the trailer of '" + path_ + "'");
+  if (!block) return fail(Errc::no_space, "unable to allocate the trailer of '" + path() + "'");
   std::memcpy(block->data + kBlock, payload.data(), payload.size());
   FrameHeader h;
   h.type = FrameType::trailer;
@@ -177,28 +137,22 @@ Result<uint32_t> PieceWriter::finish() {
   SB_TRY(place(h, block->data));
   Footer f{trailer_offset, frames_before, checksum_.value()};
   encode_footer(f, std::span<std::byte, kBlock>(block->data + kBlock + padded, kBlock));
-  SB_TRY(write_raw(block->data, block->size, trailer_offset));
-  util::crash_point("piece-written");
   next_offset_ = trailer_offset + block->size;
-  if (out_) {
-    SB_TRY(out_->commit());
-    return f.piece_crc;
-  }
-  if (allocated_ > next_offset_)
-    SB_TRY(io::truncate_fd(fd(), next_offset_, "piece '" + path_ + "'"));
-  SB_TRY(io::datasync_fd(fd(), "piece '" + path_ + "'"));
-  file_.fd.reset();
-  SB_TRY(io::fsync_dir(dir_));
-  util::crash_point("piece-synced");
-  return f.piece_crc;
+  *piece_crc = f.piece_crc;
+  auto len = static_cast<uint32_t>(block->size);
+  return PlacedBlock{std::move(block), FramePlacement{trailer_offset, len}};
+}
+
+Result<void> PieceWriter::complete() {
+  util::crash_point("piece-written");
+  if (allocated_ > next_offset_) SB_TRY(file_->truncate(next_offset_));
+  SB_TRY(file_->commit());
+  SB_TRY(file_->close());
+  return ok();
 }
 
 void PieceWriter::abandon() {
-  if (out_) {
-    out_->abandon();
-    return;
-  }
-  file_.fd.reset();
+  if (file_) file_->abandon();
 }
 
 }  // namespace stripeback::engine

@@ -1,8 +1,8 @@
-// PieceWriter: lays out one backup piece on a local file system. It decides where each
-// frame goes, builds frame headers, keeps the piece's file table and extent index, and at
-// the end writes trailer and footer and makes the piece durable. Frame payload writes are
-// issued by the channel through its IoEngine; the writer never touches payload bytes except
-// to zero the padding after them.
+// PieceWriter: lays out one backup piece in a WriteFile of any storage. It decides where
+// each frame goes, builds frame headers, keeps the piece's file table and extent index,
+// and builds the header block and, at the end, the trailer and footer. It never writes:
+// every byte of the piece (header, frames, trailer) goes out as a request through the
+// channel's IoLoop, on one path. complete() then makes the piece durable.
 //
 // Owned and used by one channel thread.
 #pragma once
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "engine/piece_format.h"
-#include "io/file.h"
+#include "storage/storage.h"
 #include "stripeback/result.h"
 
 namespace stripeback::engine {
@@ -34,37 +34,20 @@ struct FramePlacement {
 
 class FrameCipher;
 class Keyring;
-// Where a piece goes when it is not a local file (a tape stream). PieceWriter's own writes
-// (header, trailer, footer) go through write_at(); frame writes are IoOps on fd(), which
-// the channel's engine routes to the same output. commit() makes every byte durable on the
-// medium; abandon() gives up a piece after a failure.
-class PieceOutput {
- public:
-  virtual ~PieceOutput() = default;
-  virtual int fd() const = 0;
-  virtual std::string describe() const = 0;  // for messages, in place of a path
-  virtual Result<void> write_at(uint64_t offset, std::span<const std::byte> data) = 0;
-  virtual Result<void> commit() = 0;
-  virtual void abandon() = 0;
-};
 
 class PieceWriter {
  public:
-  // Writes the piece header block to `out` instead of a file; `out` must outlive the writer.
-  static Result<std::unique_ptr<PieceWriter>> create_on(PieceOutput& out,
-                                                        const PieceHeader& header,
-                                                        Keyring* keys = nullptr);
-  // Creates `dir/name` (never replacing anything) and writes the piece header block; if
-  // that write fails, removes the file again.
-  static Result<std::unique_ptr<PieceWriter>> create(const std::string& dir,
-                                                     const PieceHeader& header,
-                                                     io::Direct direct,
-                                                     Keyring* keys = nullptr);
+  // Starts a piece in `file` (new and empty) on a medium with `caps`. The header block
+  // (header_block()) is the first thing to write.
+  static Result<std::unique_ptr<PieceWriter>> start(std::unique_ptr<storage::WriteFile> file,
+                                                    const storage::StorageCaps& caps,
+                                                    const PieceHeader& header,
+                                                    Keyring* keys = nullptr);
   ~PieceWriter();
 
-  int fd() const { return out_ ? out_->fd() : file_.fd.get(); }
-  bool direct() const { return file_.direct; }
-  const std::string& path() const { return path_; }
+  storage::WriteFile& file() { return *file_; }
+  bool direct() const { return file_->direct(); }
+  const std::string& path() const { return file_->name(); }
   const std::string& name() const { return header_.name; }
   uint64_t size() const { return next_offset_; }
 
@@ -84,9 +67,10 @@ class PieceWriter {
   // bytes of room after the payload for the tag; sealed() says whether it is.
   Result<FramePlacement> place(FrameHeader h, std::byte* header_block);
   bool sealed() const { return cipher_ != nullptr; }
-  // Allocates space ahead of the write offset in large steps, so frame writes land inside
-  // the file instead of extending it (an extending O_DIRECT write takes the inode lock
-  // exclusively and cannot be issued without blocking). finish() trims what is unused.
+  // Allocates space ahead of the write offset in large steps (where the medium can), so
+  // frame writes land inside the file instead of extending it (an extending O_DIRECT write
+  // takes the inode lock exclusively and cannot be issued without blocking). complete()
+  // trims what is unused.
   void preallocate_ahead();
   // Builds a FILE frame for `file_id` in a new block that the caller keeps until written.
   struct PlacedBlock {
@@ -94,29 +78,29 @@ class PieceWriter {
     FramePlacement placement;
   };
   Result<PlacedBlock> file_frame(uint32_t file_id);
+  // The piece header block, at offset 0.
+  Result<PlacedBlock> header_block();
 
-  // Writes trailer and footer, fdatasyncs the piece, closes it and fsyncs the directory.
-  // Each file entry's digest is computed here from the extents this piece holds of it (the
-  // whole-file digest when the piece holds the whole file). Call only when no write to this
-  // piece is in flight. Returns the piece checksum.
-  Result<uint32_t> finish();
-  // Gives up the unfinished piece after a failure: closes it and leaves the file, for the
-  // backup job to remove with the rest of a failed backup's pieces (so that one place knows
-  // what could not be removed). On tape, abandons the tape stream.
+  // Builds trailer and footer, once every frame is placed. Each file entry's digest is
+  // computed here from the extents this piece holds of it (the whole-file digest when the
+  // piece holds the whole file). Sets the piece checksum in *piece_crc.
+  Result<PlacedBlock> trailer_block(uint32_t* piece_crc);
+  // Once every write (the trailer's too) completed: trims preallocated space, commits the
+  // file (durable on the medium) and closes it.
+  Result<void> complete();
+  // Gives up the unfinished piece after a failure: closes it and leaves it where it is,
+  // for the backup job to remove with the rest of a failed backup's pieces (so that one
+  // place knows what could not be removed).
   void abandon();
 
  private:
   PieceWriter() = default;
-  Result<void> write_header();
-  Result<void> write_raw(const std::byte* p, size_t n, uint64_t off);
-  PieceOutput* out_ = nullptr;
-  std::string dir_, path_;
-  io::OpenedFile file_;
+  std::unique_ptr<storage::WriteFile> file_;
+  bool can_preallocate_ = false;
   PieceHeader header_;
   PieceChecksum checksum_;
   uint64_t next_offset_ = 0;
   uint64_t allocated_ = 0;  // file size after preallocation
-  bool can_preallocate_ = true;
   uint32_t frames_ = 0;
   uint64_t trailer_estimate_ = 16;
   std::vector<FileMeta> files_;

@@ -10,12 +10,12 @@
 #include <optional>
 #include <set>
 
+#include "engine/backends.h"
 #include "io/file_system.h"
-#include "io/remote.h"
-#include "nfs/url.h"
 
 namespace stripeback::engine {
 namespace fs = std::filesystem;
+using storage::has_scheme;
 
 namespace {
 
@@ -28,58 +28,42 @@ const char* kind_of(mode_t m) {
   return "special file";
 }
 
-FileTask task_from(const std::string& path, const struct stat& st) {
+FileTask task_from(const std::string& path, const storage::FileInfo& st) {
   FileTask t;
   t.path = path;
-  t.size = static_cast<uint64_t>(st.st_size);
-  t.mode = st.st_mode;
-  t.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  t.uid = st.st_uid;
-  t.gid = st.st_gid;
+  t.size = st.size;
+  t.mode = st.mode;
+  t.mtime_ns = st.mtime_ns;
+  t.uid = st.uid;
+  t.gid = st.gid;
   return t;
 }
 
-// A directory's child: for NFS URLs in canonical form (query at the end).
-std::string child_of(const std::string& dir, const std::string& name) {
-  if (nfs::is_nfs_url(dir)) {
-    if (auto u = nfs::parse_nfs_url(dir)) {
-      u->path += (u->path == "/" ? "" : "/") + name;
-      return u->str();
-    }
-  }
-  return dir + "/" + name;
+// Directory entries by location text, on whatever storage holds the directory.
+Result<std::vector<std::string>> children_of(const std::string& dir) {
+  SB_ASSIGN(Place place, place_of(dir));
+  SB_ASSIGN(auto names, place.storage->list(place.at));
+  std::vector<std::string> out;
+  for (const auto& n : names) out.push_back(place.at.join(n).str());
+  return out;
 }
 
-// Directory entries by name, local or remote.
-Result<std::vector<std::string>> children_of(const std::string& dir) {
-  if (io::is_url(dir)) {
-    SB_ASSIGN(auto names, io::list_dir(dir));
-    std::vector<std::string> out;
-    for (const auto& n : names) out.push_back(child_of(dir, n));
-    return out;
-  }
-  std::error_code ec;
-  fs::directory_iterator it(dir, fs::directory_options::none, ec);
-  if (ec) return Error{Errc::io, ec.value(), "unreadable directory: " + ec.message()};
-  std::vector<std::string> children;
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) return Error{Errc::io, ec.value(), "directory listing failed: " + ec.message()};
-    children.push_back(it->path().string());
-  }
-  return children;
+Result<storage::FileInfo> stat_of(const std::string& path, bool follow) {
+  SB_ASSIGN(Place place, place_of(path));
+  return place.storage->stat(place.at, follow);
 }
 
 class Walker {
  public:
   Walker(Plan& plan, const PlanOptions& opts) : plan_(plan), opts_(opts) {}
 
-  void add_file(const std::string& path, const struct stat& st) {
+  void add_file(const std::string& path, const storage::FileInfo& st) {
     if (!seen_.insert(path).second) return;
     plan_.files.push_back(task_from(path, st));
   }
 
   // A source directory: its file system is the one --one-file-system keeps to.
-  void walk_source(const std::string& dir, const struct stat& dst) {
+  void walk_source(const std::string& dir, const storage::FileInfo& dst) {
     if (auto kind = pseudo_kind(dir, dst)) {
       plan_.skipped.push_back({dir, *kind});
       return;
@@ -89,24 +73,24 @@ class Walker {
 
  private:
   // Why a local directory on a pseudo file system is not walked; nullopt for the others.
-  static std::optional<std::string> pseudo_kind(const std::string& dir, const struct stat& st) {
-    if (io::is_url(dir)) return std::nullopt;
-    auto name = io::pseudo_file_system(dir, st.st_dev);
+  static std::optional<std::string> pseudo_kind(const std::string& dir, const storage::FileInfo& st) {
+    if (has_scheme(dir)) return std::nullopt;  // the kernel's pseudo file systems are local
+    auto name = io::pseudo_file_system(dir, static_cast<dev_t>(st.dev));
     if (!name) return std::nullopt;
     return *name + " pseudo file system (kernel state, not files to back up)";
   }
 
   // Why the directory `child` of a directory on device `parent_dev` is not walked, if it is
   // a mount point of a file system that is left alone.
-  std::optional<std::string> mount_point_skip(const std::string& child, const struct stat& st,
-                                              dev_t parent_dev) const {
-    if (st.st_dev == parent_dev || io::is_url(child)) return std::nullopt;
+  std::optional<std::string> mount_point_skip(const std::string& child, const storage::FileInfo& st,
+                                              uint64_t parent_dev) const {
+    if (st.dev == parent_dev || has_scheme(child)) return std::nullopt;
     if (opts_.one_file_system) return std::string("mount point of another file system "
                                                   "(--one-file-system)");
     return pseudo_kind(child, st);
   }
 
-  void walk_dir(const std::string& dir, const struct stat& dst) {
+  void walk_dir(const std::string& dir, const storage::FileInfo& dst) {
     if (!seen_.insert(dir).second) return;
     plan_.dirs.push_back(task_from(dir, dst));
     auto listed = children_of(dir);
@@ -117,20 +101,20 @@ class Walker {
     std::vector<std::string> children = std::move(*listed);
     std::sort(children.begin(), children.end());
     for (const auto& child : children) {
-      auto got = io::lstat_path(child);
+      auto got = stat_of(child, /*follow=*/false);
       if (!got) {
         plan_.skipped.push_back({child, "cannot stat: " + got.error().what});
         continue;
       }
-      const struct stat& st = *got;
-      if (S_ISREG(st.st_mode)) {
+      const storage::FileInfo& st = *got;
+      if (S_ISREG(st.mode)) {
         add_file(child, st);
-      } else if (S_ISDIR(st.st_mode)) {
-        auto why = mount_point_skip(child, st, dst.st_dev);
+      } else if (S_ISDIR(st.mode)) {
+        auto why = mount_point_skip(child, st, dst.dev);
         if (why) plan_.skipped.push_back({child, *why});
         else walk_dir(child, st);
       } else {
-        plan_.skipped.push_back({child, kind_of(st.st_mode)});
+        plan_.skipped.push_back({child, kind_of(static_cast<mode_t>(st.mode))});
       }
     }
   }
@@ -143,9 +127,9 @@ class Walker {
 }  // namespace
 
 std::string normal_path(const std::string& path) {
-  if (nfs::is_nfs_url(path)) {
-    auto u = nfs::parse_nfs_url(path);
-    return u ? u->str() : path;  // a bad URL is reported where it is used
+  if (has_scheme(path)) {
+    auto at = storage::Location::parse(path);
+    return at ? at->str() : path;  // a bad location is reported where it is used
   }
   std::error_code ec;
   fs::path p = fs::absolute(fs::path(path), ec);
@@ -163,19 +147,19 @@ Result<Plan> make_plan(const std::vector<std::string>& sources, const PlanOption
     std::string path = normal_path(src);
     // A named source may be a symbolic link to what the user means (as with cp -H and
     // find -H); below it links are not followed.
-    auto got = io::stat_path(path);
+    auto got = stat_of(path, /*follow=*/true);
     if (!got) {
       Error e = got.error().wrap("backup source '" + src + "' is not usable");
       // A URL that names nothing reachable is bad input, like a missing local path.
-      if (io::is_url(path) && e.code != Errc::timed_out) e.code = Errc::invalid_argument;
+      if (has_scheme(path) && e.code != Errc::timed_out) e.code = Errc::invalid_argument;
       return e;
     }
-    const struct stat& st = *got;
-    if (S_ISREG(st.st_mode)) walker.add_file(path, st);
-    else if (S_ISDIR(st.st_mode)) walker.walk_source(path, st);
+    const storage::FileInfo& st = *got;
+    if (S_ISREG(st.mode)) walker.add_file(path, st);
+    else if (S_ISDIR(st.mode)) walker.walk_source(path, st);
     else
       return fail(Errc::invalid_argument, "backup source '" + src + "' is a " +
-                                              kind_of(st.st_mode) +
+                                              kind_of(static_cast<mode_t>(st.mode)) +
                                               ", not a regular file or directory");
   }
   std::sort(plan.files.begin(), plan.files.end(), [](const FileTask& a, const FileTask& b) {

@@ -10,107 +10,87 @@
 
 #include "engine/compress.h"
 #include "engine/restore_job.h"
-#include "engine/restore_remote.h"
-#include "io/remote.h"
+#include "engine/backends.h"
 #include "io/buffer_pool.h"
-#include "io/io_engine.h"
+#include "storage/io_loop.h"
 #include "util/crash_point.h"
 
 namespace stripeback::engine {
 namespace {
 
-// Opens (creating as needed) the directory that will hold `comps.back()`, walking from the
-// target directory without following symbolic links, so nothing lands outside it.
-Result<io::UniqueFd> open_parent(int root, const std::vector<std::string>& comps,
-                                 const std::string& shown) {
-  io::UniqueFd dir(::dup(root));
-  if (!dir.valid()) return sys_error(errno, "unable to open restore target");
+using storage::Clock;
+
+storage::Attrs attrs_of(const catalog::FileRecord& f, bool set_owner) {
+  storage::Attrs a;
+  a.set_owner = set_owner;
+  a.uid = f.uid;
+  a.gid = f.gid;
+  a.mode = f.mode & 07777;
+  a.mtime_ns = f.mtime_ns;
+  return a;
+}
+
+// Opens (creating as needed) the directories that lead to `comps.back()` below the target,
+// never following a symbolic link, so nothing lands outside it. Returns the deepest one
+// opened (null when that is the target itself).
+Result<std::unique_ptr<storage::Directory>> open_parent(storage::Directory& root,
+                                                        const std::vector<std::string>& comps,
+                                                        const std::string& shown) {
+  std::unique_ptr<storage::Directory> dir;
   for (size_t i = 0; i + 1 < comps.size(); ++i) {
-    int fd = ::openat(dir.get(), comps[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT) {
-      if (::mkdirat(dir.get(), comps[i].c_str(), 0755) != 0 && errno != EEXIST)
-        return sys_error(errno, "unable to create directory for '" + shown + "'");
-      fd = ::openat(dir.get(), comps[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    }
-    if (fd < 0) {
-      if (errno == ELOOP || errno == ENOTDIR)
-        return fail(Errc::invalid_argument, "refusing to restore '" + shown + "': '" +
-                                                comps[i] + "' in its path is not a directory "
+    storage::Directory& at = dir ? *dir : root;
+    auto next = at.open_dir(comps[i], /*create=*/true, 0755);
+    if (!next) {
+      if (next.error().code == Errc::invalid_argument)
+        return fail(Errc::invalid_argument, "refusing to restore '" + shown + "': '" + comps[i] +
+                                                "' in its path is not a directory "
                                                 "(a symbolic link or a file)");
-      return sys_error(errno, "unable to open directory for '" + shown + "'");
+      return next.error().wrap("unable to open the directory of '" + shown + "'");
     }
-    dir = io::UniqueFd(fd);
+    dir = std::move(*next);
   }
   return dir;
 }
 
-// Owner (when asked), permission bits and mtime, in that order: chown clears set-id bits.
-Result<void> set_attributes(int fd, const catalog::FileRecord& f, bool set_owner,
-                            const std::string& shown) {
-  if (set_owner && ::fchown(fd, f.uid, f.gid) != 0)
-    return sys_error(errno, "unable to set the owner of '" + shown + "'");
-  if (::fchmod(fd, static_cast<mode_t>(f.mode & 07777)) != 0)
-    return sys_error(errno, "unable to set the mode of '" + shown + "'");
-  timespec ts[2];
-  ts[0].tv_sec = 0;
-  ts[0].tv_nsec = UTIME_OMIT;
-  ts[1].tv_sec = f.mtime_ns / 1000000000;
-  ts[1].tv_nsec = f.mtime_ns % 1000000000;
-  if (::futimens(fd, ts) != 0)
-    return sys_error(errno, "unable to set the modification time of '" + shown + "'");
-  return ok();
-}
+}  // namespace
 
-struct Slot {
-  const PartExtent* pe = nullptr;
-  bool writing = false;
-};
-
-// Opens the file's temporary file (once, by the first chunk to start) and allocates its
-// full size, so writes land inside it instead of extending it (an extending O_DIRECT write
-// takes the inode lock exclusively and is punted to a worker thread).
-Result<void> open_file(const RestoreContext& ctx, FileState& f) {
+Result<void> open_restore_file(const RestoreContext& ctx, FileState& f) {
   if (ctx.verify_only) {
     f.shown = f.item->file.path;
     return ok();
   }
-  if (io::is_url(ctx.target)) return open_remote_file(ctx, f);
-  f.shown = ctx.target + restore_relative(f.item->file.path);
   SB_ASSIGN(auto comps, safe_components(f.item->file.path));
-  SB_ASSIGN(f.dir, open_parent(ctx.target_fd, comps, f.shown));
+  std::string rel;
+  for (const auto& c : comps) rel += (rel.empty() ? "" : "/") + c;
+  f.shown = ctx.root->location().join(rel).str();
+  SB_ASSIGN(f.dir, open_parent(*ctx.root, comps, f.shown));
+  storage::Directory& parent = f.dir ? *f.dir : *ctx.root;
   f.name = comps.back();
-  bool want_direct = ctx.config.direct == io::Direct::yes;
-  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-  int fd = -1;
-  // A new name each time, created O_EXCL: nothing planted at it (a link to a file outside
-  // the target) is ever opened, and its length does not depend on the file's name.
-  for (int attempt = 0; fd < 0 && attempt < 8; ++attempt) {
+  storage::CreateOptions co;
+  co.direct = ctx.config.direct == io::Direct::yes;
+  co.mode = 0600;
+  // A new name each time, created exclusively: nothing planted at it (a link to a file
+  // outside the target) is ever opened, and its length does not depend on the file's name.
+  Result<std::unique_ptr<storage::WriteFile>> made = fail(Errc::exists, "no free temporary name");
+  for (int attempt = 0; attempt < 8; ++attempt) {
     f.temp = restore_temp_name();
     comps.back() = f.temp;
     if (ctx.journal) SB_TRY(ctx.journal->note(comps));
-    fd = ::openat(f.dir.get(), f.temp.c_str(), flags | (want_direct ? O_DIRECT : 0), 0600);
-    if (fd < 0 && errno == EINVAL && want_direct) {
-      // The file system refuses O_DIRECT; an O_EXCL open it refused may have left the name.
-      ::unlinkat(f.dir.get(), f.temp.c_str(), 0);
-      fd = ::openat(f.dir.get(), f.temp.c_str(), flags, 0600);
-      want_direct = false;
-    }
-    if (fd < 0 && ctx.journal) ctx.journal->settle();
-    if (fd < 0 && errno != EEXIST) break;
+    made = parent.create(f.temp, co);
+    if (made) break;
+    if (ctx.journal) ctx.journal->settle();
+    if (made.error().code != Errc::exists) break;
   }
-  f.direct = fd >= 0 && want_direct;
-  if (fd < 0) return sys_error(errno, "unable to create '" + f.shown + "'");
+  if (!made) return made.error().wrap("unable to create '" + f.shown + "'");
+  f.out = std::move(*made);
   f.temp_made = true;
-  f.out = io::UniqueFd(fd);
   uint64_t size = f.item->file.size;
-  if (size > 0 && ::fallocate(fd, 0, 0, static_cast<off_t>(size)) != 0 && errno != EOPNOTSUPP)
-    return sys_error(errno, "unable to allocate " + std::to_string(size) + " bytes for '" +
-                                f.shown + "'");
+  if (size > 0 && ctx.caps->preallocate)
+    SB_TRY(f.out->preallocate(0, size));
   return ok();
 }
 
-// Verifies the whole file, sets its size and attributes, syncs it and moves it into place.
-Result<void> finish_file(const RestoreContext& ctx, FileState& f) {
+Result<void> finish_restore_file(const RestoreContext& ctx, FileState& f) {
   const auto& rec = f.item->file;
   util::DigestCombiner comb;
   for (const PartExtent& pe : f.extents)
@@ -118,35 +98,57 @@ Result<void> finish_file(const RestoreContext& ctx, FileState& f) {
   if (comb.finish() != rec.digest)
     return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
   if (ctx.verify_only) return ok();
-  if (io::is_url(ctx.target)) return finish_remote_file(ctx, f);
-  int fd = f.out.get();
-  if (::ftruncate(fd, static_cast<off_t>(rec.size)) != 0)
-    return sys_error(errno, "unable to set the size of '" + f.shown + "'");
-  if (::fdatasync(fd) != 0) return sys_error(errno, "unable to sync '" + f.shown + "'");
-  SB_TRY(set_attributes(fd, rec, ctx.set_owner, f.shown));
-  if (::fsync(fd) != 0) return sys_error(errno, "unable to sync '" + f.shown + "'");
+  // Zero frames were not written: setting the size makes them read as zeros.
+  SB_TRY(f.out->truncate(rec.size));
+  SB_TRY(f.out->commit());
+  SB_TRY(f.out->set_attrs(attrs_of(rec, ctx.set_owner)));
+  SB_TRY(f.out->close());
   f.out.reset();
   util::crash_point("restore-file-synced");
-  unsigned flags = ctx.force ? 0 : RENAME_NOREPLACE;
-  if (::renameat2(f.dir.get(), f.temp.c_str(), f.dir.get(), f.name.c_str(), flags) != 0) {
-    if (errno == EEXIST)
+  storage::Directory& parent = f.dir ? *f.dir : *ctx.root;
+  if (auto r = parent.rename(f.temp, f.name, ctx.force); !r) {
+    if (r.error().code == Errc::exists)
       return fail(Errc::exists, "refusing to overwrite existing file '" + f.shown +
                                     "' (use --force to replace it)");
-    return sys_error(errno, "unable to move '" + f.shown + "' into place");
+    return r.error().wrap("unable to move '" + f.shown + "' into place");
   }
   util::crash_point("restore-file-renamed");
   f.temp_made = false;
   if (ctx.journal) ctx.journal->settle();
-  if (::fsync(f.dir.get()) != 0)
-    return sys_error(errno, "unable to sync the directory of '" + f.shown + "'");
+  if (ctx.caps->dir_sync)
+    SB_TRY(parent.sync());
   return ok();
 }
 
+bool abandon_restore_file(const RestoreContext& ctx, FileState& f) {
+  if (f.out) f.out->abandon();
+  f.out.reset();
+  bool removed = false;
+  if (f.temp_made) {
+    storage::Directory& parent = f.dir ? *f.dir : *ctx.root;
+    removed = parent.remove(f.temp).has_value();
+    if (removed) {
+      f.temp_made = false;
+      if (ctx.journal) ctx.journal->settle();
+    }
+  }
+  f.dir.reset();
+  return removed;
+}
+
+namespace {
+
+struct Slot {
+  const PartExtent* pe = nullptr;
+  bool writing = false;
+  uint32_t len = 0;  // bytes of the file write
+};
+
 class ChunkRestore {
  public:
-  ChunkRestore(const RestoreContext& ctx, io::IoEngine& engine, io::BufferPool& pool,
+  ChunkRestore(const RestoreContext& ctx, storage::IoLoop& loop, io::BufferPool& pool,
                io::BufferPool& scratch, Decompressor& dz, ChannelStats& stats, BusyClock& clock)
-      : ctx_(ctx), engine_(engine), pool_(pool), scratch_(scratch), dz_(dz), stats_(stats),
+      : ctx_(ctx), loop_(loop), pool_(pool), scratch_(scratch), dz_(dz), stats_(stats),
         clock_(clock), slots_(pool.count()) {}
 
   // Restores one chunk. When it was the file's last, finishes (or, after a failure
@@ -160,7 +162,7 @@ class ChunkRestore {
       std::lock_guard lock(f.mu);
       if (!f.opened && !f.failed) {
         f.opened = true;
-        if (auto r = open_file(ctx_, f); !r) fail_file(f, r.error());
+        if (auto r = open_restore_file(ctx_, f); !r) fail_file(f, r.error());
       }
       go = !f.failed;
     }
@@ -176,14 +178,9 @@ class ChunkRestore {
     if (++f.chunks_done < f.chunks_total) return ok();
     *finished = true;
     if (!f.failed)
-      if (auto r = finish_file(ctx_, f); !r) fail_file(f, r.error());
+      if (auto r = finish_restore_file(ctx_, f); !r) fail_file(f, r.error());
     if (f.failed) {
-      f.out.reset();
-      bool removed = false;
-      if (f.temp_made && f.dir.valid()) removed = ::unlinkat(f.dir.get(), f.temp.c_str(), 0) == 0;
-      else if (f.temp_made) removed = abandon_remote_file(f);
-      if (removed && ctx_.journal) ctx_.journal->settle();
-      f.dir.reset();
+      abandon_restore_file(ctx_, f);
       return f.error;
     }
     f.dir.reset();
@@ -192,41 +189,36 @@ class ChunkRestore {
   }
 
  private:
-  static void fail_file(FileState& f, const Error& e) {
-    if (!f.failed) f.error = e;
-    f.failed = true;
-  }
 
   // Reads the chunk's frames and writes their data, keeping the pool busy.
   Result<void> pump(FileState& f, const RestoreChunk& c) {
     file_ = &f;
     size_t next = c.begin;
-    std::vector<io::IoCompletion> comps(64);
-    while (next < c.end || engine_.in_flight() > 0) {
+    std::vector<storage::Completion> comps(64);
+    while (next < c.end || loop_.in_flight() > 0) {
       if (ctx_.cancel && ctx_.cancel->load()) return fail(Errc::cancelled, "restore cancelled");
-      std::vector<io::IoOp> ops;
       while (next < c.end && pool_.free_count() > 0) {
         const PartExtent& pe = f.extents[next++];
         const Extent& e = *pe.extent;
         if (e.type == FrameType::zero) continue;  // the preallocated range reads as zeros
         uint32_t slot = *pool_.acquire();
         slots_[slot] = Slot{&pe, false};
-        ops.push_back({io::OpKind::read, pe.part->piece->fd(), e.frame_offset, pool_.header(slot),
-                       static_cast<uint32_t>(kBlock + align_up(e.stored_len)), slot});
+        SB_TRY(loop_.submit({pe.part->piece->file(), storage::OpKind::read, e.frame_offset,
+                             pool_.header(slot),
+                             static_cast<uint32_t>(kBlock + align_up(e.stored_len)), slot}));
         ++reads_out_;
       }
-      if (!ops.empty()) SB_TRY(engine_.submit(ops));
-      if (engine_.in_flight() == 0) continue;
+      if (loop_.in_flight() == 0) continue;
       clock_.mark(reads_out_ > 0, writes_out_ > 0, false, stats_);
-      size_t n = engine_.reap(comps, 1, io::Clock::now() + std::chrono::milliseconds(200));
+      size_t n = loop_.reap(comps, 1, Clock::now() + std::chrono::milliseconds(200));
       clock_.mark(reads_out_ > 0, writes_out_ > 0, true, stats_);
       for (size_t i = 0; i < n; ++i) SB_TRY(handle(comps[i]));
     }
-    stats_.direct_sink = stats_.direct_sink || f.direct;
+    stats_.direct_sink = stats_.direct_sink || (f.out && f.out->direct());
     return ok();
   }
 
-  Result<void> handle(const io::IoCompletion& c) {
+  Result<void> handle(const storage::Completion& c) {
     auto slot = static_cast<uint32_t>(c.tag);
     Slot& s = slots_[slot];
     const Extent& e = *s.pe->extent;
@@ -235,6 +227,10 @@ class ChunkRestore {
     if (s.writing) {
       --writes_out_;
       if (!c.result) return c.result.error().wrap("unable to write '" + shown + "'");
+      if (*c.result < s.len)
+        return fail(Errc::io, "unable to write '" + shown + "': " + std::to_string(*c.result) +
+                                  " of " + std::to_string(s.len) + " bytes written at offset " +
+                                  std::to_string(e.file_offset));
       ++stats_.writes;
       stats_.bytes_written += e.raw_len;
       pool_.release(slot);
@@ -271,19 +267,17 @@ class ChunkRestore {
     }
     s.writing = true;
     ++writes_out_;
-    uint32_t wlen = file_->direct ? static_cast<uint32_t>(align_up(e.raw_len)) : e.raw_len;
+    uint32_t wlen = file_->out->direct() ? static_cast<uint32_t>(align_up(e.raw_len)) : e.raw_len;
     // Padding after the raw bytes must be zeros (the write is rounded up for O_DIRECT).
     if (wlen > e.raw_len)
       std::memset(const_cast<std::byte*>(raw) + e.raw_len, 0, wlen - e.raw_len);
-    io::IoOp op{io::OpKind::write, file_->out.get(), e.file_offset, const_cast<std::byte*>(raw),
-                wlen, slot};
-    return engine_.submit({&op, 1});
+    s.len = wlen;
+    return loop_.submit({file_->out.get(), storage::OpKind::write, e.file_offset,
+                         const_cast<std::byte*>(raw), wlen, slot});
   }
 
   void drain() {
-    std::vector<io::IoCompletion> comps(64);
-    while (engine_.in_flight() > 0)
-      engine_.reap(comps, 1, io::Clock::now() + std::chrono::milliseconds(200));
+    loop_.drain();
     for (uint32_t i = 0; i < slots_.size(); ++i)
       if (slots_[i].pe) {
         pool_.release(i);
@@ -293,7 +287,7 @@ class ChunkRestore {
   }
 
   const RestoreContext& ctx_;
-  io::IoEngine& engine_;
+  storage::IoLoop& loop_;
   io::BufferPool& pool_;
   io::BufferPool& scratch_;  // decoded frames, slot for slot with pool_
   Decompressor& dz_;
@@ -306,14 +300,22 @@ class ChunkRestore {
 
 }  // namespace
 
-Result<void> restore_dir_attributes(int target_fd, const std::string& shown_prefix,
-                                    const catalog::FileRecord& d, bool set_owner) {
-  std::string shown = shown_prefix + restore_relative(d.path);
+void fail_file(FileState& f, const Error& e) {
+  if (!f.failed) f.error = e;
+  f.failed = true;
+}
+
+Result<void> restore_dir_attributes(storage::Directory& root, const catalog::FileRecord& d,
+                                    bool set_owner) {
   SB_ASSIGN(auto comps, safe_components(d.path));
+  std::string rel;
+  for (const auto& c : comps) rel += (rel.empty() ? "" : "/") + c;
+  std::string shown = root.location().join(rel).str();
   comps.push_back(".");  // open_parent creates and opens every component before the last
-  SB_ASSIGN(io::UniqueFd dir, open_parent(target_fd, comps, shown));
-  SB_TRY(set_attributes(dir.get(), d, set_owner, shown));
-  if (::fsync(dir.get()) != 0) return sys_error(errno, "unable to sync '" + shown + "'");
+  SB_ASSIGN(auto dir, open_parent(root, comps, shown));
+  storage::Directory& at = dir ? *dir : root;
+  SB_TRY(at.set_attrs(attrs_of(d, set_owner)));
+  SB_TRY(at.sync());
   return ok();
 }
 
@@ -368,8 +370,7 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
   RestoreOutcome out;
   out.stats.channel = channel;
   BusyClock clock;
-  auto engine = io::make_engine({ctx.config.queue_depth});
-  out.stats.io_engine = engine->name();
+  storage::IoLoop loop(ctx.config.queue_depth);
   auto pool = io::BufferPool::create(ctx.config.buffers, ctx.config.buffer_size, kBlock);
   if (!pool) {
     out.errors.push_back(pool.error().what);
@@ -383,7 +384,7 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
     return out;
   }
   Decompressor dz;
-  ChunkRestore cr(ctx, *engine, *pool, *scratch, dz, out.stats, clock);
+  ChunkRestore cr(ctx, loop, *pool, *scratch, dz, out.stats, clock);
   while (true) {
     size_t i = ctx.next->fetch_add(1);
     if (i >= ctx.chunks->size()) break;
@@ -396,8 +397,8 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
   }
   if (ctx.cancel && ctx.cancel->load()) out.errors.push_back("restore cancelled");
   clock.finish(out.stats);
-  engine.reset();  // before its connections go
-  collect_nfs_stats(out.stats);
+  out.stats.io_engine = loop.names();
+  out.stats.backends = thread_counters({});
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "engine/restore_journal.h"
 #include "engine/stats.h"
 #include "io/file.h"
+#include "storage/storage.h"
 
 namespace stripeback::engine {
 
@@ -54,10 +55,10 @@ struct FileState {
   bool failed = false;
   Error error;                     // the first failure
   size_t chunks_done = 0;
-  io::UniqueFd dir, out;           // parent directory, temporary file
+  std::unique_ptr<storage::Directory> dir;  // parent directory (null: the target itself)
+  std::unique_ptr<storage::WriteFile> out;  // the temporary file
   std::string shown, name, temp;   // path as shown, final name, temporary name
   bool temp_made = false;          // the temporary exists (until renamed into place)
-  bool direct = false;
 };
 
 struct RestoreChunk {
@@ -73,8 +74,8 @@ Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size
 
 struct RestoreContext {
   bool verify_only = false;  // validate: read and check every frame, write nothing
-  int target_fd = -1;  // the target directory, opened O_DIRECTORY
-  std::string target;
+  storage::Directory* root = nullptr;        // the target directory (null when validating)
+  const storage::StorageCaps* caps = nullptr;  // of the target's storage
   bool force = false;
   bool set_owner = false;  // running as root
   std::vector<RestoreChunk>* chunks = nullptr;  // files largest first, chunks in file order
@@ -94,9 +95,25 @@ struct RestoreOutcome {
 
 RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel);
 
+// The steps every restored file takes, whatever the target's storage and however its
+// pieces are read (call with f.mu held):
+// Creates the file's temporary in its final directory (creating the directories on the
+// way, never following a link) under a new random name, noted in the journal first, and
+// reserves its size where the medium can (writes then land inside the file instead of
+// extending it: an extending O_DIRECT write takes the inode lock exclusively).
+Result<void> open_restore_file(const RestoreContext& ctx, FileState& f);
+// Checks the whole-file digest of f.extents against the catalog's, sets the size, makes
+// the file durable, gives it its attributes and renames it into place (never over an
+// existing file unless forced), then syncs the directory where the medium can.
+Result<void> finish_restore_file(const RestoreContext& ctx, FileState& f);
+// After a failure: gives up the file and removes its temporary. True when removed.
+bool abandon_restore_file(const RestoreContext& ctx, FileState& f);
+// Records the file's first failure.
+void fail_file(FileState& f, const Error& e);
+
 // Creates the directory `d.path` under the target (if missing) and gives it the recorded
 // mode, mtime and, with `set_owner`, owner. Never follows symbolic links.
-Result<void> restore_dir_attributes(int target_fd, const std::string& shown_prefix,
-                                    const catalog::FileRecord& d, bool set_owner);
+Result<void> restore_dir_attributes(storage::Directory& root, const catalog::FileRecord& d,
+                                    bool set_owner);
 
 }  // namespace stripeback::engine

@@ -11,14 +11,12 @@
 #include <set>
 #include <thread>
 
+#include "engine/backends.h"
 #include "engine/planner.h"
 #include "engine/restore_channel.h"
 #include "engine/restore_journal.h"
-#include "engine/tape_backup.h"
-#include "engine/restore_remote.h"
+#include "engine/restore_stream.h"
 #include "io/file.h"
-#include "io/remote.h"
-#include "nfs/url.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -97,14 +95,13 @@ Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
   return out;
 }
 
-// Where `original` is restored below the target `prefix` (a directory or a URL).
-std::string target_path(const std::string& prefix, const std::string& original) {
-  if (!io::is_url(prefix)) return prefix + restore_relative(original);
+// Where `original` is restored below the target, relative to it ("a/b/c").
+std::string relative_below(const std::string& original) {
   auto comps = safe_components(original);
-  if (!comps) return prefix + restore_relative(original);
-  std::string out = prefix;
-  for (const auto& c : *comps) out = io::join_path(out, c);
-  return out;
+  if (!comps) return restore_relative(original).substr(1);
+  std::string rel;
+  for (const auto& c : *comps) rel += (rel.empty() ? "" : "/") + c;
+  return rel;
 }
 
 std::string hex32(uint32_t v) {
@@ -145,11 +142,11 @@ Result<std::vector<std::string>> safe_components(const std::string& original) {
   std::string path = original;
   // A file backed up from NFS is restored under <host>/<path on the server>; the host is a
   // component like any other and passes the same check.
-  if (nfs::is_nfs_url(original)) {
-    auto u = nfs::parse_nfs_url(original);
-    if (!u) return unsafe();
-    comps.push_back(u->servers.front());
-    path = u->path == "/" ? "" : u->path;
+  if (storage::has_scheme(original)) {
+    auto at = storage::Location::parse(original);
+    if (!at || at->is_local() || at->servers.empty()) return unsafe();
+    comps.push_back(at->servers.front());
+    path = at->path == "/" ? "" : at->path;
   } else if (original.empty()) {
     return unsafe();
   }
@@ -177,7 +174,12 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   SB_ASSIGN(auto choices, select_files(opts, backups));
 
   std::string target = normal_path(opts.target);
-  std::string prefix = target == "/" ? "" : target;
+  std::optional<Place> target_place;
+  if (!opts.verify_only) {
+    auto pl = place_of(target);
+    if (!pl) return fail(Errc::invalid_argument, "restore target is not usable: " + pl.error().what);
+    target_place = std::move(*pl);
+  }
   // Check every destination before writing anything.
   std::vector<std::string> existing;
   std::vector<const catalog::FileRecord*> dirs;
@@ -187,8 +189,9 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       dirs.push_back(c.file);
       continue;
     }
-    std::string dest = target_path(prefix, c.file->path);
-    if (!opts.force && !opts.verify_only && io::lstat_path(dest)) existing.push_back(dest);
+    if (opts.force || opts.verify_only) continue;
+    storage::Location dest = target_place->at.join(relative_below(c.file->path));
+    if (target_place->storage->stat(dest, /*follow=*/false)) existing.push_back(dest.str());
   }
   if (!existing.empty()) {
     std::string msg = "refusing to overwrite " + std::to_string(existing.size()) +
@@ -197,35 +200,12 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     return fail(Errc::exists, msg);
   }
   RestoreSummary sum;
-  // Pieces on tape are staged in a private spool directory, removed at the end.
-  struct Spool {
-    std::string dir;
-    std::vector<std::string> files;
-    ~Spool() {
-      for (const auto& f : files) ::unlink(f.c_str());
-      if (!dir.empty()) ::rmdir(dir.c_str());
-    }
-  } spool;
-  auto stage = [&](const catalog::PieceRecord& p, uint64_t backup_id) -> Result<std::string> {
-    if (spool.dir.empty()) {
-      std::string base = opts.tape_spool;
-      if (base.empty()) base = ::getenv("TMPDIR") ? ::getenv("TMPDIR") : "/var/tmp";
-      std::string tmpl = base + "/stripeback-tape-XXXXXX";
-      if (!::mkdtemp(tmpl.data()))
-        return sys_error(errno, "unable to create a tape spool directory in '" + base + "'");
-      spool.dir = tmpl;
-    }
-    std::string path = spool.dir + "/" + p.name;
-    SB_ASSIGN(uint64_t n, stage_tape_piece(p, backup_id, path, opts.tape_drives));
-    spool.files.push_back(path);
-    sum.tape_bytes_read += n;
-    sum.tape_pieces.push_back(p.name);
-    return path;
-  };
   // Open each needed piece once and load its index.
   std::map<std::string, std::unique_ptr<PieceReader>> readers;
   std::vector<RestoreItem> items;
   std::set<uint64_t> used;
+  // Files whose pieces are on media read in order only: streamed, piece by piece.
+  StreamPlan stream;
   for (const auto& c : choices) {
     if (S_ISDIR(c.file->mode)) continue;
     if (c.file->pieces.empty()) {
@@ -234,6 +214,13 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     }
     RestoreItem item{*c.file, c.backup->id, {}};
     bool ok_item = true;
+    if (!c.backup->pieces.empty() &&
+        std::any_of(c.backup->pieces.begin(), c.backup->pieces.end(),
+                    [](const catalog::PieceRecord& p) { return p.media.has_value(); })) {
+      if (auto r = stream.add(*c.file, *c.backup); !r) sum.errors.push_back(r.error().what);
+      else used.insert(c.backup->id);
+      continue;
+    }
     for (const std::string& pname : c.file->pieces) {
       auto pit = std::find_if(c.backup->pieces.begin(), c.backup->pieces.end(),
                               [&](const catalog::PieceRecord& p) { return p.name == pname; });
@@ -243,21 +230,11 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
         ok_item = false;
         break;
       }
-      std::string ppath = io::join_path(pit->location, pit->name);
+      auto ploc = storage::Location::parse(pit->location);
+      std::string ppath = ploc ? ploc->join(pit->name).str() : pit->location + "/" + pit->name;
       auto& reader = readers[ppath];
       if (!reader) {
-        std::string open_path = ppath;
-        if (pit->media) {  // a tape piece is staged in the spool, then read like any other
-          auto staged = stage(*pit, c.backup->id);
-          if (!staged) {
-            sum.errors.push_back(staged.error().what + " (needed for '" + c.file->path + "')");
-            readers.erase(ppath);
-            ok_item = false;
-            break;
-          }
-          open_path = *staged;
-        }
-        auto r = PieceReader::open(open_path, opts.channel.direct, opts.keys.get());
+        auto r = PieceReader::open(ppath, opts.channel.direct, opts.keys.get());
         // A missing or wrong key stops the job before anything is created or written.
         if (!r && (r.error().code == Errc::wrong_key ||
                    (r.error().code == Errc::invalid_argument && !opts.keys)))
@@ -272,8 +249,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
         sum.piece_bytes_read += reader->metadata_bytes();
         // The trailer's checksum of the whole piece is the one the catalog recorded, or
         // this is not the piece the backup wrote.
-        if (reader->footer().piece_crc != pit->checksum ||
-            (!pit->media && reader->size() != pit->size)) {
+        if (reader->footer().piece_crc != pit->checksum || reader->size() != pit->size) {
           sum.errors.push_back(piece_mismatch(*reader, *pit) + " (needed for '" + c.file->path +
                                "')");
           readers.erase(ppath);
@@ -293,25 +269,23 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     items.push_back(std::move(item));
     used.insert(c.backup->id);
   }
-  // The target is made only now, once every piece (and key) is known good. A remote target
-  // is reached by path (restore_remote.h), a local one by descriptors.
-  const bool remote = io::is_url(target);
-  io::UniqueFd root;
+  // Pieces read in order are opened only now, with the key checked on their header.
+  SB_TRY(stream.check_keys(opts.keys.get(), opts.media_drives));
+  // The target is made only now, once every piece (and key) is known good. It is reached
+  // through its Directory, never following a link below it.
+  std::unique_ptr<storage::Directory> root;
   if (!opts.verify_only) {
-    if (auto r = io::make_dirs(target); !r)
-      return fail(Errc::invalid_argument, "restore target is not usable: " + r.error().what);
-    if (!remote) root = io::UniqueFd(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!remote && !root.valid())
-      return sys_error(errno, "unable to open restore target '" + target + "'");
+    auto r = target_place->storage->open_dir(target_place->at, /*create=*/true);
+    if (!r) return fail(Errc::invalid_argument, "restore target is not usable: " + r.error().what);
+    root = std::move(*r);
   }
 
   // Temporaries of a killed restore into this target are named and removed before this
   // one creates its own (restore_journal.h).
   std::unique_ptr<RestoreJournal> journal;
   if (!opts.verify_only) {
-    for (auto& w : clean_restore_leftovers(target, remote ? -1 : root.get()))
-      sum.warnings.push_back(std::move(w));
-    SB_ASSIGN(journal, RestoreJournal::create(target, remote ? -1 : root.get()));
+    for (auto& w : clean_restore_leftovers(*root)) sum.warnings.push_back(std::move(w));
+    SB_ASSIGN(journal, RestoreJournal::create(*root));
   }
 
   sum.backups_used.assign(used.begin(), used.end());
@@ -350,8 +324,8 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   ctx.header_logs = opts.verify_only ? &header_logs : nullptr;
   ctx.verify_only = opts.verify_only;
   sum.verify_only = opts.verify_only;
-  ctx.target_fd = root.get();
-  ctx.target = prefix;
+  ctx.root = root.get();
+  ctx.caps = target_place ? &target_place->storage->caps() : nullptr;
   ctx.force = opts.force;
   ctx.set_owner = ::geteuid() == 0;
   ctx.chunks = &chunks;
@@ -359,13 +333,23 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   ctx.cancel = opts.cancel;
   ctx.config = config;
   ctx.journal = journal.get();
-  uint32_t nch = std::max<uint32_t>(1, std::min<uint32_t>(opts.channels,
+  uint32_t nch = chunks.empty() ? 0
+                              : std::max<uint32_t>(1, std::min<uint32_t>(
+                                                          opts.channels,
                                                           static_cast<uint32_t>(chunks.size())));
-  std::vector<RestoreOutcome> outs(nch);
+  // Pieces read in order get one channel per drive, beside the others.
+  const uint32_t nstream = stream.channels();
+  std::vector<RestoreOutcome> outs(nch + nstream);
   std::vector<std::thread> threads;
   for (uint32_t c = 0; c < nch; ++c)
     threads.emplace_back([&, c] { outs[c] = run_restore_channel(ctx, c + 1); });
+  for (uint32_t c = 0; c < nstream; ++c)
+    threads.emplace_back([&, c] {
+      outs[nch + c] = stream.run_channel(ctx, c, nch + c + 1, opts.keys.get(), opts.media_drives);
+    });
   for (auto& t : threads) t.join();
+  for (const auto& p : stream.pieces_read()) sum.media_pieces.push_back(p);
+  sum.media_bytes_read = stream.bytes_read();
   for (auto& o : outs) {
     sum.channels.push_back(o.stats);
     sum.files += o.stats.files;
@@ -379,9 +363,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   });
   if (!(opts.cancel && opts.cancel->load()) && !opts.verify_only)
     for (const auto* d : dirs)
-      if (auto r = remote ? restore_remote_dir(ctx, *d)
-                          : restore_dir_attributes(root.get(), prefix, *d, ctx.set_owner);
-          !r)
+      if (auto r = restore_dir_attributes(*root, *d, ctx.set_owner); !r)
         sum.errors.push_back(r.error().what);
   if (journal)
     if (auto w = journal->finish(); !w.empty()) sum.warnings.push_back(std::move(w));
@@ -394,64 +376,6 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sum.status = sum.errors.empty() ? "complete" : "failed";
   return sum;
-}
-
-std::string RestoreSummary::to_json() const {
-  util::JsonWriter w;
-  w.begin_object();
-  w.kv("operation", verify_only ? "validate" : "restore");
-  w.kv("status", status);
-  w.kv("files", files);
-  w.kv("bytes", bytes);
-  w.kv("piece_bytes_read", piece_bytes_read);
-  if (!tape_pieces.empty()) {
-    w.kv("tape_bytes_read", tape_bytes_read);
-    w.begin_array("tape_pieces");
-    for (const auto& p : tape_pieces) w.value(p);
-    w.end_array();
-  }
-  w.kv("elapsed_s", elapsed_s);
-  w.kv("mb_per_s", util::mb_per_s(bytes, elapsed_s));
-  w.kv("bound_by", verdict(channels));
-  w.begin_array("backups");
-  for (auto id : backups_used) w.begin_object().kv("id", id).end_object();
-  w.end_array();
-  w.begin_array("channels");
-  for (const auto& c : channels) c.to_json(w);
-  w.end_array();
-  w.begin_array("warnings");
-  for (const auto& e : warnings) w.value(e);
-  w.end_array();
-  w.begin_array("errors");
-  for (const auto& e : errors) w.value(e);
-  w.end_array();
-  w.end_object();
-  return w.str();
-}
-
-std::string RestoreSummary::to_text() const {
-  std::string s;
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "%s %s: %llu files, %s, %.2f s, %.1f MB/s (bound by %s)\n",
-                verify_only ? "validate" : "restore", status.c_str(),
-                static_cast<unsigned long long>(files), util::format_bytes(bytes).c_str(),
-                elapsed_s, util::mb_per_s(bytes, elapsed_s), verdict(channels).c_str());
-  s += buf;
-  for (const auto& c : channels) {
-    std::snprintf(buf, sizeof buf,
-                  "  channel %u [%s%s]: %llu files, %s read from pieces, %.2f s: reading %.2f s, "
-                  "writing %.2f s, waiting %.2f s, cpu %.2f s\n",
-                  c.channel, c.io_engine.c_str(), c.direct_sink ? ", O_DIRECT" : "",
-                  static_cast<unsigned long long>(c.files),
-                  util::format_bytes(c.bytes_read).c_str(), c.elapsed_s, c.read_busy_s,
-                  c.write_busy_s, c.wait_s, c.cpu_s);
-    s += buf;
-    if (c.nfs) s += c.nfs->to_text();
-  }
-  for (const auto& w : warnings) s += "warning: " + util::escape_text(w) + "\n";
-  for (const auto& e : errors) s += "error: " + util::escape_text(e) + "\n";
-  return s;
 }
 
 }  // namespace stripeback::engine

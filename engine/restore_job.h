@@ -31,11 +31,10 @@ struct RestoreOptions {
   ChannelConfig channel;
   std::shared_ptr<Keyring> keys;  // opens encrypted pieces (engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
-  // Pieces on tape are read (sequentially, straight from their tape files) into this
-  // directory first and removed when the restore ends; empty: $TMPDIR, else /var/tmp.
-  std::string tape_spool;
-  // Drives to look for the volumes in (by label); empty: the drives recorded in the catalog.
-  std::vector<std::string> tape_drives;
+  // Pieces on removable media are read in order, straight from the medium, one channel
+  // per drive. Drives to look for the volumes in (by label); empty: the drives recorded in
+  // the catalog.
+  std::vector<std::string> media_drives;
 };
 
 struct RestoreSummary {
@@ -46,14 +45,12 @@ struct RestoreSummary {
   uint64_t files = 0;
   uint64_t bytes = 0;           // file bytes restored
   uint64_t piece_bytes_read = 0;
-  uint64_t tape_bytes_read = 0;           // read from tape into the spool
-  std::vector<std::string> tape_pieces;   // pieces read from tape, in order
+  uint64_t media_bytes_read = 0;          // read from removable media
+  std::vector<std::string> media_pieces;  // pieces read from removable media, in order
   double elapsed_s = 0;
   std::vector<uint64_t> backups_used;
   std::vector<ChannelStats> channels;
 
-  std::string to_json() const;
-  std::string to_text() const;
 };
 
 // Errors found before anything is written (nothing matches, a target exists without
@@ -66,11 +63,11 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
 // empty, ".", "..", and holds no '/' or NUL byte.
 bool safe_component(const std::string& c);
 // The components below the target for an absolute original path (or, for a file backed up
-// from NFS, its host followed by its path on the server), each passing safe_component();
+// from a server, its host followed by its path on the server), each passing safe_component();
 // anything else (relative, empty, "..", ".", "//", NUL, an unsafe host) is refused.
 Result<std::vector<std::string>> safe_components(const std::string& original);
 // Where below the target a backed-up file goes: its absolute path, or for a file backed up
-// from NFS (nfs://host/path?...) "/host/path".
+// from a server (a URL) "/host/path".
 std::string restore_relative(const std::string& original);
 
 }  // namespace stripeback::engine

@@ -1,7 +1,5 @@
 #include "engine/restore_journal.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +8,6 @@
 #include <ctime>
 
 #include "engine/restore_job.h"
-#include "io/remote.h"
 #include "util/process.h"
 
 namespace stripeback::engine {
@@ -59,35 +56,13 @@ bool parse(const std::string& text, Owner* owner, std::vector<std::string>* temp
   return true;
 }
 
-// Opens the directory `comps[0..n-1)` below the target without following links or
-// creating anything; -1 when it is not there.
-io::UniqueFd open_dir_nofollow(int root, const std::vector<std::string>& comps) {
-  io::UniqueFd dir(::dup(root));
-  for (size_t i = 0; dir.valid() && i + 1 < comps.size(); ++i)
-    dir = io::UniqueFd(
-        ::openat(dir.get(), comps[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  return dir;
-}
-
-Result<std::string> read_local(int root, const std::string& name) {
-  io::UniqueFd fd(::openat(root, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) return sys_error(errno, "unable to read restore journal '" + name + "'");
-  std::string text;
-  char buf[65536];
-  ssize_t n;
-  while ((n = ::read(fd.get(), buf, sizeof buf)) > 0 && text.size() < kMaxJournal)
-    text.append(buf, static_cast<size_t>(n));
-  if (n < 0) return sys_error(errno, "unable to read restore journal '" + name + "'");
-  return text;
-}
-
-Result<std::string> read_remote(const std::string& path) {
-  SB_ASSIGN(auto f, io::open_read(path, io::Direct::no));
+Result<std::string> read_journal(storage::Directory& root, const std::string& name) {
+  SB_ASSIGN(auto f, root.open(name, {false}));
   std::string text;
   std::vector<std::byte> buf(1u << 20);
   uint64_t off = 0;
   while (text.size() < kMaxJournal) {
-    SB_ASSIGN(size_t n, io::pread_fd(f.fd.get(), buf.data(), buf.size(), off, path));
+    SB_ASSIGN(size_t n, f->read_at(buf.data(), buf.size(), off));
     if (n == 0) break;
     text.append(reinterpret_cast<const char*>(buf.data()), n);
     off += n;
@@ -95,52 +70,34 @@ Result<std::string> read_remote(const std::string& path) {
   return text;
 }
 
-// Removes one listed temporary if it is still a regular file of the temporary form.
-// True when it was removed.
-bool remove_temp(const std::string& target, int root, const std::string& rel) {
+// Removes one listed temporary if it is still a regular file of the temporary form,
+// walking to it without following links or creating anything. True when it was removed.
+bool remove_temp(storage::Directory& root, const std::string& rel) {
   auto comps = safe_components("/" + rel);
   if (!comps || !is_restore_temp_name(comps->back())) return false;
-  if (root >= 0) {
-    io::UniqueFd dir = open_dir_nofollow(root, *comps);
-    struct stat st;
-    if (!dir.valid() ||
-        ::fstatat(dir.get(), comps->back().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-        !S_ISREG(st.st_mode))
-      return false;
-    return ::unlinkat(dir.get(), comps->back().c_str(), 0) == 0;
+  std::unique_ptr<storage::Directory> sub;
+  storage::Directory* dir = &root;
+  for (size_t i = 0; i + 1 < comps->size(); ++i) {
+    auto next = dir->open_dir((*comps)[i], /*create=*/false);
+    if (!next) return false;
+    sub = std::move(*next);
+    dir = sub.get();
   }
-  std::string path = target;
-  for (const auto& c : *comps) path = io::join_path(path, c);
-  auto st = io::lstat_path(path);
-  if (!st || !S_ISREG(st->st_mode)) return false;
-  return io::unlink_path(path).has_value();
+  auto st = dir->stat(comps->back());
+  if (!st || !S_ISREG(st->mode)) return false;
+  return dir->remove(comps->back()).has_value();
 }
 
-Result<struct stat> local_stat(int root, const std::string& name) {
-  struct stat st;
-  if (::fstatat(root, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-    return sys_error(errno, "unable to stat '" + name + "'");
-  return st;
-}
-
-Result<std::vector<std::string>> list_journals(const std::string& target, int root) {
-  std::vector<std::string> names;
-  if (root >= 0) {
-    int fd = ::dup(root);
-    DIR* d = fd >= 0 ? ::fdopendir(fd) : nullptr;
-    if (!d) {
-      if (fd >= 0) ::close(fd);
-      return sys_error(errno, "unable to list restore target '" + target + "'");
-    }
-    while (dirent* e = ::readdir(d)) names.emplace_back(e->d_name);
-    ::closedir(d);
-  } else {
-    SB_ASSIGN(names, io::list_dir(target));
-  }
+Result<std::vector<std::string>> list_journals(storage::Directory& root) {
+  SB_ASSIGN(auto names, root.list());
   std::vector<std::string> out;
   for (auto& n : names)
     if (n.rfind(kRestoreJournalPrefix, 0) == 0) out.push_back(std::move(n));
   return out;
+}
+
+std::string shown_in(const storage::Directory& root, const std::string& name) {
+  return root.location().join(name).str();
 }
 
 }  // namespace
@@ -159,33 +116,24 @@ bool is_restore_temp_name(const std::string& name) {
 
 RestoreJournal::~RestoreJournal() = default;
 
-Result<std::unique_ptr<RestoreJournal>> RestoreJournal::create(const std::string& target,
-                                                               int target_fd) {
+Result<std::unique_ptr<RestoreJournal>> RestoreJournal::create(storage::Directory& root) {
   std::unique_ptr<RestoreJournal> j(new RestoreJournal());
+  j->root_ = &root;
   Owner me{util::hostname(), ::getpid(), util::process_start_ticks(::getpid())};
   std::string head = header_of(me);
   for (int attempt = 0; attempt < 8; ++attempt) {
-    std::string name = kRestoreJournalPrefix + util::random_hex(kRandomDigits / 2);
-    if (target_fd >= 0) {
-      j->path_ = target + "/" + name;
-      int fd = ::openat(target_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-                        O_CLOEXEC, 0600);
-      if (fd < 0 && errno == EEXIST) continue;
-      if (fd < 0) return sys_error(errno, "unable to create restore journal '" + j->path_ + "'");
-      j->fd_ = io::UniqueFd(fd);
-    } else {
-      j->path_ = io::join_path(target, name);
-      auto made = io::create_exclusive(j->path_, 0600, io::Direct::no);
-      if (!made && made.error().code == Errc::exists) continue;
-      if (!made) return made.error().wrap("unable to create restore journal");
-      j->fd_ = std::move(made->fd);
-    }
-    SB_TRY(io::pwrite_all_fd(j->fd_.get(), reinterpret_cast<const std::byte*>(head.data()),
-                             head.size(), 0, "restore journal '" + j->path_ + "'"));
+    j->name_ = kRestoreJournalPrefix + util::random_hex(kRandomDigits / 2);
+    j->path_ = shown_in(root, j->name_);
+    auto made = root.create(j->name_, {false, 0600});
+    if (!made && made.error().code == Errc::exists) continue;
+    if (!made) return made.error().wrap("unable to create restore journal");
+    j->file_ = std::move(*made);
+    SB_TRY(j->file_->write_at(reinterpret_cast<const std::byte*>(head.data()), head.size(), 0));
     j->offset_ = head.size();
     return j;
   }
-  return fail(Errc::exists, "unable to find a free restore journal name in '" + target + "'");
+  return fail(Errc::exists, "unable to find a free restore journal name in '" +
+                                root.location().str() + "'");
 }
 
 Result<void> RestoreJournal::note(const std::vector<std::string>& rel) {
@@ -193,8 +141,7 @@ Result<void> RestoreJournal::note(const std::vector<std::string>& rel) {
   for (const auto& c : rel) entry += (entry.empty() ? "" : "/") + c;
   entry.push_back('\0');
   std::lock_guard lock(mu_);
-  SB_TRY(io::pwrite_all_fd(fd_.get(), reinterpret_cast<const std::byte*>(entry.data()),
-                           entry.size(), offset_, "restore journal '" + path_ + "'"));
+  SB_TRY(file_->write_at(reinterpret_cast<const std::byte*>(entry.data()), entry.size(), offset_));
   offset_ += entry.size();
   ++open_temps_;
   return ok();
@@ -207,25 +154,26 @@ void RestoreJournal::settle() {
 
 std::string RestoreJournal::finish() {
   std::lock_guard lock(mu_);
-  fd_.reset();
+  if (file_) (void)file_->close();
+  file_.reset();
   if (open_temps_ > 0)
     return "restore journal '" + path_ + "' is kept: " + std::to_string(open_temps_) +
            " temporary file(s) could not be removed; the next restore into this target "
            "removes them";
-  if (auto r = io::unlink_path(path_); !r) return r.error().what;
+  if (auto r = root_->remove(name_); !r) return r.error().what;
   return "";
 }
 
-std::vector<std::string> clean_restore_leftovers(const std::string& target, int target_fd) {
+std::vector<std::string> clean_restore_leftovers(storage::Directory& root) {
   std::vector<std::string> out;
-  auto journals = list_journals(target, target_fd);
+  auto journals = list_journals(root);
   if (!journals) {
     out.push_back(journals.error().what);
     return out;
   }
   for (const auto& name : *journals) {
-    std::string path = target_fd >= 0 ? target + "/" + name : io::join_path(target, name);
-    auto text = target_fd >= 0 ? read_local(target_fd, name) : read_remote(path);
+    std::string path = shown_in(root, name);
+    auto text = read_journal(root, name);
     Owner owner;
     std::vector<std::string> temps;
     if (!text) {
@@ -238,13 +186,13 @@ std::vector<std::string> clean_restore_leftovers(const std::string& target, int 
       // only one older than a minute is taken for a leftover.
       std::string magic = kMagic;
       bool cut_short = text->size() < magic.size() && magic.compare(0, text->size(), *text) == 0;
-      auto st = target_fd >= 0 ? local_stat(target_fd, name) : io::lstat_path(path);
-      bool old_enough = st && S_ISREG(st->st_mode) && st->st_mtime + 60 < ::time(nullptr);
+      auto st = root.stat(name);
+      bool old_enough = st && S_ISREG(st->mode) &&
+                        st->mtime_ns / 1000000000 + 60 < static_cast<int64_t>(::time(nullptr));
       if (!cut_short) {
         out.push_back("'" + path + "' is not a restore journal; left alone");
       } else if (old_enough) {
-        bool gone = target_fd >= 0 ? ::unlinkat(target_fd, name.c_str(), 0) == 0
-                                   : io::unlink_path(path).has_value();
+        bool gone = root.remove(name).has_value();
         out.push_back(gone ? "removed the empty journal '" + path +
                                  "' of a restore killed as it started"
                            : "unable to remove the empty restore journal '" + path + "'");
@@ -258,9 +206,8 @@ std::vector<std::string> clean_restore_leftovers(const std::string& target, int 
       continue;  // a restore running now into the same target: its files are its own
     }
     size_t removed = 0;
-    for (const auto& rel : temps) removed += remove_temp(target, target_fd, rel) ? 1 : 0;
-    bool gone = target_fd >= 0 ? ::unlinkat(target_fd, name.c_str(), 0) == 0
-                               : io::unlink_path(path).has_value();
+    for (const auto& rel : temps) removed += remove_temp(root, rel) ? 1 : 0;
+    bool gone = root.remove(name).has_value();
     out.push_back("removed " + std::to_string(removed) +
                   " temporary file(s) left by an interrupted restore (pid " +
                   std::to_string(owner.pid) + ")" +

@@ -11,7 +11,7 @@
 // removes every listed temporary that is still there and still has the temporary form, then
 // the journal. Journals of a running restore (or of another host) are left alone.
 //
-// Local targets are reached without following symbolic links; NFS targets by path.
+// The target is reached through its Directory (storage.h), never following links.
 // Thread safety: note() and settle() may be called from any channel.
 #pragma once
 
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "io/file.h"
+#include "storage/storage.h"
 #include "stripeback/result.h"
 
 namespace stripeback::engine {
@@ -35,10 +35,8 @@ bool is_restore_temp_name(const std::string& name);
 
 class RestoreJournal {
  public:
-  // Creates a new journal in the target (a directory opened as `target_fd`, or a URL with
-  // target_fd -1).
-  static Result<std::unique_ptr<RestoreJournal>> create(const std::string& target,
-                                                        int target_fd);
+  // Creates a new journal in the target directory (which must outlive the journal).
+  static Result<std::unique_ptr<RestoreJournal>> create(storage::Directory& root);
   ~RestoreJournal();
   // Records a temporary about to be created, by its components below the target.
   Result<void> note(const std::vector<std::string>& rel);
@@ -51,8 +49,9 @@ class RestoreJournal {
 
  private:
   RestoreJournal() = default;
-  std::string path_;
-  io::UniqueFd fd_;
+  storage::Directory* root_ = nullptr;
+  std::string name_, path_;
+  std::unique_ptr<storage::WriteFile> file_;
   std::mutex mu_;
   uint64_t offset_ = 0;
   uint64_t open_temps_ = 0;
@@ -60,6 +59,6 @@ class RestoreJournal {
 
 // Removes the temporaries listed by journals in the target whose restore is gone, and those
 // journals. Returns one message per journal handled (what was removed, or why not).
-std::vector<std::string> clean_restore_leftovers(const std::string& target, int target_fd);
+std::vector<std::string> clean_restore_leftovers(storage::Directory& root);
 
 }  // namespace stripeback::engine

@@ -10,7 +10,6 @@
 #include <mutex>
 #include <utility>
 
-#include "io/remote.h"
 
 namespace stripeback::io {
 namespace {
@@ -83,11 +82,6 @@ int UniqueFd::release() { return std::exchange(fd_, -1); }
 
 void UniqueFd::reset() {
   if (fd_ < 0) return;
-  if (is_remote_fd(fd_)) {
-    if (RemoteFs* fs = remote_fs()) fs->close(fd_);
-    fd_ = -1;
-    return;
-  }
   // Not retried on EINTR: Linux has released the descriptor either way. Durability of
   // written files comes from explicit fsync/fdatasync, so a failure here is only logged.
   if (::close(fd_) != 0) {
@@ -98,10 +92,6 @@ void UniqueFd::reset() {
 }
 
 Result<OpenedFile> open_read(const std::string& path, Direct want) {
-  if (RemoteFs* fs = remote_for(path)) {
-    SB_ASSIGN(int id, fs->open_read(path));
-    return OpenedFile{UniqueFd(id), false};
-  }
   const int flags = O_RDONLY | O_CLOEXEC;
   if (want == Direct::yes) {
     const int fd = open_retry(path, flags | O_DIRECT, 0);
@@ -119,10 +109,6 @@ Result<OpenedFile> open_read(const std::string& path, Direct want) {
 }
 
 Result<OpenedFile> create_exclusive(const std::string& path, mode_t mode, Direct want) {
-  if (RemoteFs* fs = remote_for(path)) {
-    SB_ASSIGN(int id, fs->create_exclusive(path, mode));
-    return OpenedFile{UniqueFd(id), false};
-  }
   const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
   if (want == Direct::yes) {
     const int fd = open_retry(path, flags | O_DIRECT, mode);
@@ -143,8 +129,6 @@ Result<OpenedFile> create_exclusive(const std::string& path, mode_t mode, Direct
 }
 
 Result<void> fsync_dir(const std::string& path) {
-  // NFSv3 servers commit CREATE, REMOVE and RENAME before they reply.
-  if (remote_for(path) != nullptr) return ok();
   UniqueFd fd(open_retry(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
   if (!fd.valid()) {
     const int err = errno;
@@ -158,7 +142,6 @@ Result<void> fsync_dir(const std::string& path) {
 }
 
 Result<void> make_dirs(const std::string& path, mode_t mode) {
-  if (RemoteFs* fs = remote_for(path)) return fs->make_dirs(path);
   if (path.empty())
     return fail(Errc::invalid_argument, "unable to create directory '': empty path");
   // Creates each prefix ending before a '/', then the whole path; the search starts at 1 so

@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "io/op_progress.h"
-#include "io/remote.h"
 
 namespace stripeback::io {
 namespace detail {
@@ -78,9 +77,7 @@ std::optional<IoCompletion> apply_result(OpProgress& p, int64_t res) {
 
 }  // namespace detail
 
-namespace {
-// The engine for local descriptors; make_engine() adds a route to the remote backend.
-std::unique_ptr<IoEngine> make_local_engine(const EngineOptions& opts) {
+std::unique_ptr<IoEngine> make_engine(const EngineOptions& opts) {
   const char* forced = std::getenv("STRIPEBACK_IO");
   if (forced != nullptr && std::strcmp(forced, "sync") == 0) {
     static std::once_flag logged;
@@ -97,15 +94,6 @@ std::unique_ptr<IoEngine> make_local_engine(const EngineOptions& opts) {
     spdlog::warn("io_uring unavailable ({}); using the pread/pwrite path", uring.error().what);
   });
   return make_sync_engine();
-}
-
-}  // namespace
-
-std::unique_ptr<IoEngine> make_engine(const EngineOptions& opts) {
-  auto local = make_local_engine(opts);
-  RemoteFs* remote = remote_fs();
-  if (remote == nullptr) return local;
-  return make_routing_engine(std::move(local), remote->make_engine());
 }
 
 }  // namespace stripeback::io

@@ -253,6 +253,21 @@ class LocalDirectory final : public storage::Directory {
         std::make_unique<LocalWriteFile>(OpenedFile{UniqueFd(fd), direct}, shown));
   }
 
+  Result<std::unique_ptr<storage::ReadFile>> open(const std::string& name,
+                                                  const storage::OpenOptions& o) override {
+    const std::string shown = child_name(at_, name);
+    const int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC;
+    bool direct = o.direct;
+    int fd = ::openat(fd_.get(), name.c_str(), flags | (direct ? O_DIRECT : 0));
+    if (fd < 0 && errno == EINVAL && direct) {
+      direct = false;
+      fd = ::openat(fd_.get(), name.c_str(), flags);
+    }
+    if (fd < 0) return sys_error(errno, "unable to open " + q(shown) + " for read");
+    return std::unique_ptr<storage::ReadFile>(
+        std::make_unique<LocalFile>(OpenedFile{UniqueFd(fd), direct}, shown));
+  }
+
   Result<FileInfo> stat(const std::string& name) override {
     struct stat st {};
     if (::fstatat(fd_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)

@@ -448,6 +448,14 @@ class FaultDirectory final : public Directory {
         [&] { return wrap(s_, in_->create(name, o)); });
   }
 
+  Result<std::unique_ptr<ReadFile>> open(const std::string& name,
+                                         const OpenOptions& o) override {
+    const std::string at = child(name);
+    return run(
+        *s_, FaultOp::open, at, {}, [&] { return "unable to open " + quoted(at) + " for read"; },
+        [&] { return wrap(s_, in_->open(name, o)); });
+  }
+
   Result<FileInfo> stat(const std::string& name) override {
     const std::string at = child(name);
     return run(

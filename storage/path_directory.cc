@@ -27,6 +27,9 @@ class PathDirectory final : public Directory {
                                             const CreateOptions& o) override {
     return st_.create(at_.join(name), o);
   }
+  Result<std::unique_ptr<ReadFile>> open(const std::string& name, const OpenOptions& o) override {
+    return st_.open_read(at_.join(name), o);
+  }
   Result<FileInfo> stat(const std::string& name) override { return st_.stat(at_.join(name), false); }
   Result<std::vector<std::string>> list() override { return st_.list(at_); }
   Result<void> remove(const std::string& name) override { return st_.remove(at_.join(name)); }

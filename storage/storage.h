@@ -159,6 +159,8 @@ class Directory {
   // Creates a new file; never replaces or follows anything at `name` (Errc::exists).
   virtual Result<std::unique_ptr<WriteFile>> create(const std::string& name,
                                                     const CreateOptions& o) = 0;
+  // Opens a file for reading; never follows a link at `name`.
+  virtual Result<std::unique_ptr<ReadFile>> open(const std::string& name, const OpenOptions& o) = 0;
   virtual Result<FileInfo> stat(const std::string& name) = 0;
   virtual Result<std::vector<std::string>> list() = 0;
   virtual Result<void> remove(const std::string& name) = 0;

@@ -1,6 +1,10 @@
 #include "tape/tape_storage.h"
 
+#include <condition_variable>
+#include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <deque>
 #include <map>
 #include <optional>
@@ -17,13 +21,20 @@ using storage::Request;
 // Completions of tape writes: a write completes once its bytes are in piece order and
 // copied toward the drive, which happens while it is submitted (or when the gap before it
 // closes), so nothing here ever waits.
+class TapeFile;
 class TapeQueue final : public storage::Queue {
  public:
   const char* name() const override { return "tape"; }
   void done(Completion c) { ready_.push_back(std::move(c)); }
-  void hold() { ++held_; }
+  void hold(TapeFile* f) {
+    ++held_;
+    if (std::find(files_.begin(), files_.end(), f) == files_.end()) files_.push_back(f);
+  }
   void release(size_t n) { held_ -= n; }
-  size_t reap(std::span<Completion> out, size_t, storage::Clock::time_point) override {
+  void forget(TapeFile* f) { files_.erase(std::remove(files_.begin(), files_.end(), f), files_.end()); }
+  size_t reap(std::span<Completion> out, size_t min_complete, storage::Clock::time_point) override;
+
+  size_t take(std::span<Completion> out) {
     size_t n = 0;
     while (n < out.size() && !ready_.empty()) {
       out[n++] = std::move(ready_.front());
@@ -36,6 +47,7 @@ class TapeQueue final : public storage::Queue {
  private:
   std::deque<Completion> ready_;
   size_t held_ = 0;
+  std::vector<TapeFile*> files_;  // with writes held for a gap
 };
 
 class TapeStorage;
@@ -68,6 +80,10 @@ class TapeFile final : public storage::WriteFile {
   };
   Result<void> append(std::span<const std::byte> data);
   void drain();
+ public:
+  // Completes every held write as failed (the write before it never came).
+  void fail_held();
+ private:
 
   TapeStorage& st_;
   StreamId id_;
@@ -197,8 +213,21 @@ class TapeStorage final : public storage::Storage {
   bool have_buf_ = false;
 };
 
+size_t TapeQueue::reap(std::span<Completion> out, size_t min_complete, storage::Clock::time_point) {
+  if (ready_.empty() && min_complete > 0) {
+    // Held writes wait for one the caller has not sent, and the caller waits here: they
+    // can never complete.
+    auto files = files_;
+    for (TapeFile* f : files) f->fail_held();
+  }
+  return take(out);
+}
+
 TapeFile::~TapeFile() {
-  if (queue_) queue_->release(held_.size());
+  if (queue_) {
+    queue_->release(held_.size());
+    queue_->forget(this);
+  }
   if (!done_) st_.forget(*this);
 }
 
@@ -242,7 +271,7 @@ Result<void> TapeFile::submit(storage::IoLoop& loop, const Request& r) {
     return ok();
   }
   held_.emplace(r.offset, Held{r.buf, r.len, r.tag, {}});
-  queue_->hold();
+  queue_->hold(this);
   drain();
   return ok();
 }
@@ -277,7 +306,9 @@ Result<void> TapeFile::commit() {
   return ok();
 }
 
-void TapeFile::abandon() {
+void TapeFile::abandon() { fail_held(); }
+
+void TapeFile::fail_held() {
   if (queue_) {
     // Writes held for a gap that will never close complete as failed.
     for (auto& [offset, h] : held_)
@@ -290,9 +321,171 @@ void TapeFile::abandon() {
       }
   }
   held_.clear();
+  if (queue_) queue_->forget(this);
+  if (!error_) error_ = Error{Errc::io, 0, "'" + name_ + "': writes missing"};
+}
+
+// Completions of reads of a tape stream, served from the read-ahead in submission order.
+class TapeStreamFile;
+class StreamQueue final : public storage::Queue {
+ public:
+  const char* name() const override { return "tape"; }
+  void add(TapeStreamFile* f, const Request& r) { pending_.push_back({f, r}); }
+  size_t reap(std::span<Completion> out, size_t min_complete,
+              storage::Clock::time_point until) override;
+  size_t in_flight() const override { return pending_.size(); }
+
+ private:
+  std::deque<std::pair<TapeStreamFile*, Request>> pending_;
+};
+
+class TapeStreamFile final : public storage::ReadFile {
+ public:
+  static constexpr size_t kAhead = 64u << 20;
+
+  TapeStreamFile(StreamLocation loc, StreamId id, std::string name, std::vector<std::string> drives)
+      : loc_(std::move(loc)), id_(id), name_(std::move(name)), drives_(std::move(drives)) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~TapeStreamFile() override {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  const std::string& name() const override { return name_; }
+  Result<void> submit(storage::IoLoop& loop, const Request& r) override {
+    if (r.kind != storage::OpKind::read)
+      return fail(Errc::invalid_argument, "'" + name_ + "' is open for reading");
+    loop.queue<StreamQueue>(this, [] { return std::make_unique<StreamQueue>(); }).add(this, r);
+    return ok();
+  }
+  Result<storage::FileInfo> stat() override {
+    storage::FileInfo i;
+    i.size = loc_.bytes;
+    i.mode = 0100400;
+    return i;
+  }
+  Result<size_t> read_at(std::byte* buf, size_t len, uint64_t offset) override {
+    return read_until(buf, len, offset, std::nullopt);
+  }
+  // Waits at most until `until` (none: as long as it takes) for the bytes; timed_out when
+  // they are not there yet.
+  Result<size_t> read_until(std::byte* buf, size_t len, uint64_t offset,
+                            std::optional<storage::Clock::time_point> until) {
+    std::unique_lock lock(mu_);
+    if (offset < base_)
+      return fail(Errc::invalid_argument, "'" + name_ + "' is read in order: offset " +
+                                              std::to_string(offset) + " was passed");
+    // Drop what lies before the offset.
+    auto drop = [&] {
+      uint64_t skip = std::min<uint64_t>(offset - base_, data_.size());
+      data_.erase(data_.begin(), data_.begin() + static_cast<std::ptrdiff_t>(skip));
+      base_ += skip;
+      if (skip) cv_.notify_all();
+    };
+    const uint64_t want_end = std::min<uint64_t>(offset + len, loc_.bytes);
+    for (;;) {
+      drop();
+      if (base_ == offset && base_ + data_.size() >= want_end) break;
+      if (done_) {
+        if (error_) return *error_;
+        break;  // the stream ended: return what there is
+      }
+      if (until) {
+        if (cv_.wait_until(lock, *until) == std::cv_status::timeout &&
+            !(base_ + data_.size() >= want_end || done_))
+          return fail(Errc::timed_out, "'" + name_ + "': not read yet");
+      } else {
+        cv_.wait(lock);
+      }
+    }
+    if (base_ != offset) return size_t{0};
+    size_t n = static_cast<size_t>(std::min<uint64_t>(len, data_.size()));
+    std::copy(data_.begin(), data_.begin() + static_cast<std::ptrdiff_t>(n), buf);
+    return n;
+  }
+
+ private:
+  void run() {
+    std::vector<std::unique_ptr<Volume>> open;
+    VolumeOpener opener = [&](const Span& sp) -> Result<Volume*> {
+      for (auto& v : open)
+        if (v->label.volume_id == sp.volume_id) return v.get();
+      if (drives_.empty()) {
+        SB_ASSIGN(auto v, open_volume_for_read(sp.url, sp.volume_id));
+        open.push_back(std::move(v));
+        return open.back().get();
+      }
+      std::string tried;
+      for (const auto& d : drives_) {
+        auto v = open_volume_for_read(d, sp.volume_id);
+        if (v) {
+          open.push_back(std::move(*v));
+          return open.back().get();
+        }
+        tried += "; " + v.error().what;
+      }
+      return fail(Errc::not_found,
+                  "volume " + sp.volume_id + " is in none of the drives given" + tried);
+    };
+    auto r = read_stream(loc_, id_, opener, [&](std::span<const uint8_t> b) -> Result<void> {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || data_.size() < kAhead; });
+      if (stop_) return fail(Errc::cancelled, "reading '" + name_ + "' stopped");
+      const auto* p = reinterpret_cast<const std::byte*>(b.data());
+      data_.insert(data_.end(), p, p + b.size());
+      cv_.notify_all();
+      return ok();
+    });
+    std::lock_guard lock(mu_);
+    if (!r) error_ = r.error().wrap("unable to read '" + name_ + "' from tape");
+    done_ = true;
+    cv_.notify_all();
+  }
+
+  StreamLocation loc_;
+  StreamId id_;
+  std::string name_;
+  std::vector<std::string> drives_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::byte> data_;  // stream bytes from base_ on
+  uint64_t base_ = 0;
+  bool done_ = false, stop_ = false;
+  std::optional<Error> error_;
+  std::thread thread_;
+};
+
+size_t StreamQueue::reap(std::span<Completion> out, size_t min_complete,
+                         storage::Clock::time_point until) {
+  size_t n = 0;
+  while (n < out.size() && !pending_.empty()) {
+    auto& [f, r] = pending_.front();
+    bool wait = n < min_complete;
+    auto got = f->read_until(r.buf, r.len, r.offset,
+                             wait ? until : storage::Clock::now());
+    if (!got && got.error().code == Errc::timed_out) break;
+    out[n++] = Completion{r.tag, r.kind,
+                          got ? Result<uint32_t>(static_cast<uint32_t>(*got))
+                              : Result<uint32_t>(got.error())};
+    pending_.pop_front();
+  }
+  return n;
 }
 
 }  // namespace
+
+Result<std::unique_ptr<storage::ReadFile>> open_tape_stream(StreamLocation loc, StreamId id,
+                                                           std::string name,
+                                                           std::vector<std::string> drives) {
+  if (loc.block_size == 0)
+    return fail(Errc::corrupt, "'" + name + "': tape stream without a block size");
+  return std::unique_ptr<storage::ReadFile>(
+      std::make_unique<TapeStreamFile>(std::move(loc), id, std::move(name), std::move(drives)));
+}
 
 std::unique_ptr<storage::Storage> make_tape_storage(std::unique_ptr<Volume> volume,
                                                     VolumeProvider* spares,

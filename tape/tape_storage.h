@@ -10,9 +10,11 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "storage/storage.h"
 #include "tape/io_helper.h"
+#include "tape/stream.h"
 #include "tape/volume.h"
 
 namespace stripeback::tape {
@@ -28,5 +30,14 @@ struct TapeStorageOptions {
 std::unique_ptr<storage::Storage> make_tape_storage(std::unique_ptr<Volume> volume,
                                                     VolumeProvider* spares,
                                                     const TapeStorageOptions& o);
+
+// A stream written earlier, opened for reading in order (caps: sequential): a thread reads
+// it from its volumes (read_stream: straight to each span's tape file) up to 64 MiB ahead
+// of the reader. Reads must come at non-decreasing offsets; bytes skipped over are dropped.
+// Each volume is looked for in the drive recorded for its span or, when `drives` is not
+// empty, in whichever of them holds it (by its label). `name` is for messages.
+Result<std::unique_ptr<storage::ReadFile>> open_tape_stream(StreamLocation loc, StreamId id,
+                                                           std::string name,
+                                                           std::vector<std::string> drives);
 
 }  // namespace stripeback::tape

@@ -12,6 +12,7 @@
 #include "engine/crypto.h"
 #include "engine/piece_reader.h"
 #include "engine/piece_writer.h"
+#include "io/local_storage.h"
 #include "tests/support/temp_dir.h"
 #include "util/crc32c.h"
 
@@ -37,9 +38,18 @@ Written write_piece(const std::string& dir, uint64_t size, Keyring* keys = nullp
   h.name = name;
   h.version = version;
   h.catalog_id = 0x0123456789abcdef;
-  auto pw = PieceWriter::create(dir, h, io::Direct::no, keys);
+  auto& st = io::local_storage();
+  auto file = st.create(storage::Location::local(dir + "/" + name), {false, 0640});
+  EXPECT_TRUE(file.has_value());
+  auto pw = PieceWriter::start(std::move(*file), st.caps(), h, keys);
   EXPECT_TRUE(pw.has_value());
   auto& writer = **pw;
+  auto write = [&](const std::byte* p, size_t n, uint64_t off) {
+    EXPECT_TRUE(writer.file().write_at(p, n, off).has_value());
+  };
+  auto head = writer.header_block();
+  EXPECT_TRUE(head.has_value());
+  write(head->block->data, head->placement.length, head->placement.offset);
   FileMeta m;
   m.path = "/src/file.dbf";
   m.size = size;
@@ -47,8 +57,7 @@ Written write_piece(const std::string& dir, uint64_t size, Keyring* keys = nullp
   auto placed = writer.file_frame(id);
   EXPECT_TRUE(placed.has_value());
   const FramePlacement& fp = placed->placement;
-  EXPECT_EQ(::pwrite(writer.fd(), placed->block->data, fp.length, static_cast<off_t>(fp.offset)),
-            static_cast<ssize_t>(fp.length));
+  write(placed->block->data, fp.length, fp.offset);
   auto buf = AlignedBlock::make(2 * kBlock + (1 << 20));  // room for a tag after the data
   for (uint64_t off = 0; off < size; off += 1 << 20) {
     auto n = static_cast<uint32_t>(std::min<uint64_t>(1 << 20, size - off));
@@ -66,11 +75,13 @@ Written write_piece(const std::string& dir, uint64_t size, Keyring* keys = nullp
     }
     auto p = writer.place(fh, buf->data);
     EXPECT_TRUE(p.has_value());
-    EXPECT_EQ(::pwrite(writer.fd(), buf->data, p->length, static_cast<off_t>(p->offset)),
-              static_cast<ssize_t>(p->length));
+    write(buf->data, p->length, p->offset);
   }
-  auto crc = writer.finish();
-  EXPECT_TRUE(crc.has_value());
+  uint32_t crc = 0;
+  auto tail = writer.trailer_block(&crc);
+  EXPECT_TRUE(tail.has_value());
+  write(tail->block->data, tail->placement.length, tail->placement.offset);
+  EXPECT_TRUE(writer.complete().has_value());
   w.path = dir + "/" + name;
   return w;
 }
@@ -92,8 +103,7 @@ TEST(PieceIo, WriteThenReadBack) {
   auto buf = AlignedBlock::make(kBlock + (1 << 20));
   for (const Extent& e : ex) {
     size_t len = kBlock + align_up(e.stored_len);
-    ASSERT_EQ(::pread(pr.fd(), buf->data, len, static_cast<off_t>(e.frame_offset)),
-              static_cast<ssize_t>(len));
+    ASSERT_EQ(*pr.file()->read_at(buf->data, len, e.frame_offset), len);
     ASSERT_TRUE(verify_frame(buf->data, e, 0, pr.path(), "/src/file.dbf").has_value());
     if (e.type == FrameType::data) {
       EXPECT_EQ(std::memcmp(buf->data + kBlock, w.data.data() + e.file_offset, e.raw_len), 0);
@@ -118,8 +128,7 @@ TEST(PieceIo, FlippedPayloadByteIsReportedWithPieceOffsetAndFile) {
   }
   auto buf = AlignedBlock::make(kBlock + (1 << 20));
   size_t len = kBlock + align_up(e.stored_len);
-  ASSERT_EQ(::pread((*r)->fd(), buf->data, len, static_cast<off_t>(e.frame_offset)),
-            static_cast<ssize_t>(len));
+  ASSERT_EQ(*(*r)->file()->read_at(buf->data, len, e.frame_offset), len);
   auto v = verify_frame(buf->data, e, 0, w.path, "/src/file.dbf");
   ASSERT_FALSE(v.has_value());
   EXPECT_EQ(v.error().code, Errc::corrupt);
@@ -153,8 +162,9 @@ TEST(PieceIo, CreateNeverReplacesAPiece) {
   auto w = write_piece(dir.path(), 1 << 20);
   PieceHeader h;
   h.name = "test.sbp";
-  auto again = PieceWriter::create(dir.path(), h, io::Direct::no);
+  auto again = io::local_storage().create(storage::Location::local(dir.path() + "/test.sbp"), {});
   ASSERT_FALSE(again.has_value());
+  EXPECT_EQ(again.error().code, Errc::exists);
   EXPECT_NE(again.error().what.find("test.sbp"), std::string::npos);
   EXPECT_TRUE(PieceReader::open(w.path, io::Direct::no).has_value());
 }
@@ -176,8 +186,7 @@ std::shared_ptr<Keyring> key_file_keyring(const std::string& dir, const std::str
 // Reads the frame of extent `e` into `buf` and checks it with the piece's cipher.
 Result<const std::byte*> read_and_verify(const PieceReader& pr, const Extent& e, AlignedBlock& buf) {
   size_t len = kBlock + align_up(e.stored_len);
-  EXPECT_EQ(::pread(pr.fd(), buf.data, len, static_cast<off_t>(e.frame_offset)),
-            static_cast<ssize_t>(len));
+  EXPECT_EQ(*pr.file()->read_at(buf.data, len, e.frame_offset), len);
   return verify_frame(buf.data, e, 0, pr.path(), "/src/file.dbf", nullptr, nullptr, pr.cipher());
 }
 

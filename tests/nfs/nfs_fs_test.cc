@@ -7,10 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "io/file.h"
-#include "io/io_engine.h"
-#include "io/remote.h"
-#include "nfs/nfs_engine.h"
+#include "nfs/nfs_fs.h"
+#include "storage/io_loop.h"
 #include "nfs/options.h"
 #include "tests/nfs/nfs_server.h"
 #include "tests/support/temp_dir.h"
@@ -32,35 +30,53 @@ std::vector<std::byte> pattern(size_t n, uint32_t seed) {
 
 std::string local(const std::string& rel) { return NfsServer::get().export_dir() + "/" + rel; }
 
+storage::Storage& st() { return nfs_storage(); }
+
+storage::Location at(const std::string& rel) {
+  auto l = storage::Location::parse(NfsServer::get().url_of(rel));
+  EXPECT_TRUE(l) << l.error().what;
+  return l ? *l : storage::Location{};
+}
+
 TEST(NfsFs, DirectoriesStatListRenameUnlink) {
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
   {
-    auto md = io::make_dirs(s.url_of("fs/a/b/c"));
+    auto md = st().make_dirs(at("fs/a/b/c"));
     ASSERT_TRUE(md) << md.error().what;
   }
   {
-    auto md = io::make_dirs(s.url_of("fs/a/b/c"));
+    auto md = st().make_dirs(at("fs/a/b/c"));
     ASSERT_TRUE(md) << md.error().what;
   }  // existing: fine
-  auto st = io::lstat_path(s.url_of("fs/a/b"));
-  ASSERT_TRUE(st) << st.error().what;
-  EXPECT_TRUE(S_ISDIR(st->st_mode));
+  auto info = st().stat(at("fs/a/b"), false);
+  ASSERT_TRUE(info) << info.error().what;
+  EXPECT_TRUE(S_ISDIR(info->mode));
   {
-    auto f = io::create_exclusive(s.url_of("fs/a/one"), 0640, io::Direct::yes);
+    auto f = st().create(at("fs/a/one"), {true, 0640});
     ASSERT_TRUE(f) << f.error().what;
-    auto again = io::create_exclusive(s.url_of("fs/a/one"), 0640, io::Direct::no);
+    auto again = st().create(at("fs/a/one"), {false, 0640});
     ASSERT_FALSE(again);
+    EXPECT_EQ(again.error().code, Errc::exists) << again.error().what;
     EXPECT_NE(again.error().what.find("fs/a/one"), std::string::npos) << again.error().what;
   }
-  auto names = io::list_dir(s.url_of("fs/a"));
+  auto names = st().list(at("fs/a"));
   ASSERT_TRUE(names) << names.error().what;
   std::sort(names->begin(), names->end());
   EXPECT_EQ(*names, (std::vector<std::string>{"b", "one"}));
-  ASSERT_TRUE(io::rename_path(s.url_of("fs/a/one"), s.url_of("fs/a/two")));
-  EXPECT_TRUE(io::lstat_path(s.url_of("fs/a/two")));
-  ASSERT_TRUE(io::unlink_path(s.url_of("fs/a/two")));
-  auto gone = io::lstat_path(s.url_of("fs/a/two"));
+  ASSERT_TRUE(st().rename(at("fs/a/one"), at("fs/a/two"), false));
+  EXPECT_TRUE(st().stat(at("fs/a/two"), false));
+  {
+    auto f = st().create(at("fs/a/three"), {false, 0640});
+    ASSERT_TRUE(f) << f.error().what;
+  }
+  // Without replace, an existing name stays.
+  auto kept = st().rename(at("fs/a/two"), at("fs/a/three"), false);
+  ASSERT_FALSE(kept);
+  EXPECT_EQ(kept.error().code, Errc::exists) << kept.error().what;
+  ASSERT_TRUE(st().remove(at("fs/a/three")));
+  ASSERT_TRUE(st().remove(at("fs/a/two")));
+  auto gone = st().stat(at("fs/a/two"), false);
   ASSERT_FALSE(gone);
   EXPECT_EQ(gone.error().code, Errc::not_found) << gone.error().what;
 }
@@ -69,73 +85,69 @@ TEST(NfsFs, SyncWriteAndReadRoundTrip) {
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
   {
-    auto md = io::make_dirs(s.url_of("rt"));
+    auto md = st().make_dirs(at("rt"));
     ASSERT_TRUE(md) << md.error().what;
   }
   auto data = pattern(3 * 1024 * 1024 + 777, 1);
   {
-    auto f = io::create_exclusive(s.url_of("rt/file"), 0644, io::Direct::no);
+    auto f = st().create(at("rt/file"), {false, 0644});
     ASSERT_TRUE(f) << f.error().what;
-    ASSERT_TRUE(io::pwrite_all_fd(f->fd.get(), data.data(), data.size(), 0, "rt/file"));
-    ASSERT_TRUE(io::datasync_fd(f->fd.get(), "rt/file"));
+    ASSERT_TRUE((*f)->write_at(data.data(), data.size(), 0));
+    ASSERT_TRUE((*f)->commit());
   }
   EXPECT_EQ(testing::read_file(local("rt/file")),
             std::string(reinterpret_cast<const char*>(data.data()), data.size()));
-  auto f = io::open_read(s.url_of("rt/file"), io::Direct::yes);
+  auto f = st().open_read(at("rt/file"), {true});
   ASSERT_TRUE(f) << f.error().what;
-  auto st = io::fstat_fd(f->fd.get(), "rt/file");
-  ASSERT_TRUE(st);
-  EXPECT_EQ(static_cast<size_t>(st->st_size), data.size());
+  auto info = (*f)->stat();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->size, data.size());
   std::vector<std::byte> back(data.size() + 100);
-  auto n = io::pread_fd(f->fd.get(), back.data(), back.size(), 0, "rt/file");
+  auto n = (*f)->read_at(back.data(), back.size(), 0);
   ASSERT_TRUE(n) << n.error().what;
   ASSERT_EQ(*n, data.size());
   EXPECT_EQ(0, std::memcmp(back.data(), data.data(), data.size()));
 }
 
-// Several ops of 1 MiB, more than the in-flight limit, through the channel's engine.
+// Several requests of 1 MiB, more than the in-flight limit, through a channel's I/O loop.
 TEST(NfsFs, EngineWritesAndReadsManyOpsInFlight) {
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
   {
-    auto md = io::make_dirs(s.url_of("eng"));
+    auto md = st().make_dirs(at("eng"));
     ASSERT_TRUE(md) << md.error().what;
   }
   constexpr size_t kOps = 12, kLen = 1 << 20;
   auto data = pattern(kOps * kLen - 5000, 2);
-  auto engine = io::make_engine({64});
+  storage::IoLoop loop(64);
   {
-    auto f = io::create_exclusive(s.url_of("eng/big"), 0644, io::Direct::yes);
+    auto f = st().create(at("eng/big"), {true, 0644});
     ASSERT_TRUE(f) << f.error().what;
-    std::vector<io::IoOp> ops;
     for (size_t i = 0; i < kOps; ++i) {
       size_t off = i * kLen;
       auto len = static_cast<uint32_t>(std::min(kLen, data.size() - off));
-      ops.push_back({io::OpKind::write, f->fd.get(), off, data.data() + off, len, i});
+      ASSERT_TRUE(loop.submit({f->get(), storage::OpKind::write, off, data.data() + off, len, i}));
     }
-    ASSERT_TRUE(engine->submit(ops));
-    std::vector<io::IoCompletion> comps(kOps);
+    std::vector<storage::Completion> comps(kOps);
     size_t got = 0;
     while (got < kOps) {
-      size_t n = engine->reap(std::span(comps).subspan(got), 1,
-                              io::Clock::now() + std::chrono::seconds(10));
+      size_t n = loop.reap(std::span(comps).subspan(got), 1,
+                           storage::Clock::now() + std::chrono::seconds(10));
       ASSERT_GT(n, 0u);
       got += n;
     }
     for (auto& c : comps) ASSERT_TRUE(c.result) << c.result.error().what;
   }
-  auto f = io::open_read(s.url_of("eng/big"), io::Direct::yes);
+  auto f = st().open_read(at("eng/big"), {true});
   ASSERT_TRUE(f);
   std::vector<std::byte> back(kOps * kLen);
-  std::vector<io::IoOp> ops;
   for (size_t i = 0; i < kOps; ++i)
-    ops.push_back({io::OpKind::read, f->fd.get(), i * kLen, back.data() + i * kLen,
-                   static_cast<uint32_t>(kLen), i});
-  ASSERT_TRUE(engine->submit(ops));
-  std::vector<io::IoCompletion> comps(kOps);
+    ASSERT_TRUE(loop.submit({f->get(), storage::OpKind::read, i * kLen, back.data() + i * kLen,
+                             static_cast<uint32_t>(kLen), i}));
+  std::vector<storage::Completion> comps(kOps);
   size_t got = 0;
-  while (got < kOps) got += engine->reap(std::span(comps).subspan(got), 1,
-                                         io::Clock::now() + std::chrono::seconds(10));
+  while (got < kOps) got += loop.reap(std::span(comps).subspan(got), 1,
+                                      storage::Clock::now() + std::chrono::seconds(10));
   uint64_t total = 0;
   for (auto& c : comps) {
     ASSERT_TRUE(c.result) << c.result.error().what;
@@ -143,22 +155,25 @@ TEST(NfsFs, EngineWritesAndReadsManyOpsInFlight) {
   }
   EXPECT_EQ(total, data.size());  // the last op stops at end of file
   EXPECT_EQ(0, std::memcmp(back.data(), data.data(), data.size()));
-  auto stats = io::remote_fs()->thread_stats();
-  EXPECT_EQ(stats.servers, "127.0.0.1");
-  EXPECT_GE(stats.rpcs, 2 * kOps);
-  EXPECT_GE(stats.bytes_written, data.size());
-  EXPECT_GT(stats.latency_max_s, 0.0);
+  EXPECT_EQ(loop.names(), "nfs");
+  auto g = st().thread_counters(false);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->name, "nfs");
+  EXPECT_EQ(g->find("servers")->text, "127.0.0.1");
+  EXPECT_GE(g->find("rpcs")->number, 2 * kOps);
+  EXPECT_GE(g->find("bytes_written")->number, data.size());
+  EXPECT_GT(g->find("max_latency_ms")->real, 0.0);
 }
 
 TEST(NfsFs, MissingExportAndMissingFileAreNamed) {
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
-  auto f = io::open_read(s.url_of("no/such/file"), io::Direct::no);
+  auto f = st().open_read(at("no/such/file"), {false});
   ASSERT_FALSE(f);
   EXPECT_EQ(f.error().code, Errc::not_found) << f.error().what;
   EXPECT_NE(f.error().what.find("no/such/file"), std::string::npos) << f.error().what;
   std::string other = "nfs://127.0.0.1/nonexistent/export" + s.query();
-  auto g = io::lstat_path(other);
+  auto g = st().stat(*storage::Location::parse(other), false);
   ASSERT_FALSE(g);
   EXPECT_NE(g.error().what.find("/nonexistent/export"), std::string::npos) << g.error().what;
 }
@@ -167,7 +182,7 @@ TEST(NfsFs, StoppedServerFailsWithinTheRetryWindowWithoutSpinning) {
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
   {
-    auto md = io::make_dirs(s.url_of("stop"));
+    auto md = st().make_dirs(at("stop"));
     ASSERT_TRUE(md) << md.error().what;
   }
   NfsOptions saved = options();
@@ -178,7 +193,7 @@ TEST(NfsFs, StoppedServerFailsWithinTheRetryWindowWithoutSpinning) {
   s.pause();
   auto t0 = std::chrono::steady_clock::now();
   std::clock_t c0 = std::clock();
-  auto r = io::lstat_path(s.url_of("stop"));
+  auto r = st().stat(at("stop"), false);
   double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   auto elapsed = std::chrono::steady_clock::now() - t0;
   s.resume();
@@ -188,7 +203,7 @@ TEST(NfsFs, StoppedServerFailsWithinTheRetryWindowWithoutSpinning) {
   EXPECT_NE(r.error().what.find("127.0.0.1"), std::string::npos) << r.error().what;
   EXPECT_LT(elapsed, std::chrono::seconds(6));
   EXPECT_LT(cpu, 1.0) << "the client spun while the server was stopped";
-  EXPECT_TRUE(io::lstat_path(s.url_of("stop")));  // and it recovers once the server runs
+  EXPECT_TRUE(st().stat(at("stop"), false));  // and it recovers once the server runs
 }
 
 }  // namespace

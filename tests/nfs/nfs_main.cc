@@ -5,7 +5,7 @@
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  stripeback::nfs::register_backend();
+
   ::testing::AddGlobalTestEnvironment(new stripeback::it::NfsServer);
   return RUN_ALL_TESTS();
 }

@@ -237,6 +237,9 @@ class MemDirectory final : public Directory {
  public:
   MemDirectory(MemStorage& m, Location at) : m_(m), at_(std::move(at)) {}
   const Location& location() const override { return at_; }
+  Result<std::unique_ptr<ReadFile>> open(const std::string& name, const OpenOptions& o) override {
+    return m_.open_read(at_.join(name), o);
+  }
   Result<std::unique_ptr<Directory>> open_dir(const std::string& name, bool create,
                                               mode_t) override {
     return m_.open_dir(at_.join(name), create);

@@ -1,0 +1,248 @@
+#include "cli/render.h"
+
+#include <cstdio>
+
+#include "util/escape.h"
+#include "util/json.h"
+#include "util/units.h"
+
+namespace stripeback::cli {
+namespace {
+
+using engine::verdict;
+using util::escape_text;
+
+void group_json(util::JsonWriter& w, const storage::CounterGroup& g) {
+  w.begin_object(g.name);
+  for (const auto& c : g.counters) {
+    switch (c.kind) {
+      case storage::Counter::Kind::number: w.kv(c.key, c.number); break;
+      case storage::Counter::Kind::real: w.kv(c.key, c.real); break;
+      case storage::Counter::Kind::text: w.kv(c.key, c.text); break;
+      case storage::Counter::Kind::flag: w.kv(c.key, c.number != 0); break;
+    }
+  }
+  w.end_object();
+}
+
+void channel_json(util::JsonWriter& w, const engine::ChannelStats& c) {
+  w.begin_object();
+  w.kv("channel", c.channel);
+  w.kv("io_engine", c.io_engine);
+  w.kv("direct_source", c.direct_source);
+  w.kv("direct_sink", c.direct_sink);
+  w.kv("files", c.files);
+  w.kv("bytes_read", c.bytes_read);
+  w.kv("bytes_written", c.bytes_written);
+  w.kv("frames", c.frames);
+  w.kv("zero_frames", c.zero_frames);
+  w.kv("reads", c.reads);
+  w.kv("writes", c.writes);
+  w.kv("pieces", c.pieces);
+  w.kv("elapsed_s", c.elapsed_s);
+  w.kv("read_busy_s", c.read_busy_s);
+  w.kv("write_busy_s", c.write_busy_s);
+  w.kv("wait_s", c.wait_s);
+  w.kv("throttle_s", c.throttle_s);
+  w.kv("cpu_s", c.cpu_s);
+  w.kv("compress_in", c.bytes_compressed_in);
+  w.kv("compress_out", c.bytes_compressed_out);
+  w.kv("compress_s", c.compress_s);
+  w.kv("encrypt_s", c.encrypt_s);
+  w.begin_object("compress_levels");
+  for (const auto& [level, bytes] : c.level_bytes) w.kv(std::to_string(level), bytes);
+  w.end_object();
+  for (const auto& g : c.backends) group_json(w, g);
+  w.end_object();
+}
+
+}  // namespace
+
+std::string group_text(const storage::CounterGroup& g) {
+  std::string s = "    " + g.name + ":";
+  bool first = true;
+  char buf[64];
+  for (const auto& c : g.counters) {
+    s += first ? " " : ", ";
+    first = false;
+    s += c.key + " ";
+    switch (c.kind) {
+      case storage::Counter::Kind::number:
+        s += c.unit == "bytes" ? util::format_bytes(c.number) : std::to_string(c.number);
+        break;
+      case storage::Counter::Kind::real:
+        std::snprintf(buf, sizeof buf, "%.2f%s%s", c.real, c.unit.empty() ? "" : " ",
+                      c.unit.c_str());
+        s += buf;
+        break;
+      case storage::Counter::Kind::text: s += escape_text(c.text); break;
+      case storage::Counter::Kind::flag: s += c.number ? "yes" : "no"; break;
+    }
+  }
+  return s + "\n";
+}
+
+std::string backup_json(const engine::BackupSummary& s) {
+  util::JsonWriter w;
+  w.begin_object();
+  w.kv("backup_id", s.backup_id);
+  w.kv("status", s.status);
+  if (!s.error.empty()) w.kv("error", s.error);
+  w.kv("files", s.files);
+  w.kv("bytes_read", s.bytes_read);
+  w.kv("bytes_written", s.bytes_written);
+  w.kv("pieces", s.pieces);
+  w.kv("elapsed_s", s.elapsed_s);
+  w.kv("mb_per_s", util::mb_per_s(s.bytes_read, s.elapsed_s));
+  w.kv("bound_by", verdict(s.channels));
+  w.kv("files_planned", s.files_planned);
+  w.kv("sets", s.sets);
+  w.kv("sections", s.sections);
+  w.kv("multiplexing", s.buffers.multiplexing);
+  w.kv("buffers", static_cast<uint64_t>(s.buffers.buffers));
+  w.kv("buffer_size", static_cast<uint64_t>(s.buffers.buffer_size));
+  w.kv("max_piece_size", s.max_piece_size);
+  w.kv("section_size", s.section_size);
+  w.kv("rate", s.rate);
+  w.kv("job_rate", s.job_rate);
+  w.kv("effective_rate", s.effective_rate);
+  w.kv("deadline_hit", s.deadline_hit);
+  w.kv("encryption", s.encryption);
+  w.begin_array("changed_files");
+  for (const auto& p : s.changed_files) w.value(p);
+  w.end_array();
+  w.begin_array("channels");
+  for (const auto& c : s.channels) channel_json(w, c);
+  w.end_array();
+  w.begin_array("skipped");
+  for (const auto& k : s.skipped) {
+    w.begin_object();
+    w.kv("path", k.path);
+    w.kv("reason", k.why);
+    w.end_object();
+  }
+  w.end_array();
+  w.begin_array("warnings");
+  for (const auto& m : s.warnings) w.value(m);
+  w.end_array();
+  w.end_object();
+  return w.str();
+}
+
+std::string backup_text(const engine::BackupSummary& b) {
+  std::string s;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "backup %llu %s: %llu files, %s read, %s written, %u pieces, %.2f s, %.1f MB/s "
+                "(bound by %s)\n",
+                static_cast<unsigned long long>(b.backup_id), b.status.c_str(),
+                static_cast<unsigned long long>(b.files), util::format_bytes(b.bytes_read).c_str(),
+                util::format_bytes(b.bytes_written).c_str(), b.pieces, b.elapsed_s,
+                util::mb_per_s(b.bytes_read, b.elapsed_s), verdict(b.channels).c_str());
+  s += buf;
+  std::snprintf(buf, sizeof buf,
+                "  %u sets (%u sections), multiplexing %u, %zu x %s buffers per channel%s%s\n",
+                b.sets, b.sections, b.buffers.multiplexing, b.buffers.buffers,
+                util::format_bytes(b.buffers.buffer_size).c_str(),
+                b.rate > 0 || b.job_rate > 0 ? ", rate-limited" : "",
+                b.deadline_hit ? ", stopped at the deadline" : "");
+  s += buf;
+  if (b.encryption != "none") s += "  encrypted with " + b.encryption + "\n";
+  for (const auto& c : b.channels) {
+    std::snprintf(buf, sizeof buf,
+                  "  channel %u [%s%s]: %llu files, %s read, %s written, %.2f s: reading %.2f s, "
+                  "writing %.2f s, waiting %.2f s (throttled %.2f s), cpu %.2f s\n",
+                  c.channel, c.io_engine.c_str(), c.direct_source ? ", O_DIRECT" : "",
+                  static_cast<unsigned long long>(c.files),
+                  util::format_bytes(c.bytes_read).c_str(),
+                  util::format_bytes(c.bytes_written).c_str(), c.elapsed_s, c.read_busy_s,
+                  c.write_busy_s, c.wait_s, c.throttle_s, c.cpu_s);
+    s += buf;
+    if (c.bytes_compressed_in > 0) {
+      std::string levels;
+      for (const auto& [level, bytes] : c.level_bytes)
+        levels += (levels.empty() ? "" : ", ") + (level ? std::to_string(level) : "none") + " (" +
+                  std::to_string(bytes * 100 / c.bytes_compressed_in) + "%)";
+      std::snprintf(buf, sizeof buf,
+                    "    compressed %s -> %s (%.2f : 1) in %.2f s cpu, zstd level %s\n",
+                    util::format_bytes(c.bytes_compressed_in).c_str(),
+                    util::format_bytes(c.bytes_compressed_out).c_str(),
+                    c.bytes_compressed_out
+                        ? static_cast<double>(c.bytes_compressed_in) /
+                              static_cast<double>(c.bytes_compressed_out)
+                        : 0.0,
+                    c.compress_s, levels.c_str());
+      s += buf;
+    }
+    if (c.encrypt_s > 0) {
+      std::snprintf(buf, sizeof buf, "    sealed with AES-256-GCM in %.2f s cpu\n", c.encrypt_s);
+      s += buf;
+    }
+    for (const auto& g : c.backends) s += group_text(g);
+  }
+  for (const auto& k : b.skipped)
+    s += "  skipped '" + escape_text(k.path) + "': " + escape_text(k.why) + "\n";
+  for (const auto& m : b.warnings) s += "  warning: " + escape_text(m) + "\n";
+  if (!b.error.empty()) s += "error: " + escape_text(b.error) + "\n";
+  return s;
+}
+
+std::string restore_json(const engine::RestoreSummary& s) {
+  util::JsonWriter w;
+  w.begin_object();
+  w.kv("operation", s.verify_only ? "validate" : "restore");
+  w.kv("status", s.status);
+  w.kv("files", s.files);
+  w.kv("bytes", s.bytes);
+  w.kv("piece_bytes_read", s.piece_bytes_read);
+  if (!s.media_pieces.empty()) {
+    // Named for the one kind of removable media there is.
+    w.kv("tape_bytes_read", s.media_bytes_read);
+    w.begin_array("tape_pieces");
+    for (const auto& p : s.media_pieces) w.value(p);
+    w.end_array();
+  }
+  w.kv("elapsed_s", s.elapsed_s);
+  w.kv("mb_per_s", util::mb_per_s(s.bytes, s.elapsed_s));
+  w.kv("bound_by", verdict(s.channels));
+  w.begin_array("backups");
+  for (auto id : s.backups_used) w.begin_object().kv("id", id).end_object();
+  w.end_array();
+  w.begin_array("channels");
+  for (const auto& c : s.channels) channel_json(w, c);
+  w.end_array();
+  w.begin_array("warnings");
+  for (const auto& e : s.warnings) w.value(e);
+  w.end_array();
+  w.begin_array("errors");
+  for (const auto& e : s.errors) w.value(e);
+  w.end_array();
+  w.end_object();
+  return w.str();
+}
+
+std::string restore_text(const engine::RestoreSummary& r) {
+  std::string s;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%s %s: %llu files, %s, %.2f s, %.1f MB/s (bound by %s)\n",
+                r.verify_only ? "validate" : "restore", r.status.c_str(),
+                static_cast<unsigned long long>(r.files), util::format_bytes(r.bytes).c_str(),
+                r.elapsed_s, util::mb_per_s(r.bytes, r.elapsed_s), verdict(r.channels).c_str());
+  s += buf;
+  for (const auto& c : r.channels) {
+    std::snprintf(buf, sizeof buf,
+                  "  channel %u [%s%s]: %llu files, %s read from pieces, %.2f s: reading %.2f s, "
+                  "writing %.2f s, waiting %.2f s, cpu %.2f s\n",
+                  c.channel, c.io_engine.c_str(), c.direct_sink ? ", O_DIRECT" : "",
+                  static_cast<unsigned long long>(c.files),
+                  util::format_bytes(c.bytes_read).c_str(), c.elapsed_s, c.read_busy_s,
+                  c.write_busy_s, c.wait_s, c.cpu_s);
+    s += buf;
+    for (const auto& g : c.backends) s += group_text(g);
+  }
+  for (const auto& w : r.warnings) s += "warning: " + escape_text(w) + "\n";
+  for (const auto& e : r.errors) s += "error: " + escape_text(e) + "\n";
+  return s;
+}
+
+}  // namespace stripeback::cli

@@ -1,0 +1,100 @@
+#include "engine/backends.h"
+
+#include <algorithm>
+#include <map>
+
+#include "io/local_storage.h"
+#include "nfs/nfs_fs.h"
+#include "tape/tape_storage.h"
+#include "tape/volume.h"
+
+namespace stripeback::engine {
+namespace {
+
+std::string strip(const std::string& url) {
+  return url.rfind("tape:", 0) == 0 ? url.substr(5) : url;
+}
+
+// The next free tape file of each volume the catalog knows (after the last piece recorded
+// on it); volumes it does not know start at file 1, right after the label.
+tape::FirstFreeFile first_free_files(const catalog::Catalog& cat) {
+  std::map<std::string, uint32_t> next;
+  for (const auto& b : cat.backups())
+    for (const auto& p : b.pieces)
+      if (p.media)
+        for (const auto& s : p.media->spans)
+          next[s.volume_id] = std::max(next[s.volume_id], s.file + 1);
+  return [next = std::move(next)](const std::string& volume_id) -> uint32_t {
+    auto it = next.find(volume_id);
+    return it == next.end() ? 1 : it->second;
+  };
+}
+
+}  // namespace
+
+Result<storage::Storage*> storage_for(const storage::Location& at) {
+  switch (at.scheme) {
+    case storage::Scheme::local: return &io::local_storage();
+    case storage::Scheme::nfs: return &nfs::nfs_storage();
+    case storage::Scheme::tape: break;
+  }
+  return fail(Errc::invalid_argument,
+              "'" + at.str() + "' is a drive of removable media, not a directory or file");
+}
+
+Result<Place> place_of(const std::string& text) {
+  SB_ASSIGN(storage::Location at, storage::Location::parse(text));
+  SB_ASSIGN(storage::Storage * st, storage_for(at));
+  return Place{st, std::move(at)};
+}
+
+std::vector<storage::CounterGroup> thread_counters(const std::vector<storage::Storage*>& also) {
+  std::vector<storage::Storage*> all{&io::local_storage(), &nfs::nfs_storage()};
+  for (auto* s : also)
+    if (s && std::find(all.begin(), all.end(), s) == all.end()) all.push_back(s);
+  std::vector<storage::CounterGroup> out;
+  for (auto* s : all)
+    if (auto g = s->thread_counters(/*close_thread=*/true)) out.push_back(std::move(*g));
+  return out;
+}
+
+Result<MediaDestination> open_media_destination(const MediaOptions& opts,
+                                                const catalog::Catalog& cat) {
+  if (opts.drives.empty()) return fail(Errc::invalid_argument, "no tape drive given");
+  MediaDestination d;
+  auto first_free = first_free_files(cat);
+  std::vector<std::string> spares;
+  for (const auto& v : opts.volumes) spares.push_back(strip(v));
+  auto list = std::make_shared<tape::VolumeList>(spares, first_free, opts.ready_wait);
+  d.spares = list;
+  tape::TapeStorageOptions so;
+  so.block_size = opts.block_size;
+  so.buffers = opts.buffers;
+  so.mode = opts.sync_io ? tape::TapeIoHelper::Mode::sync : tape::TapeIoHelper::Mode::async;
+  for (const auto& url : opts.drives) {
+    SB_ASSIGN(storage::Location at, storage::Location::parse(url.rfind("tape:", 0) == 0 ? url : "tape:" + url));
+    SB_ASSIGN(auto vol, tape::open_volume_for_write(strip(url), opts.block_size, first_free,
+                                                    opts.ready_wait));
+    d.drives.push_back(tape::make_tape_storage(std::move(vol), list.get(), so));
+    d.locations.push_back(std::move(at));
+  }
+  return d;
+}
+
+Result<std::unique_ptr<storage::ReadFile>> open_media_piece(const catalog::PieceRecord& p,
+                                                            uint64_t backup_id,
+                                                            const std::vector<std::string>& drives) {
+  if (!p.media)
+    return fail(Errc::invalid_argument, "piece '" + p.name + "' is not on removable media");
+  tape::StreamLocation loc;
+  loc.block_size = p.media->block_size;
+  loc.bytes = p.media->bytes;
+  for (const auto& s : p.media->spans)
+    loc.spans.push_back({s.volume_id, s.url, s.file, s.block, s.first_seq, s.blocks, s.address});
+  std::vector<std::string> stripped;
+  for (const auto& d : drives) stripped.push_back(strip(d));
+  return tape::open_tape_stream(std::move(loc), {backup_id, p.channel, p.number},
+                                p.location + "/" + p.name, std::move(stripped));
+}
+
+}  // namespace stripeback::engine

@@ -1,0 +1,69 @@
+// The one place that wires location schemes to storage backends (backends.cc): local
+// files, NFS, and drives of removable media (tape). The rest of engine/ reaches every
+// medium through storage::Storage and branches on its StorageCaps, never on which backend
+// it is; a check in the test suite (tests/engine/seam_check.sh) keeps it that way.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "storage/storage.h"
+#include "stripeback/result.h"
+
+namespace stripeback::engine {
+
+// The storage that serves `at` (local files or NFS). A drive of removable media is not
+// found by location: it is opened with open_media_destination.
+Result<storage::Storage*> storage_for(const storage::Location& at);
+
+// A location as text, parsed, with its storage.
+struct Place {
+  storage::Storage* storage = nullptr;
+  storage::Location at;
+};
+Result<Place> place_of(const std::string& text);
+
+// The calling thread's counter groups of every backend it used, those of `also` (a
+// channel's own drive) included (at the end of a channel, on its thread; drops the
+// thread's connections).
+std::vector<storage::CounterGroup> thread_counters(const std::vector<storage::Storage*>& also);
+
+inline constexpr uint32_t kDefaultMediaBlockSize = 256 * 1024;
+
+// Drives of removable media as a backup destination.
+struct MediaOptions {
+  std::vector<std::string> drives;   // tape:iscsi://... or tape:/dev/sgN, one channel each
+  std::vector<std::string> volumes;  // spare volumes (drive URLs) taken at end of medium
+  uint32_t block_size = kDefaultMediaBlockSize;
+  size_t buffers = 8;                // the drive's I/O helper ring
+  bool sync_io = false;              // write on the channel's thread (for comparison)
+  std::chrono::milliseconds ready_wait{std::chrono::seconds(10)};
+};
+
+struct MediaDestination {
+  std::shared_ptr<void> spares;  // the spare volumes, shared by the drives
+  std::vector<std::unique_ptr<storage::Storage>> drives;  // drives[c] for channel c + 1
+  std::vector<storage::Location> locations;               // where each drive is
+};
+
+// Opens every drive, waits for it to be ready, checks the block size against its limits
+// and its label, and starts its I/O helper. Each volume's free space starts after the last
+// piece the catalog records on it (a tape cannot say). Fails before anything is written:
+// invalid_argument for a bad block size or an unlabelled volume (the message names both
+// numbers or the fix), busy for a drive that stays not ready.
+Result<MediaDestination> open_media_destination(const MediaOptions& opts,
+                                                const catalog::Catalog& cat);
+
+// Opens piece `p` of backup `backup_id` on removable media for reading in order, straight
+// from its tape files (a piece that spans volumes is read across them). Each volume is
+// looked for in the drive recorded for it or, when `drives` is not empty, in whichever of
+// those holds it (by its label). The file reads ahead on its own thread.
+Result<std::unique_ptr<storage::ReadFile>> open_media_piece(const catalog::PieceRecord& p,
+                                                            uint64_t backup_id,
+                                                            const std::vector<std::string>& drives);
+
+}  // namespace stripeback::engine
