@@ -15,6 +15,7 @@
 #include <random>
 
 #include "catalog/file_ops.h"
+#include "storage/storage.h"
 #include "catalog/model.h"
 #include "catalog/payload.h"
 #include "catalog/record_log.h"
@@ -66,7 +67,26 @@ uint64_t new_catalog_id() {
 
 struct Catalog::State {
   std::string dir, log_path, lock_path;
-  Fd lock_fd, log_fd;
+  Fd lock_fd;
+  // The log, read and appended to through the storage of the catalog's directory.
+  storage::Storage* st = nullptr;
+  std::unique_ptr<storage::ReadFile> log_in;
+  std::unique_ptr<storage::WriteFile> log_out;
+  Result<uint64_t> log_size() {
+    SB_ASSIGN(storage::FileInfo i, log_in->stat());
+    return i.size;
+  }
+  Result<std::vector<uint8_t>> log_range(uint64_t offset, uint64_t length) {
+    std::vector<uint8_t> out(length);
+    SB_ASSIGN(size_t n, log_in->read_at(reinterpret_cast<std::byte*>(out.data()), out.size(), offset));
+    out.resize(n);
+    return out;
+  }
+  Result<void> log_write(uint64_t at, std::span<const uint8_t> data, const char* what) {
+    auto r = log_out->write_at(reinterpret_cast<const std::byte*>(data.data()), data.size(), at);
+    if (!r) return r.error().wrap(std::string("unable to write ") + what);
+    return ok();
+  }
   Model model;
   uint64_t end = kFileHeaderSize;  // offset just past the records read so far
   uint64_t last_sequence = 0;
@@ -83,21 +103,20 @@ struct Catalog::State {
 
 // Called with the lock held (exclusively when `may_write`).
 Result<void> Catalog::State::init_header(bool may_write) {
-  SB_ASSIGN(uint64_t size, file_size(log_fd.get(), log_path));
-  SB_ASSIGN(auto head,
-            read_range(log_fd.get(), 0, std::min<uint64_t>(size, kFileHeaderSize), log_path));
+  SB_ASSIGN(uint64_t size, log_size());
+  SB_ASSIGN(auto head, log_range(0, std::min<uint64_t>(size, kFileHeaderSize)));
   // A log shorter than its header is a creation that was interrupted: finish it.
   if (may_write && head.size() < kFileHeaderSize && is_header_prefix(head)) {
     head = encode_file_header();
-    SB_TRY(write_at(log_fd.get(), 0, head, log_path, "catalog file header"));
-    SB_TRY(sync_data(log_fd.get(), log_path));
+    SB_TRY(log_write(0, head, "catalog file header"));
+    SB_TRY(log_out->commit());
     SB_TRY(sync_dir(dir));
   }
   return check_file_header(head, log_path);
 }
 
 Result<void> Catalog::State::catch_up() {
-  SB_ASSIGN(uint64_t size, file_size(log_fd.get(), log_path));
+  SB_ASSIGN(uint64_t size, log_size());
   if (size < end) {
     // Appenders cut only bytes past the last valid record, never ones we have read: the
     // log was truncated by something else. Start over rather than trust the old picture.
@@ -115,7 +134,7 @@ Result<void> Catalog::State::catch_up() {
   }
   tail.reset();
   if (size <= end) return ok();
-  SB_ASSIGN(auto bytes, read_range(log_fd.get(), end, size - end, log_path));
+  SB_ASSIGN(auto bytes, log_range(end, size - end));
   ScanResult scan = scan_records(bytes, end, last_sequence);
   // Interleave the scanner's warnings with the model's, so warnings() is in file order.
   size_t w = 0;
@@ -134,7 +153,7 @@ Result<void> Catalog::State::catch_up() {
 
 Result<void> Catalog::State::cut_tail() {
   if (!tail) return ok();
-  SB_ASSIGN(auto bytes, read_range(log_fd.get(), tail->offset, tail->length, log_path));
+  SB_ASSIGN(auto bytes, log_range(tail->offset, tail->length));
   auto now = std::chrono::duration_cast<std::chrono::seconds>(
       std::chrono::system_clock::now().time_since_epoch());
   std::string name = std::string(kLogName) + ".torn-" + std::to_string(now.count()) + "-" +
@@ -142,8 +161,8 @@ Result<void> Catalog::State::cut_tail() {
   // Saved (and synced) before the truncation, so a crash in between loses nothing.
   SB_ASSIGN(std::string saved, save_new_file(dir, name, bytes));
   util::crash_point("catalog-tail-saved");
-  SB_TRY(truncate_to(log_fd.get(), tail->offset, log_path));
-  SB_TRY(sync_data(log_fd.get(), log_path));
+  SB_TRY(log_out->truncate(tail->offset));
+  SB_TRY(log_out->commit());
   LoadWarning cut{tail->offset, tail->length,
                   "cut " + std::to_string(tail->length) + " bytes of torn tail at offset " +
                       std::to_string(tail->offset) + " off the log before appending; saved to '" +
@@ -162,15 +181,15 @@ Result<uint64_t> Catalog::State::write_records(const std::vector<EncodedRecord>&
   // Whatever part of the write reached the file must go, so no partial record remains;
   // if even that fails, the next append finds the remains as a torn tail and cuts them.
   auto undo = [&](Error e) -> Error {
-    auto t = truncate_to(log_fd.get(), at, log_path);
+    auto t = log_out->truncate(at);
     if (!t) e.what += " (then " + t.error().what + ")";
     return e;
   };
-  if (auto w = write_at(log_fd.get(), at, buf, log_path, "catalog record"); !w) {
+  if (auto w = log_write(at, buf, "catalog record"); !w) {
     return undo(w.error());
   }
   util::crash_point("catalog-written");
-  if (auto s = sync_data(log_fd.get(), log_path); !s) return undo(s.error());
+  if (auto s = log_out->commit(); !s) return undo(s.error());
   util::crash_point("catalog-synced");
   end = at + buf.size();
   last_sequence = seq;
@@ -187,7 +206,8 @@ Result<uint64_t> Catalog::State::append(
   return write_records(records);
 }
 
-Result<std::unique_ptr<Catalog>> Catalog::open(const std::string& dir, Create create) {
+Result<std::unique_ptr<Catalog>> Catalog::open(const std::string& dir, Create create,
+                                               storage::Storage& st) {
   SB_TRY(prepare_dir(dir, create));
   std::unique_ptr<Catalog> c(new Catalog());
   c->dir_ = dir;
@@ -196,6 +216,7 @@ Result<std::unique_ptr<Catalog>> Catalog::open(const std::string& dir, Create cr
   s.dir = dir;
   s.log_path = dir + "/" + std::string(kLogName);
   s.lock_path = dir + "/" + std::string(kLockName);
+  s.st = &st;
 
   struct stat st {};
   bool present = ::stat(s.log_path.c_str(), &st) == 0;
@@ -211,7 +232,23 @@ Result<std::unique_ptr<Catalog>> Catalog::open(const std::string& dir, Create cr
   bool init = !present || static_cast<uint64_t>(st.st_size) < kFileHeaderSize;
   SB_ASSIGN(FileLock lock,
             FileLock::acquire(s.lock_fd.get(), init ? LOCK_EX : LOCK_SH, s.lock_path));
-  SB_ASSIGN(s.log_fd, open_file(s.log_path, O_RDWR | (init ? O_CREAT : 0), 0600, "catalog log"));
+  const auto log_at = storage::Location::local(s.log_path);
+  if (!init) {
+    // Opened before the writer, which would create a missing log.
+    auto in = st.open_read(log_at, {false});
+    if (!in) return in.error().wrap("unable to open catalog log");
+    s.log_in = std::move(*in);
+  }
+  {
+    auto out = st.open_write(log_at, 0600);
+    if (!out) return out.error().wrap("unable to open catalog log");
+    s.log_out = std::move(*out);
+  }
+  if (init) {
+    auto in = st.open_read(log_at, {false});
+    if (!in) return in.error().wrap("unable to open catalog log");
+    s.log_in = std::move(*in);
+  }
   SB_TRY(s.init_header(init));
   SB_TRY(s.catch_up());
   return c;

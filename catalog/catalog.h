@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/storage.h"
 #include "stripeback/result.h"
 
 namespace stripeback::catalog {
@@ -143,8 +144,11 @@ class Catalog {
   // the directory cannot be used (not a directory, no permission), naming the directory
   // and the cause; not_found with Create::no when the directory or its catalog.log is
   // missing; corrupt when catalog.log is not a catalog, unsupported for a newer format.
-  // Damaged records are not errors: see warnings().
-  static Result<std::unique_ptr<Catalog>> open(const std::string& dir, Create create);
+  // Damaged records are not errors: see warnings(). The log is read and appended to
+  // through `st`, the storage of the directory (local files, or a test's fault injector
+  // around them); the lock is a local file lock.
+  static Result<std::unique_ptr<Catalog>> open(const std::string& dir, Create create,
+                                               storage::Storage& st);
   ~Catalog();
 
   const std::string& dir() const { return dir_; }

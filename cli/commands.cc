@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "cli/render.h"
+#include "engine/backends.h"
 #include "cli/tape_commands.h"
 
 #include <sys/stat.h>
@@ -49,7 +50,8 @@ Result<std::unique_ptr<catalog::Catalog>> open_catalog(const CommonFlags& c, cat
   if (dir.empty())
     return fail(Errc::invalid_argument,
                 "no catalog directory: give --catalog or set STRIPEBACK_CATALOG or HOME");
-  auto cat = catalog::Catalog::open(dir, create);
+  SB_ASSIGN(storage::Storage * st, engine::storage_for(storage::Location::local(dir)));
+  auto cat = catalog::Catalog::open(dir, create, *st);
   if (!cat) {
     Error e = cat.error();
     if (e.code != Errc::not_found) e.code = Errc::invalid_argument;

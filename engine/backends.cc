@@ -1,10 +1,13 @@
 #include "engine/backends.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "io/local_storage.h"
 #include "nfs/nfs_fs.h"
+#include "storage/fault_storage.h"
 #include "tape/tape_storage.h"
 #include "tape/volume.h"
 
@@ -30,12 +33,49 @@ tape::FirstFreeFile first_free_files(const catalog::Catalog& cat) {
   };
 }
 
+// STRIPEBACK_FAULTS (tests only, docs/reliability.md): every storage the program uses is
+// wrapped in a FaultStorage with these rules.
+struct Wired {
+  std::optional<Error> error;
+  std::shared_ptr<storage::FaultStorage> local, nfs;
+};
+
+const Wired& wired() {
+  static const Wired w = [] {
+    Wired out;
+    const char* spec = std::getenv("STRIPEBACK_FAULTS");
+    if (spec == nullptr || *spec == '\0') return out;
+    auto rules = storage::parse_fault_rules(spec);
+    if (!rules) {
+      out.error = rules.error().wrap("STRIPEBACK_FAULTS");
+      return out;
+    }
+    auto keep = [](storage::Storage& s) {
+      return std::shared_ptr<storage::Storage>(&s, [](storage::Storage*) {});
+    };
+    out.local = std::make_shared<storage::FaultStorage>(keep(io::local_storage()));
+    out.nfs = std::make_shared<storage::FaultStorage>(keep(nfs::nfs_storage()));
+    for (const auto& r : *rules) {
+      out.local->add(r);
+      out.nfs->add(r);
+    }
+    return out;
+  }();
+  return w;
+}
+
 }  // namespace
 
 Result<storage::Storage*> storage_for(const storage::Location& at) {
+  const Wired& w = wired();
+  if (w.error) return *w.error;
   switch (at.scheme) {
-    case storage::Scheme::local: return &io::local_storage();
-    case storage::Scheme::nfs: return &nfs::nfs_storage();
+    case storage::Scheme::local:
+      if (w.local) return w.local.get();
+      return &io::local_storage();
+    case storage::Scheme::nfs:
+      if (w.nfs) return w.nfs.get();
+      return &nfs::nfs_storage();
     case storage::Scheme::tape: break;
   }
   return fail(Errc::invalid_argument,

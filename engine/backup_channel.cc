@@ -84,6 +84,8 @@ class BackupChannel {
     }
     clock_.finish(out_.stats);
     out_.stats.io_engine = loop_.names();
+    loop_.drain();
+    loop_.close();  // before the thread's connections go
     out_.stats.backends = thread_counters({target_.storage});
     out_.status = st;
     return std::move(out_);

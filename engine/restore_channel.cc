@@ -398,6 +398,7 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
   if (ctx.cancel && ctx.cancel->load()) out.errors.push_back("restore cancelled");
   clock.finish(out.stats);
   out.stats.io_engine = loop.names();
+  loop.close();  // before the thread's connections go
   out.stats.backends = thread_counters({});
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "engine/backends.h"
 #include "engine/compress.h"
@@ -28,6 +29,7 @@ struct StreamPlan::Piece {
   std::vector<std::byte> header_block;  // as read, for the piece checksum
   std::unique_ptr<FrameCipher> cipher;
   std::string group;
+  std::optional<Error> open_error;  // why it could not be opened (restore goes on without it)
 };
 
 namespace {
@@ -366,8 +368,15 @@ Result<void> StreamPlan::check_keys(Keyring* keys, const std::vector<std::string
     if (fresh) groups_.emplace_back();
     groups_[it->second].push_back(p);
   }
-  // The first piece of each channel is opened now (and stays open for it).
-  for (auto& g : groups_) SB_TRY(open_piece(*g.front(), keys, drives));
+  // The first piece of each channel is opened now (and stays open for it). A missing or
+  // wrong key stops the restore; a piece that cannot be read is reported with its files.
+  for (auto& g : groups_) {
+    auto r = open_piece(*g.front(), keys, drives);
+    if (r) continue;
+    if (r.error().code == Errc::wrong_key || (r.error().code == Errc::invalid_argument && !keys))
+      return r.error();
+    g.front()->open_error = r.error();
+  }
   return ok();
 }
 
@@ -380,7 +389,8 @@ RestoreOutcome StreamPlan::run_channel(const RestoreContext& ctx, uint32_t index
   Decompressor dz;
   for (Piece* p : groups_[index]) {
     Result<void> st = ok();
-    if (!p->file) st = open_piece(*p, keys, drives);
+    if (p->open_error) st = *p->open_error;
+    else if (!p->file) st = open_piece(*p, keys, drives);
     std::map<uint32_t, File*> bound;
     if (st) {
       PieceStream ps(ctx, *p, loop, out.stats, clock, dz);
@@ -433,6 +443,8 @@ RestoreOutcome StreamPlan::run_channel(const RestoreContext& ctx, uint32_t index
   if (ctx.cancel && ctx.cancel->load()) out.errors.push_back("restore cancelled");
   clock.finish(out.stats);
   out.stats.io_engine = loop.names().empty() ? "none" : loop.names();
+  loop.drain();
+  loop.close();  // before the thread's connections go
   out.stats.backends = thread_counters({});
   return out;
 }

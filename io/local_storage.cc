@@ -349,6 +349,16 @@ class LocalStorage final : public storage::Storage {
         std::make_unique<LocalWriteFile>(std::move(f), at.path));
   }
 
+  Result<std::unique_ptr<storage::WriteFile>> open_write(const Location& at, mode_t mode) override {
+    int fd = -1;
+    do {
+      fd = ::open(at.path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, mode);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return sys_error(errno, "unable to open " + q(at.path) + " for write");
+    return std::unique_ptr<storage::WriteFile>(
+        std::make_unique<LocalWriteFile>(OpenedFile{UniqueFd(fd), false}, at.path));
+  }
+
   Result<std::unique_ptr<storage::Directory>> open_dir(const Location& at, bool create) override {
     if (create) SB_TRY(io::make_dirs(at.path));
     int fd = ::open(at.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

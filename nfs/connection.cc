@@ -96,7 +96,11 @@ Connection::Connection(NfsUrl url, std::string server, std::string mount)
 Connection::~Connection() { drop(); }
 
 void Connection::drop() {
-  fhs_.clear();  // freed with the context
+  // libnfs does not free the handles with the context: close them first (NFSv3 has no
+  // CLOSE on the wire; this only frees them).
+  if (ctx_ != nullptr)
+    for (auto& [id, fh] : fhs_) nfs_close_async(ctx_, fh, [](int, nfs_context*, void*, void*) {}, nullptr);
+  fhs_.clear();
   if (ctx_ == nullptr) return;
   // No umount: against a stopped server it blocks, and the server keeps no state for v3.
   nfs_context* c = ctx_;

@@ -1,6 +1,8 @@
 // See fault_storage.h.
 #include "storage/fault_storage.h"
 
+#include <optional>
+
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -591,6 +593,13 @@ Result<std::unique_ptr<WriteFile>> FaultStorage::create(const Location& at,
       [&] { return wrap(state_, inner_->create(at, o)); });
 }
 
+Result<std::unique_ptr<WriteFile>> FaultStorage::open_write(const Location& at, mode_t mode) {
+  const std::string t = at.str();
+  return run(
+      *state_, FaultOp::open, t, {}, [&] { return "unable to open " + quoted(t) + " for write"; },
+      [&] { return wrap(state_, inner_->open_write(at, mode)); });
+}
+
 Result<std::unique_ptr<Directory>> FaultStorage::open_dir(const Location& at, bool create) {
   const std::string t = at.str();
   return run(
@@ -651,6 +660,84 @@ Result<void> FaultStorage::sync_dir(const Location& dir) {
 
 std::optional<CounterGroup> FaultStorage::thread_counters(bool close_thread) {
   return inner_->thread_counters(close_thread);
+}
+
+Result<std::vector<FaultRule>> parse_fault_rules(std::string_view spec) {
+  std::vector<FaultRule> out;
+  auto bad = [&](std::string_view rule, const std::string& why) {
+    return fail(Errc::invalid_argument,
+                "fault rule '" + std::string(rule) + "': " + why +
+                    " (expected OP:N[+]:EFFECT[:MATCH], e.g. write:3:ENOSPC:.sbp)");
+  };
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t end = spec.find(';', pos);
+    if (end == std::string_view::npos) end = spec.size();
+    std::string_view rule = spec.substr(pos, end - pos);
+    pos = end + 1;
+    if (rule.empty()) continue;
+    std::vector<std::string> f;
+    size_t p = 0;
+    for (int i = 0; i < 3; ++i) {
+      size_t c = rule.find(':', p);
+      if (c == std::string_view::npos) {
+        f.emplace_back(rule.substr(p));
+        p = rule.size() + 1;
+        break;
+      }
+      f.emplace_back(rule.substr(p, c - p));
+      p = c + 1;
+    }
+    if (p <= rule.size()) f.emplace_back(rule.substr(p));  // the match may hold ':'
+    if (f.size() < 3) return bad(rule, "too few fields");
+    FaultRule r;
+    bool known = false;
+    for (size_t k = 0; k < kFaultOpCount; ++k)
+      if (f[0] == fault_op_name(static_cast<FaultOp>(k))) {
+        r.op = static_cast<FaultOp>(k);
+        known = true;
+      }
+    if (!known) return bad(rule, "unknown operation '" + f[0] + "'");
+    std::string n = f[1];
+    if (!n.empty() && n.back() == '+') {
+      r.from_nth_on = true;
+      n.pop_back();
+    }
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || std::stoull(n) == 0)
+      return bad(rule, "occurrence '" + f[1] + "' is not a number from 1");
+    r.nth = std::stoull(n);
+    const std::string& e = f[2];
+    static const std::pair<const char*, int> kErrnos[] = {{"EIO", EIO},       {"ENOSPC", ENOSPC},
+                                                          {"EDQUOT", EDQUOT}, {"EROFS", EROFS},
+                                                          {"EACCES", EACCES}, {"EPERM", EPERM}};
+    bool effect = false;
+    for (const auto& [name, err] : kErrnos)
+      if (e == name) {
+        r.effect = FaultRule::Effect::fail;
+        r.err = err;
+        effect = true;
+      }
+    auto number_after = [&](const char* prefix) -> std::optional<uint64_t> {
+      std::string pre = prefix;
+      if (e.rfind(pre, 0) != 0) return std::nullopt;
+      std::string v = e.substr(pre.size());
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+      return std::stoull(v);
+    };
+    if (auto b = number_after("short="); b && (r.op == FaultOp::write || r.op == FaultOp::read)) {
+      r.effect = FaultRule::Effect::short_io;
+      r.short_len = static_cast<uint32_t>(*b);
+      effect = true;
+    } else if (auto ms = number_after("delay=")) {
+      r.effect = FaultRule::Effect::delay;
+      r.delay = std::chrono::milliseconds(*ms);
+      effect = true;
+    }
+    if (!effect) return bad(rule, "unknown effect '" + e + "'");
+    if (f.size() > 3) r.match = f[3];
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 }  // namespace stripeback::storage

@@ -47,6 +47,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "storage/storage.h"
 
@@ -109,6 +111,13 @@ struct FaultRule {
   FaultRule only(std::string substring) const;
 };
 
+// Rules from text, for running the whole program under faults (STRIPEBACK_FAULTS, see
+// docs/reliability.md): rules separated by ';', each "OP:N[+]:EFFECT[:MATCH]" where OP is
+// a kind above by name, N the occurrence ("+": and every one after it), EFFECT an errno
+// name (EIO, ENOSPC, EDQUOT, EROFS, EACCES, EPERM), "short=BYTES" or "delay=MS", and MATCH
+// a substring of the object's text. Example: "write:3:ENOSPC:.sbp;rename:1:EIO".
+Result<std::vector<FaultRule>> parse_fault_rules(std::string_view spec);
+
 class FaultStorage : public Storage {
  public:
   explicit FaultStorage(std::shared_ptr<Storage> inner);
@@ -134,6 +143,7 @@ class FaultStorage : public Storage {
   const StorageCaps& caps() const override;
   Result<std::unique_ptr<ReadFile>> open_read(const Location& at, const OpenOptions& o) override;
   Result<std::unique_ptr<WriteFile>> create(const Location& at, const CreateOptions& o) override;
+  Result<std::unique_ptr<WriteFile>> open_write(const Location& at, mode_t mode) override;
   Result<std::unique_ptr<Directory>> open_dir(const Location& at, bool create) override;
   Result<FileInfo> stat(const Location& at, bool follow) override;
   Result<std::vector<std::string>> list(const Location& dir) override;

@@ -63,6 +63,9 @@ class IoLoop {
   }
   // The names of the queues used, "+"-joined in order of first use ("io_uring+nfs").
   std::string names() const;
+  // Drops every queue (after drain()): a channel does this before its backends' per-thread
+  // state (connections) goes.
+  void close() { queues_.clear(); }
 
  private:
   struct Entry {

@@ -52,6 +52,9 @@ Error Storage::unsupported(const char* op, const Location& at) const {
                    "')"};
 }
 
+Result<std::unique_ptr<WriteFile>> Storage::open_write(const Location& at, mode_t) {
+  return unsupported("writing in place", at);
+}
 Result<std::unique_ptr<Directory>> Storage::open_dir(const Location& at, bool) {
   return unsupported("opening a directory", at);
 }

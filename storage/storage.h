@@ -201,6 +201,9 @@ class Storage {
                                                       const OpenOptions& o) = 0;
   // Creates a new file, never replacing one (Errc::exists).
   virtual Result<std::unique_ptr<WriteFile>> create(const Location& at, const CreateOptions& o) = 0;
+  // Opens a file for writing in place (created, with `mode`, when missing; never
+  // truncated): for logs appended to, like the catalog's.
+  virtual Result<std::unique_ptr<WriteFile>> open_write(const Location& at, mode_t mode);
   // The directory at `at`; with `create`, made (with its parents) when missing.
   virtual Result<std::unique_ptr<Directory>> open_dir(const Location& at, bool create);
   // stat (links followed when `follow`).

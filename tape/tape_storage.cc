@@ -26,10 +26,9 @@ class TapeQueue final : public storage::Queue {
  public:
   const char* name() const override { return "tape"; }
   void done(Completion c) { ready_.push_back(std::move(c)); }
-  void hold(TapeFile* f) {
-    ++held_;
-    if (std::find(files_.begin(), files_.end(), f) == files_.end()) files_.push_back(f);
-  }
+  ~TapeQueue() override;
+  void attach(TapeFile* f) { files_.push_back(f); }
+  void hold() { ++held_; }
   void release(size_t n) { held_ -= n; }
   void forget(TapeFile* f) { files_.erase(std::remove(files_.begin(), files_.end(), f), files_.end()); }
   size_t reap(std::span<Completion> out, size_t min_complete, storage::Clock::time_point) override;
@@ -47,7 +46,7 @@ class TapeQueue final : public storage::Queue {
  private:
   std::deque<Completion> ready_;
   size_t held_ = 0;
-  std::vector<TapeFile*> files_;  // with writes held for a gap
+  std::vector<TapeFile*> files_;  // that queue here
 };
 
 class TapeStorage;
@@ -83,6 +82,7 @@ class TapeFile final : public storage::WriteFile {
  public:
   // Completes every held write as failed (the write before it never came).
   void fail_held();
+  void detach() { queue_ = nullptr; }
  private:
 
   TapeStorage& st_;
@@ -213,6 +213,10 @@ class TapeStorage final : public storage::Storage {
   bool have_buf_ = false;
 };
 
+TapeQueue::~TapeQueue() {
+  for (TapeFile* f : files_) f->detach();
+}
+
 size_t TapeQueue::reap(std::span<Completion> out, size_t min_complete, storage::Clock::time_point) {
   if (ready_.empty() && min_complete > 0) {
     // Held writes wait for one the caller has not sent, and the caller waits here: they
@@ -253,7 +257,10 @@ void TapeFile::drain() {
 }
 
 Result<void> TapeFile::submit(storage::IoLoop& loop, const Request& r) {
-  if (!queue_) queue_ = &loop.queue<TapeQueue>(&st_, [] { return std::make_unique<TapeQueue>(); });
+  if (!queue_) {
+    queue_ = &loop.queue<TapeQueue>(&st_, [] { return std::make_unique<TapeQueue>(); });
+    queue_->attach(this);
+  }
   if (r.kind != storage::OpKind::write) {
     // Durability is commit()'s job on tape, and nothing is read back by offset.
     queue_->done({r.tag, r.kind,
@@ -271,7 +278,7 @@ Result<void> TapeFile::submit(storage::IoLoop& loop, const Request& r) {
     return ok();
   }
   held_.emplace(r.offset, Held{r.buf, r.len, r.tag, {}});
-  queue_->hold(this);
+  queue_->hold();
   drain();
   return ok();
 }
@@ -321,7 +328,6 @@ void TapeFile::fail_held() {
       }
   }
   held_.clear();
-  if (queue_) queue_->forget(this);
   if (!error_) error_ = Error{Errc::io, 0, "'" + name_ + "': writes missing"};
 }
 
@@ -404,7 +410,11 @@ class TapeStreamFile final : public storage::ReadFile {
     }
     if (base_ != offset) return size_t{0};
     size_t n = static_cast<size_t>(std::min<uint64_t>(len, data_.size()));
-    std::copy(data_.begin(), data_.begin() + static_cast<std::ptrdiff_t>(n), buf);
+    auto end = data_.begin() + static_cast<std::ptrdiff_t>(n);
+    std::copy(data_.begin(), end, buf);
+    data_.erase(data_.begin(), end);  // read once: the reader moves on
+    base_ += n;
+    cv_.notify_all();
     return n;
   }
 

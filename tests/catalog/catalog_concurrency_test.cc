@@ -1,5 +1,7 @@
 // Catalog: several writers on one catalog directory — objects, threads and processes.
 #include <gtest/gtest.h>
+
+#include "io/local_storage.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,7 +106,7 @@ TEST(CatalogConcurrency, ForkedProcessesAppendConcurrently) {
       if (::close(go[1]) != 0) ::_exit(8);
       char c;
       if (::read(go[0], &c, 1) != 0) ::_exit(9);  // released together when the pipe closes
-      auto cat = Catalog::open(dir, Create::no);
+      auto cat = Catalog::open(dir, Create::no, io::local_storage());
       if (!cat) ::_exit(2);
       auto id = (*cat)->begin_backup(sample_begin("child" + std::to_string(k)));
       if (!id) ::_exit(3);

@@ -1,6 +1,8 @@
 // Catalog: torn tails, flipped bits, replayed and foreign records. None may be misread,
 // none may stop the rest of the log from loading.
 #include <gtest/gtest.h>
+
+#include "io/local_storage.h"
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -354,7 +356,7 @@ TEST(CatalogDamage, FailedWriteLeavesNoPartialRecord) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     // A file size limit just past the end makes the write fail part way (EFBIG).
-    auto cat = Catalog::open(dir, Create::no);
+    auto cat = Catalog::open(dir, Create::no, io::local_storage());
     if (!cat) ::_exit(2);
     uint64_t id = *(*cat)->begin_backup(sample_begin("doomed"));
     if (::signal(SIGXFSZ, SIG_IGN) == SIG_ERR) ::_exit(7);

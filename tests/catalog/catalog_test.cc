@@ -2,6 +2,8 @@
 #include "catalog/catalog.h"
 
 #include <gtest/gtest.h>
+
+#include "io/local_storage.h"
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -238,13 +240,13 @@ TEST(Catalog, OpenOnRegularFileIsInvalidArgument) {
   testing::TempDir tmp;
   std::string path = tmp / "plain";
   write_bytes(path, {1, 2, 3});
-  auto c = Catalog::open(path, Create::yes);
+  auto c = Catalog::open(path, Create::yes, io::local_storage());
   ASSERT_FALSE(c);
   EXPECT_EQ(c.error().code, Errc::invalid_argument);
   EXPECT_NE(c.error().what.find("'" + path + "'"), std::string::npos) << c.error().what;
   EXPECT_NE(c.error().what.find("not a directory"), std::string::npos) << c.error().what;
 
-  auto below = Catalog::open(path + "/sub", Create::yes);
+  auto below = Catalog::open(path + "/sub", Create::yes, io::local_storage());
   ASSERT_FALSE(below);
   EXPECT_EQ(below.error().code, Errc::invalid_argument);
   EXPECT_NE(below.error().what.find(path + "/sub"), std::string::npos) << below.error().what;
@@ -253,14 +255,14 @@ TEST(Catalog, OpenOnRegularFileIsInvalidArgument) {
 TEST(Catalog, CreateNoOnMissingDirectoryIsNotFound) {
   testing::TempDir tmp;
   std::string dir = tmp / "nope";
-  auto c = Catalog::open(dir, Create::no);
+  auto c = Catalog::open(dir, Create::no, io::local_storage());
   ASSERT_FALSE(c);
   EXPECT_EQ(c.error().code, Errc::not_found);
   EXPECT_EQ(c.error().what, "catalog directory '" + dir + "' does not exist");
   struct stat st {};
   EXPECT_NE(::stat(dir.c_str(), &st), 0);  // and nothing was created
 
-  auto empty = Catalog::open(tmp.path(), Create::no);  // a directory without a catalog
+  auto empty = Catalog::open(tmp.path(), Create::no, io::local_storage());  // a directory without a catalog
   ASSERT_FALSE(empty);
   EXPECT_EQ(empty.error().code, Errc::not_found);
   EXPECT_NE(::stat((tmp / "lock").c_str(), &st), 0);
@@ -269,7 +271,7 @@ TEST(Catalog, CreateNoOnMissingDirectoryIsNotFound) {
 TEST(Catalog, ForeignFileIsNotACatalog) {
   testing::TempDir tmp;
   write_bytes(tmp / "catalog.log", std::vector<uint8_t>(100, 'z'));
-  auto c = Catalog::open(tmp.path(), Create::yes);
+  auto c = Catalog::open(tmp.path(), Create::yes, io::local_storage());
   ASSERT_FALSE(c);
   EXPECT_EQ(c.error().code, Errc::corrupt);
   EXPECT_NE(c.error().what.find("not a stripeback catalog"), std::string::npos);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "io/local_storage.h"
 #include "catalog/record_log.h"
 #include "tests/support/temp_dir.h"
 
@@ -106,7 +107,7 @@ inline void expect_equal(const BackupEnd& a, const BackupEnd& b) {
 }
 
 inline std::unique_ptr<Catalog> open_ok(const std::string& dir, Create create = Create::yes) {
-  auto c = Catalog::open(dir, create);
+  auto c = Catalog::open(dir, create, io::local_storage());
   if (!c) ADD_FAILURE() << "open '" << dir << "': " << c.error().what;
   return c ? std::move(c).value() : nullptr;
 }

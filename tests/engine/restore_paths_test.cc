@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "io/local_storage.h"
+
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -57,7 +59,7 @@ class CraftedRecord : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CraftedRecord, IsRefusedAndNothingIsCreated) {
   testing::TempDir t("sb-crafted");
-  auto cat = catalog::Catalog::open(t / "cat", catalog::Create::yes);
+  auto cat = catalog::Catalog::open(t / "cat", catalog::Create::yes, io::local_storage());
   ASSERT_TRUE(cat.has_value()) << cat.error().what;
   catalog::BackupBegin begin;
   begin.destination = t / "p";

@@ -92,7 +92,7 @@ TEST_F(TapeBackup, SyncIoAndTextStatsArePerDrive) {
   std::string src = make_source({3u << 20});
   auto b = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--tape-io", "sync"});
   SB_ASSERT_EXIT(b, 0);
-  EXPECT_TRUE(contains(b.out, "tape " + drive[0].substr(5) + " [sync I/O]"));
+  EXPECT_TRUE(contains(b.out, "tape: drive " + drive[0].substr(5) + ", io sync"));
   EXPECT_TRUE(contains(b.out, "stalls"));
   auto a = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--json"});
   SB_ASSERT_EXIT(a, 0);

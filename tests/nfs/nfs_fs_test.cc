@@ -40,7 +40,6 @@ storage::Location at(const std::string& rel) {
 
 TEST(NfsFs, DirectoriesStatListRenameUnlink) {
   SB_REQUIRE_NFS();
-  auto& s = NfsServer::get();
   {
     auto md = st().make_dirs(at("fs/a/b/c"));
     ASSERT_TRUE(md) << md.error().what;
@@ -83,7 +82,6 @@ TEST(NfsFs, DirectoriesStatListRenameUnlink) {
 
 TEST(NfsFs, SyncWriteAndReadRoundTrip) {
   SB_REQUIRE_NFS();
-  auto& s = NfsServer::get();
   {
     auto md = st().make_dirs(at("rt"));
     ASSERT_TRUE(md) << md.error().what;
@@ -112,7 +110,6 @@ TEST(NfsFs, SyncWriteAndReadRoundTrip) {
 // Several requests of 1 MiB, more than the in-flight limit, through a channel's I/O loop.
 TEST(NfsFs, EngineWritesAndReadsManyOpsInFlight) {
   SB_REQUIRE_NFS();
-  auto& s = NfsServer::get();
   {
     auto md = st().make_dirs(at("eng"));
     ASSERT_TRUE(md) << md.error().what;

@@ -104,7 +104,7 @@ TEST(NfsIntegration, BackupLocalToNfsAndRestoreIsIdentical) {
   RunResult br = sb({"backup", t / "src", "--to", s.url_of("pieces2"), "--channels", "2",
                      "--max-piece-size", "4M", "--catalog", t / "cat"});
   SB_ASSERT_EXIT(br, 0);
-  EXPECT_TRUE(contains(br.out, "nfs 127.0.0.1:"));
+  EXPECT_TRUE(contains(br.out, "nfs: servers 127.0.0.1"));
   EXPECT_GE(pieces_in(s.export_dir() + "/pieces2").size(), 3u);
   RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat", "--channels", "2"});
   SB_ASSERT_EXIT(rr, 0);

@@ -62,10 +62,10 @@ class TapeStorageTest : public ::testing::Test {
 TEST_F(TapeStorageTest, OutOfOrderWritesReachTheTapeInFileOrder) {
   const size_t frame = 300 * 1024, frames = 12;
   auto bytes = piece_bytes(4096 + frames * frame + 8192);
+  storage::IoLoop loop;  // outlives the files that queue on it
   auto out = create("piece-a");
   ASSERT_TRUE(out) << out.error().what;
   storage::WriteFile* f = out->get();
-  storage::IoLoop loop;
   ASSERT_TRUE(f->write_at(bytes.data(), 4096, 0));
   // Frames submitted in a scrambled order, as io_uring may complete them.
   std::vector<size_t> order(frames);
@@ -114,10 +114,10 @@ TEST_F(TapeStorageTest, OutOfOrderWritesReachTheTapeInFileOrder) {
 
 TEST_F(TapeStorageTest, AWriteWhosePredecessorNeverComesFails) {
   auto bytes = piece_bytes(4096 + 3 * 8192);
+  storage::IoLoop loop;
   auto out = create("piece-b");
   ASSERT_TRUE(out);
   storage::WriteFile* f = out->get();
-  storage::IoLoop loop;
   ASSERT_TRUE(f->write_at(bytes.data(), 4096, 0));
   storage::Request late{f, storage::OpKind::write, 4096 + 8192, bytes.data() + 4096 + 8192, 8192, 77};
   ASSERT_TRUE(loop.submit(late));
