@@ -207,7 +207,7 @@ Result<uint64_t> Catalog::State::append(
 }
 
 Result<std::unique_ptr<Catalog>> Catalog::open(const std::string& dir, Create create,
-                                               storage::Storage& st) {
+                                               storage::Storage& storage) {
   SB_TRY(prepare_dir(dir, create));
   std::unique_ptr<Catalog> c(new Catalog());
   c->dir_ = dir;
@@ -216,7 +216,7 @@ Result<std::unique_ptr<Catalog>> Catalog::open(const std::string& dir, Create cr
   s.dir = dir;
   s.log_path = dir + "/" + std::string(kLogName);
   s.lock_path = dir + "/" + std::string(kLockName);
-  s.st = &st;
+  s.st = &storage;
 
   struct stat st {};
   bool present = ::stat(s.log_path.c_str(), &st) == 0;
@@ -235,17 +235,17 @@ Result<std::unique_ptr<Catalog>> Catalog::open(const std::string& dir, Create cr
   const auto log_at = storage::Location::local(s.log_path);
   if (!init) {
     // Opened before the writer, which would create a missing log.
-    auto in = st.open_read(log_at, {false});
+    auto in = storage.open_read(log_at, {false});
     if (!in) return in.error().wrap("unable to open catalog log");
     s.log_in = std::move(*in);
   }
   {
-    auto out = st.open_write(log_at, 0600);
+    auto out = storage.open_write(log_at, 0600);
     if (!out) return out.error().wrap("unable to open catalog log");
     s.log_out = std::move(*out);
   }
   if (init) {
-    auto in = st.open_read(log_at, {false});
+    auto in = storage.open_read(log_at, {false});
     if (!in) return in.error().wrap("unable to open catalog log");
     s.log_in = std::move(*in);
   }

@@ -111,7 +111,7 @@ TEST_F(StorageFaults, FailedRenameLeavesNoFileUnderItsFinalName) {
 TEST_F(StorageFaults, ShortRestoreWriteAndFailedSyncLeaveNoFileUnderItsFinalName) {
   std::string to = work / "r";
   auto r = sb({"restore", "--to", to, "--catalog", cat, "--channels", "1"},
-              faults("write:2:short=4096:.sbrestore-;sync:1:EIO:.sbrestore-"));
+              faults("write:2:short=4096:src/.sbrestore-;sync:1:EIO:src/.sbrestore-"));
   SB_ASSERT_EXIT(r, 1);
   EXPECT_TRUE(contains(r.err, "4096 of "));
   EXPECT_TRUE(contains(r.err, "Input/output error (injected)"));
