@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "tape/drive.h"
+#include <filesystem>
+
 #include "tests/integration/it_util.h"
 #include "tests/support/tape_server.h"
 
@@ -65,6 +67,37 @@ TEST_F(TapeBackup, TwoDrivesRoundTrip) {
   SB_ASSERT_EXIT(r, 0);
   EXPECT_TRUE(restored_tree(tmp / "r", src));
   EXPECT_EQ(parse_json(r)["tape_pieces"].size(), 2u);
+}
+
+// Restore streams each piece straight from its tape, one channel per drive at once, and
+// writes nothing outside the target: no spool (TMPDIR and a --tape-spool directory, which
+// is only accepted for old scripts, stay empty).
+TEST_F(TapeBackup, TwoDrivesRestoreAtOnceWithoutASpool) {
+  label(0, "PAR-A");
+  label(1, "PAR-B");
+  std::string src = make_source({6u << 20, 6u << 20, 1u << 20, 1u << 20});
+  auto b = sb({"backup", src, "--to", drive[0], "--to", drive[1], "--catalog", cat});
+  SB_ASSERT_EXIT(b, 0);
+  std::string tmpdir = tmp / "tmpdir", spool = tmp / "spool";
+  std::filesystem::create_directories(tmpdir);
+  std::filesystem::create_directories(spool);
+  auto r = sb({"restore", "--to", tmp / "r", "--catalog", cat, "--tape-spool", spool, "--json"},
+              {{"TMPDIR", tmpdir}});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(restored_tree(tmp / "r", src));
+  EXPECT_TRUE(std::filesystem::is_empty(tmpdir)) << "something was staged in TMPDIR";
+  EXPECT_TRUE(std::filesystem::is_empty(spool)) << "something was staged in the spool";
+  Json j = parse_json(r);
+  ASSERT_EQ(j["channels"].size(), 2u) << r.out;
+  double sum = 0;
+  for (size_t c = 0; c < 2; ++c) {
+    EXPECT_GT(*j["channels"][c]["files"].as_u64(), 0u) << r.out;
+    EXPECT_GT(*j["channels"][c]["bytes_read"].as_u64(), 6u << 20) << r.out;
+    sum += j["channels"][c]["elapsed_s"].as_double();
+  }
+  // Both channels ran at the same time: the job took less than the two one after the other.
+  EXPECT_LT(j["elapsed_s"].as_double(), 0.9 * sum) << r.out;
+  EXPECT_EQ(j["tape_pieces"].size(), 2u);
 }
 
 // Compression and encryption work the same on tape: the stream holds sealed frames, a
