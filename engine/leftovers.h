@@ -55,7 +55,7 @@ struct Removal {
 
 // Removes `pieces` in order. A piece already gone counts as removed. Stops at the first
 // other failure: a medium that refuses one removal (read-only, server gone) refuses the
-// rest, and on NFS each attempt would first wait out the retry window.
+// rest, and on a network medium each attempt would first wait out the retry window.
 Removal remove_pieces(const std::vector<PieceFile>& pieces);
 
 // "3 piece(s) (48.00 MiB) ... remain in 'dest': 'a', 'b', 'c'" and the advice, for

@@ -140,7 +140,7 @@ Result<std::vector<std::string>> safe_components(const std::string& original) {
   };
   std::vector<std::string> comps;
   std::string path = original;
-  // A file backed up from NFS is restored under <host>/<path on the server>; the host is a
+  // A file backed up from a server is restored under <host>/<path on the server>; the host is a
   // component like any other and passes the same check.
   if (storage::has_scheme(original)) {
     auto at = storage::Location::parse(original);

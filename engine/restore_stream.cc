@@ -354,7 +354,7 @@ Result<void> StreamPlan::check_keys(Keyring* keys, const std::vector<std::string
   std::map<std::string, size_t> index;
   std::vector<Piece*> order;
   for (auto& p : pieces_) order.push_back(&p);
-  // In tape order: volume, then file number.
+  // In medium order: volume, then file number.
   std::sort(order.begin(), order.end(), [](const Piece* a, const Piece* b) {
     const auto& sa = a->rec->media->spans.front();
     const auto& sb = b->rec->media->spans.front();

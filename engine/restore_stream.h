@@ -1,4 +1,4 @@
-// Restore from media that are read in order only (StorageCaps without random_read: tape).
+// Restore from media that are read in order only (StorageCaps without random_read).
 //
 // A piece's index is at its end, so these pieces are not opened by their trailer first:
 // each needed piece is read once, straight from its medium, in frame order, and every frame

@@ -38,7 +38,7 @@ struct ChannelStats {
   bool throttled = false;  // a rate limit held reads back
   double throttle_s = 0;   // of wait_s, time spent waiting for read tokens
   double elapsed_s = 0, read_busy_s = 0, write_busy_s = 0, wait_s = 0, cpu_s = 0;
-  // Each backend the channel used publishes its own counters (the NFS connections, the
+  // Each backend the channel used publishes its own counters (a server's connections, a
   // drive), rendered by cli/ without knowing their fields.
   std::vector<storage::CounterGroup> backends;
 };
