@@ -22,6 +22,7 @@ namespace stripeback::engine {
 namespace {
 
 constexpr uint64_t kMetaTag = 1ull << 40;
+constexpr int16_t kReadRegion = 0, kCompressedRegion = 1;  // registered with the loop
 constexpr auto kIdleWait = std::chrono::milliseconds(200);
 
 using storage::Clock;
@@ -112,6 +113,10 @@ class BackupChannel {
       SB_ASSIGN(auto cpool, io::BufferPool::create(pool_->count(), cap, kBlock));
       cpool_ = std::make_unique<io::BufferPool>(std::move(cpool));
     }
+    // Region 0: the read buffers (and uncompressed frames); 1: compressed frames.
+    std::vector<std::pair<std::byte*, size_t>> regions{pool_->region()};
+    if (cpool_) regions.push_back(cpool_->region());
+    loop_.register_buffers(std::move(regions));
     return ok();
   }
 
@@ -211,7 +216,8 @@ class BackupChannel {
       uint32_t slot = *pool_->acquire();
       uint32_t len = s->file->direct() ? static_cast<uint32_t>(align_up(want)) : want;
       slots_[slot] = Slot{s, nullptr, s->next, want, false};
-      SB_TRY(loop_.submit({s->file.get(), storage::OpKind::read, s->next, pool_->data(slot), len, slot}));
+      SB_TRY(loop_.submit({s->file.get(), storage::OpKind::read, s->next, pool_->data(slot), len,
+                           slot, kReadRegion}));
       s->next += want;
       ++s->ops_out;
       ++reads_out_;
@@ -415,7 +421,8 @@ class BackupChannel {
     sl.len = pl.length;
     ++writes_out_;
     ++p->writes_out;
-    return loop_.submit({&p->writer->file(), storage::OpKind::write, pl.offset, frame, pl.length, slot});
+    return loop_.submit({&p->writer->file(), storage::OpKind::write, pl.offset, frame, pl.length,
+                         slot, h.compressed ? kCompressedRegion : kReadRegion});
   }
 
   // A unit whose reads are all issued and whose frames are all written is done here; it

@@ -144,6 +144,9 @@ struct Slot {
   uint32_t len = 0;  // bytes of the file write
 };
 
+// The buffer region registered with the channel's loop: frames as read.
+constexpr int16_t kFrameRegion = 0;
+
 class ChunkRestore {
  public:
   ChunkRestore(const RestoreContext& ctx, storage::IoLoop& loop, io::BufferPool& pool,
@@ -205,7 +208,8 @@ class ChunkRestore {
         slots_[slot] = Slot{&pe, false};
         SB_TRY(loop_.submit({pe.part->piece->file(), storage::OpKind::read, e.frame_offset,
                              pool_.header(slot),
-                             static_cast<uint32_t>(kBlock + align_up(e.stored_len)), slot}));
+                             static_cast<uint32_t>(kBlock + align_up(e.stored_len)), slot,
+                             kFrameRegion}));
         ++reads_out_;
       }
       if (loop_.in_flight() == 0) continue;
@@ -272,8 +276,11 @@ class ChunkRestore {
     if (wlen > e.raw_len)
       std::memset(const_cast<std::byte*>(raw) + e.raw_len, 0, wlen - e.raw_len);
     s.len = wlen;
+    const bool decoded = raw >= scratch_.region().first &&
+                         raw < scratch_.region().first + scratch_.region().second;
     return loop_.submit({file_->out.get(), storage::OpKind::write, e.file_offset,
-                         const_cast<std::byte*>(raw), wlen, slot});
+                         const_cast<std::byte*>(raw), wlen, slot,
+                         decoded ? int16_t{-1} : kFrameRegion});
   }
 
   void drain() {
@@ -384,6 +391,10 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
     return out;
   }
   Decompressor dz;
+  // Frames are read into the pool, and written from it when stored raw: it is registered
+  // (kFrameRegion). Decoded frames go out from the scratch pool unregistered: pinning it
+  // would keep it resident for restores that never decode.
+  loop.register_buffers({pool->region()});
   ChunkRestore cr(ctx, loop, *pool, *scratch, dz, out.stats, clock);
   while (true) {
     size_t i = ctx.next->fetch_add(1);

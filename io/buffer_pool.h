@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -37,6 +38,8 @@ class BufferPool {
   size_t header_room() const { return header_room_; }
   size_t free_count() const { return free_.size(); }
   size_t bytes_reserved() const { return count_ * (data_size_ + header_room_); }
+  // The whole pool as one region (for registering it with an I/O engine).
+  std::pair<std::byte*, size_t> region() const { return {base_, bytes_reserved()}; }
 
  private:
   BufferPool() = default;

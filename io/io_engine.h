@@ -20,6 +20,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "stripeback/result.h"
 
@@ -34,6 +35,7 @@ struct IoOp {
   std::byte* buf = nullptr;  // caller-owned; must stay valid until the completion is reaped
   uint32_t len = 0;          // bytes to transfer (0 for fsync/fdatasync)
   uint64_t tag = 0;          // returned unchanged in the completion
+  int16_t fixed = -1;        // index of the registered buffer `buf` lies in, or -1
 };
 
 struct IoCompletion {
@@ -63,6 +65,12 @@ class IoEngine {
   // wait on two engines at once (local files and NFS) without spinning.
   virtual int wait_fd() const { return -1; }
   virtual void wake_on(int /*fd*/) {}
+  // Registers memory regions that ops then name by index (IoOp::fixed): the kernel pins
+  // their pages once instead of on every transfer. False when the engine cannot (no
+  // io_uring, or the locked-memory limit): ops must then leave `fixed` at -1.
+  virtual bool register_buffers(std::span<const std::pair<std::byte*, size_t>> /*regions*/) {
+    return false;
+  }
 };
 
 struct EngineOptions {

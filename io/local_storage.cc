@@ -53,7 +53,11 @@ storage::OpKind kind_of(OpKind k) {
 // The thread's ring, with the requests queued since the last reap.
 class LocalQueue final : public storage::Queue {
  public:
-  explicit LocalQueue(unsigned depth) : engine_(make_engine({depth})), comps_(64) {}
+  LocalQueue(unsigned depth, const std::vector<std::pair<std::byte*, size_t>>& regions)
+      : engine_(make_engine({depth})), comps_(64),
+        fixed_(!regions.empty() && engine_->register_buffers(regions)) {}
+  // The region index an op may use: the request's when the ring has the regions.
+  int16_t fixed(const Request& r) const { return fixed_ ? r.region : int16_t{-1}; }
   const char* name() const override { return engine_->name(); }
   void add(const IoOp& op) { pending_.push_back(op); }
   void flush() override {
@@ -89,13 +93,14 @@ class LocalQueue final : public storage::Queue {
   std::vector<IoOp> pending_;
   std::vector<Completion> failed_;
   std::vector<IoCompletion> comps_;
+  bool fixed_;
 };
 
 const char kQueueKey = 0;
 
 LocalQueue& queue_of(storage::IoLoop& loop) {
   return loop.queue<LocalQueue>(&kQueueKey, [&loop] {
-    return std::make_unique<LocalQueue>(loop.queue_depth());
+    return std::make_unique<LocalQueue>(loop.queue_depth(), loop.buffers());
   });
 }
 
@@ -120,7 +125,8 @@ class LocalFile final : public storage::ReadFile {
   const std::string& name() const override { return name_; }
   bool direct() const override { return f_.direct; }
   Result<void> submit(storage::IoLoop& loop, const Request& r) override {
-    queue_of(loop).add(IoOp{kind_of(r.kind), f_.fd.get(), r.offset, r.buf, r.len, r.tag});
+    LocalQueue& q = queue_of(loop);
+    q.add(IoOp{kind_of(r.kind), f_.fd.get(), r.offset, r.buf, r.len, r.tag, q.fixed(r)});
     return ok();
   }
   Result<FileInfo> stat() override {
@@ -153,7 +159,8 @@ class LocalWriteFile final : public storage::WriteFile {
   const std::string& name() const override { return name_; }
   bool direct() const override { return f_.direct; }
   Result<void> submit(storage::IoLoop& loop, const Request& r) override {
-    queue_of(loop).add(IoOp{kind_of(r.kind), f_.fd.get(), r.offset, r.buf, r.len, r.tag});
+    LocalQueue& q = queue_of(loop);
+    q.add(IoOp{kind_of(r.kind), f_.fd.get(), r.offset, r.buf, r.len, r.tag, q.fixed(r)});
     return ok();
   }
   Result<void> write_at(const std::byte* buf, size_t len, uint64_t off) override {

@@ -49,6 +49,12 @@ class UringEngine final : public IoEngine {
   size_t reap(std::span<IoCompletion> out, size_t min_complete, Clock::time_point until) override;
   size_t in_flight() const override { return active_ + held_.size() + ready_.size(); }
   int wait_fd() const override { return ring_.ring_fd; }
+  bool register_buffers(std::span<const std::pair<std::byte*, size_t>> regions) override {
+    std::vector<iovec> iov;
+    for (const auto& [p, n] : regions) iov.push_back({p, n});
+    if (iov.empty()) return false;
+    return io_uring_register_buffers(&ring_, iov.data(), static_cast<unsigned>(iov.size())) == 0;
+  }
 
  private:
   explicit UringEngine(unsigned depth) : slots_(depth) {
@@ -142,10 +148,18 @@ void UringEngine::prepare(io_uring_sqe* sqe, uint32_t slot) {
   const detail::OpProgress& p = slots_[slot];
   switch (p.op.kind) {
     case OpKind::read:
-      io_uring_prep_read(sqe, p.op.fd, p.next_buf(), p.remaining(), p.next_offset());
+      if (p.op.fixed >= 0)
+        io_uring_prep_read_fixed(sqe, p.op.fd, p.next_buf(), p.remaining(), p.next_offset(),
+                                 p.op.fixed);
+      else
+        io_uring_prep_read(sqe, p.op.fd, p.next_buf(), p.remaining(), p.next_offset());
       break;
     case OpKind::write:
-      io_uring_prep_write(sqe, p.op.fd, p.next_buf(), p.remaining(), p.next_offset());
+      if (p.op.fixed >= 0)
+        io_uring_prep_write_fixed(sqe, p.op.fd, p.next_buf(), p.remaining(), p.next_offset(),
+                                  p.op.fixed);
+      else
+        io_uring_prep_write(sqe, p.op.fd, p.next_buf(), p.remaining(), p.next_offset());
       break;
     case OpKind::fsync:
       io_uring_prep_fsync(sqe, p.op.fd, 0);

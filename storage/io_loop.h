@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "storage/storage.h"
@@ -61,6 +62,12 @@ class IoLoop {
     queues_.push_back({key, make()});
     return static_cast<Q&>(*queues_.back().q);
   }
+  // Memory regions requests may name (Request::region), in index order; call before the
+  // first request. The regions must outlive the loop's queues.
+  void register_buffers(std::vector<std::pair<std::byte*, size_t>> regions) {
+    regions_ = std::move(regions);
+  }
+  const std::vector<std::pair<std::byte*, size_t>>& buffers() const { return regions_; }
   // The names of the queues used, "+"-joined in order of first use ("io_uring+nfs").
   std::string names() const;
   // Drops every queue (after drain()): a channel does this before its backends' per-thread
@@ -74,6 +81,7 @@ class IoLoop {
   };
   unsigned depth_;
   std::vector<Entry> queues_;
+  std::vector<std::pair<std::byte*, size_t>> regions_;
 };
 
 }  // namespace stripeback::storage

@@ -55,6 +55,9 @@ struct Request {
   std::byte* buf = nullptr;  // caller-owned; valid until the completion is reaped
   uint32_t len = 0;          // bytes to transfer (0 for sync)
   uint64_t tag = 0;          // returned unchanged in the completion
+  // The buffer region (IoLoop::register_buffers) `buf` lies in, or -1. A backend that can
+  // (io_uring) has the kernel pin such regions once instead of on every transfer.
+  int16_t region = -1;
 };
 
 struct Completion {
