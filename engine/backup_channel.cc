@@ -380,41 +380,39 @@ class BackupChannel {
     ++out_.stats.reads;
     out_.stats.bytes_read += sl.want;
     if (ctx_.bytes_done) ctx_.bytes_done->fetch_add(sl.want, std::memory_order_relaxed);
-    std::byte* data = pool_->data(slot);
-    FrameHeader h;
-    h.offset = sl.offset;
-    h.raw_len = sl.want;
-    if (all_zero(data, sl.want)) {
-      h.type = FrameType::zero;
-      h.raw_digest = util::zero_digest(sl.want);
-      ++out_.stats.zero_frames;
-    } else {
-      h.type = FrameType::data;
-      h.raw_digest = util::digest(data, sl.want);
-      size_t csize = 0;
-      if (compressor_) {
-        double t0 = thread_cpu_seconds();
-        if (compressor_->level() > 0)  // auto may choose 0: store raw for now
-          csize = compressor_->compress(data, sl.want, cpool_->data(slot), cpool_->data_size());
-        out_.stats.compress_s += thread_cpu_seconds() - t0;
-        out_.stats.bytes_compressed_in += sl.want;
-        out_.stats.bytes_compressed_out += csize ? csize : sl.want;
-        out_.stats.level_bytes[compressor_->level()] += sl.want;
-        if (auto_) adapt_level();
-      }
-      h.compressed = csize != 0;
-      h.stored_len = h.compressed ? static_cast<uint32_t>(csize) : sl.want;
-    }
-    ++out_.stats.frames;
-    s->done.extents.push_back({sl.offset, sl.want, h.raw_digest});
-    uint64_t frame_len = kBlock + align_up(h.stored_len + (ctx_.keys ? kTagSize : 0));
-    SB_ASSIGN(OpenPiece * p, piece_for(frame_len + kBlock + align_up(s->meta.path.size() + 64)));
+    // The piece must have room for the frame at its largest (stored raw) before the
+    // block is encoded at its place there.
+    SB_ASSIGN(OpenPiece * p, piece_for(frame_bound(sl.want, ctx_.keys != nullptr) + kBlock +
+                                       align_up(s->meta.path.size() + 64)));
     SB_TRY(ensure_registered(*s, *p));
-    h.file_id = p->file_ids[path];
-    std::byte* frame = h.compressed ? cpool_->header(slot) : pool_->header(slot);
-    double t0 = p->writer->sealed() ? thread_cpu_seconds() : 0;
-    SB_ASSIGN(FramePlacement pl, p->writer->place(h, frame));
-    if (p->writer->sealed()) out_.stats.encrypt_s += thread_cpu_seconds() - t0;
+    FrameHeader fh;
+    fh.type = FrameType::data;
+    fh.file_id = p->file_ids[path];
+    fh.offset = sl.offset;
+    fh.raw_len = sl.want;
+    // Auto may choose level 0: the frame is stored raw for now.
+    const bool compress = compressor_ && compressor_->level() > 0;
+    FrameBuffers buffers{pool_->header(slot), compress ? cpool_->header(slot) : nullptr,
+                         cpool_ ? cpool_->data_size() : 0};
+    SB_ASSIGN(EncodedFrame ef, encode_frame(fh, p->writer->next(), buffers,
+                                            {compress ? compressor_.get() : nullptr,
+                                             p->writer->cipher()}));
+    const FrameHeader& h = ef.header;
+    if (h.type == FrameType::zero) {
+      ++out_.stats.zero_frames;
+    } else if (compressor_) {
+      out_.stats.compress_s += ef.compress_cpu_s;
+      out_.stats.bytes_compressed_in += sl.want;
+      out_.stats.bytes_compressed_out += h.compressed ? h.stored_len - (h.sealed ? kTagSize : 0)
+                                                      : sl.want;
+      out_.stats.level_bytes[compressor_->level()] += sl.want;
+      if (auto_) adapt_level();
+    }
+    out_.stats.encrypt_s += ef.seal_cpu_s;
+    ++out_.stats.frames;
+    s->done.extents.push_back({sl.offset, sl.want, ef.raw_digest});
+    FramePlacement pl = p->writer->add(ef);
+    std::byte* frame = ef.block;
     sl.writing = true;
     sl.piece = p;
     sl.piece_end = pl.offset + pl.length;

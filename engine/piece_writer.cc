@@ -72,33 +72,25 @@ void PieceWriter::preallocate_ahead() {
   allocated_ = want;
 }
 
-Result<FramePlacement> PieceWriter::place(FrameHeader h, std::byte* header_block) {
-  std::byte* payload = header_block + kBlock;
-  h.sequence = frames_++;
-  util::Digest raw_digest = h.raw_digest;
-  if (cipher_ && h.type != FrameType::zero) {
-    // Zero frames carry no payload; the authenticated trailer vouches for them.
-    h.sealed = true;
-    h.stored_len += kTagSize;
-    h.raw_digest = {};  // the digest of the plaintext stays inside the sealed trailer
-    auto aad = frame_aad(next_offset_, h);
-    if (auto r = cipher_->seal(payload, h.stored_len - kTagSize, h.sequence, aad); !r)
-      return r.error().wrap("piece '" + path() + "'");
-  }
-  h.stored_crc = h.stored_len ? util::crc32c(payload, h.stored_len) : 0;
-  uint64_t padded = align_up(h.stored_len);
-  if (padded > h.stored_len) std::memset(payload + h.stored_len, 0, padded - h.stored_len);
-  encode_frame_header(h, std::span<std::byte, kBlock>(header_block, kBlock));
-  checksum_.add_frame_header({header_block, kBlock});
+FramePlacement PieceWriter::add(const EncodedFrame& f) {
+  const FrameHeader& h = f.header;
+  ++frames_;
+  checksum_.add_frame_header({f.block, kBlock});
   preallocate_ahead();
-  FramePlacement p{next_offset_, static_cast<uint32_t>(kBlock + padded)};
+  FramePlacement p{next_offset_, f.length};
   if (h.type == FrameType::data || h.type == FrameType::zero) {
     extents_[h.file_id].push_back(
-        Extent{h.offset, h.raw_len, p.offset, h.stored_len, h.type, raw_digest});
+        Extent{h.offset, h.raw_len, p.offset, h.stored_len, h.type, f.raw_digest});
     trailer_estimate_ += 41;
   }
   next_offset_ += p.length;
   return p;
+}
+
+Result<FramePlacement> PieceWriter::place_meta(FrameHeader h, std::byte* block) {
+  auto f = encode_frame(h, next(), {block, nullptr, 0}, {nullptr, cipher_.get()});
+  if (!f) return f.error().wrap("piece '" + path() + "'");
+  return add(*f);
 }
 
 Result<PieceWriter::PlacedBlock> PieceWriter::file_frame(uint32_t file_id) {
@@ -110,7 +102,7 @@ Result<PieceWriter::PlacedBlock> PieceWriter::file_frame(uint32_t file_id) {
   h.type = FrameType::file;
   h.file_id = file_id;
   h.stored_len = static_cast<uint32_t>(payload.size());
-  SB_ASSIGN(auto placement, place(h, block->data));
+  SB_ASSIGN(auto placement, place_meta(h, block->data));
   return PlacedBlock{std::move(block), placement};
 }
 
@@ -134,7 +126,7 @@ Result<PieceWriter::PlacedBlock> PieceWriter::trailer_block(uint32_t* piece_crc)
   h.stored_len = static_cast<uint32_t>(payload.size());
   uint64_t trailer_offset = next_offset_;
   uint32_t frames_before = frames_;
-  SB_TRY(place(h, block->data));
+  SB_TRY(place_meta(h, block->data));
   Footer f{trailer_offset, frames_before, checksum_.value()};
   encode_footer(f, std::span<std::byte, kBlock>(block->data + kBlock + padded, kBlock));
   next_offset_ = trailer_offset + block->size;

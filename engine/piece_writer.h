@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/frame_codec.h"
 #include "engine/piece_format.h"
 #include "storage/storage.h"
 #include "stripeback/result.h"
@@ -59,13 +60,13 @@ class PieceWriter {
   // included (an upper bound).
   uint64_t projected_size(uint64_t frame_length) const;
 
-  // Places a frame whose header block is `header_block` and whose payload (h.stored_len
-  // bytes) follows it contiguously; zeroes the payload padding, fills the header block,
-  // records the extent for data and zero frames.
-  // Seals (when the piece is encrypted), checksums and places one frame whose payload of
-  // h.stored_len bytes follows the header block. An encrypted piece's frames need kTagSize
-  // bytes of room after the payload for the tag; sealed() says whether it is.
-  Result<FramePlacement> place(FrameHeader h, std::byte* header_block);
+  // Where the next frame goes, for encode_frame() (frame_codec.h).
+  FramePosition next() const { return {next_offset_, frames_}; }
+  // Records a frame encoded at next(): its header in the piece checksum, its extent in the
+  // index (data and zero frames); the piece grows by its length.
+  FramePlacement add(const EncodedFrame& f);
+  // The piece's cipher (null when it is not encrypted), for encode_frame().
+  const FrameCipher* cipher() const { return cipher_.get(); }
   bool sealed() const { return cipher_ != nullptr; }
   // Allocates space ahead of the write offset in large steps (where the medium can), so
   // frame writes land inside the file instead of extending it (an extending O_DIRECT write
@@ -95,6 +96,8 @@ class PieceWriter {
 
  private:
   PieceWriter() = default;
+  // Encodes and records a file record or trailer frame in `block`.
+  Result<FramePlacement> place_meta(FrameHeader h, std::byte* block);
   std::unique_ptr<storage::WriteFile> file_;
   bool can_preallocate_ = false;
   PieceHeader header_;

@@ -63,19 +63,15 @@ Written write_piece(const std::string& dir, uint64_t size, Keyring* keys = nullp
     auto n = static_cast<uint32_t>(std::min<uint64_t>(1 << 20, size - off));
     std::memcpy(buf->data + kBlock, w.data.data() + off, n);
     FrameHeader fh;
+    fh.type = FrameType::data;
     fh.file_id = id;
     fh.offset = off;
     fh.raw_len = n;
-    if (all_zero(buf->data + kBlock, n)) {
-      fh.type = FrameType::zero;
-      fh.raw_digest = util::zero_digest(n);
-    } else {
-      fh.stored_len = n;
-      fh.raw_digest = util::digest(buf->data + kBlock, n);
-    }
-    auto p = writer.place(fh, buf->data);
-    EXPECT_TRUE(p.has_value());
-    write(buf->data, p->length, p->offset);
+    auto f = encode_frame(fh, writer.next(), {buf->data, nullptr, 0}, {nullptr, writer.cipher()});
+    EXPECT_TRUE(f.has_value());
+    EXPECT_EQ(f->header.type, all_zero(buf->data + kBlock, n) ? FrameType::zero : FrameType::data);
+    FramePlacement p = writer.add(*f);
+    write(f->block, p.length, p.offset);
   }
   uint32_t crc = 0;
   auto tail = writer.trailer_block(&crc);
