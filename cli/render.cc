@@ -39,6 +39,7 @@ void channel_json(util::JsonWriter& w, const engine::ChannelStats& c) {
   w.kv("reads", c.reads);
   w.kv("writes", c.writes);
   w.kv("pieces", c.pieces);
+  w.kv("start_s", c.start_s);
   w.kv("elapsed_s", c.elapsed_s);
   w.kv("read_busy_s", c.read_busy_s);
   w.kv("write_busy_s", c.write_busy_s);

@@ -83,7 +83,7 @@ class BackupChannel {
         p->writer.reset();
       }
     }
-    clock_.finish(out_.stats);
+    clock_.finish(out_.stats, ctx_.job_start);
     out_.stats.io_engine = loop_.names();
     loop_.drain();
     loop_.close();  // before the thread's connections go

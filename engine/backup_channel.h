@@ -68,6 +68,7 @@ struct BackupContext {
   // Set by the first channel that fails, so the others stop instead of filling the medium.
   std::atomic<bool>* abort = nullptr;
   TokenBucket* job_bucket = nullptr;  // shared by all channels; may be null
+  std::chrono::steady_clock::time_point job_start{};  // for ChannelStats::start_s
   std::optional<std::chrono::steady_clock::time_point> deadline;
   std::atomic<uint64_t>* bytes_done = nullptr;  // job progress, for pacing
   Keyring* keys = nullptr;  // set: pieces are encrypted with keys from here

@@ -301,6 +301,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   ctx.backup_id = id;
   ctx.catalog_id = cat.identity();
   ctx.targets = targets;
+  ctx.job_start = start;
   ctx.stamp = make_piece_stamp();
   ctx.queue = &queue;
   ctx.cancel = opts.cancel;

@@ -407,7 +407,7 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
     else out.file_bytes += chunk.file->item->file.size;
   }
   if (ctx.cancel && ctx.cancel->load()) out.errors.push_back("restore cancelled");
-  clock.finish(out.stats);
+  clock.finish(out.stats, ctx.job_start);
   out.stats.io_engine = loop.names();
   loop.close();  // before the thread's connections go
   out.stats.backends = thread_counters({});

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -74,6 +75,7 @@ Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size
 
 struct RestoreContext {
   bool verify_only = false;  // validate: read and check every frame, write nothing
+  std::chrono::steady_clock::time_point job_start{};  // for ChannelStats::start_s
   storage::Directory* root = nullptr;        // the target directory (null when validating)
   const storage::StorageCaps* caps = nullptr;  // of the target's storage
   bool force = false;

@@ -323,6 +323,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   RestoreContext ctx;
   ctx.header_logs = opts.verify_only ? &header_logs : nullptr;
   ctx.verify_only = opts.verify_only;
+  ctx.job_start = start;
   sum.verify_only = opts.verify_only;
   ctx.root = root.get();
   ctx.caps = target_place ? &target_place->storage->caps() : nullptr;

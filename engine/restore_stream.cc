@@ -441,7 +441,7 @@ RestoreOutcome StreamPlan::run_channel(const RestoreContext& ctx, uint32_t index
     }
   }
   if (ctx.cancel && ctx.cancel->load()) out.errors.push_back("restore cancelled");
-  clock.finish(out.stats);
+  clock.finish(out.stats, ctx.job_start);
   out.stats.io_engine = loop.names().empty() ? "none" : loop.names();
   loop.drain();
   loop.close();  // before the thread's connections go

@@ -1,5 +1,7 @@
 #include "engine/stats.h"
 
+#include <algorithm>
+
 #include <time.h>
 
 namespace stripeback::engine {
@@ -21,8 +23,9 @@ void BusyClock::mark(bool reading, bool writing, bool waiting, ChannelStats& s) 
   if (waiting) s.wait_s += d;
 }
 
-void BusyClock::finish(ChannelStats& s) {
+void BusyClock::finish(ChannelStats& s, Clock::time_point job_start) {
   s.elapsed_s = std::chrono::duration<double>(Clock::now() - start_).count();
+  s.start_s = std::max(0.0, std::chrono::duration<double>(start_ - job_start).count());
   s.cpu_s = thread_cpu_seconds() - cpu_start_;
 }
 

@@ -38,6 +38,7 @@ struct ChannelStats {
   bool throttled = false;  // a rate limit held reads back
   double throttle_s = 0;   // of wait_s, time spent waiting for read tokens
   double elapsed_s = 0, read_busy_s = 0, write_busy_s = 0, wait_s = 0, cpu_s = 0;
+  double start_s = 0;  // when the channel began, seconds after the job began
   // Each backend the channel used publishes its own counters (a server's connections, a
   // drive), rendered by cli/ without knowing their fields.
   std::vector<storage::CounterGroup> backends;
@@ -50,7 +51,8 @@ class BusyClock {
   BusyClock();
   // Attributes the time since the last mark to the states that held during it.
   void mark(bool reading, bool writing, bool waiting, ChannelStats& s);
-  void finish(ChannelStats& s);  // sets elapsed and cpu
+  // Sets elapsed and cpu, and start_s: when the channel began, after `job_start`.
+  void finish(ChannelStats& s, Clock::time_point job_start);
 
  private:
   Clock::time_point start_, last_;

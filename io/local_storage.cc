@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "io/file.h"
+#include "io/engine_queue.h"
 #include "io/io_engine.h"
 #include "storage/io_loop.h"
 
@@ -33,75 +34,16 @@ FileInfo info_of(const struct stat& st) {
   return i;
 }
 
-OpKind kind_of(storage::OpKind k) {
-  switch (k) {
-    case storage::OpKind::read: return OpKind::read;
-    case storage::OpKind::write: return OpKind::write;
-    case storage::OpKind::sync: return OpKind::fdatasync;
-  }
-  return OpKind::read;
-}
-
-storage::OpKind kind_of(OpKind k) {
-  switch (k) {
-    case OpKind::read: return storage::OpKind::read;
-    case OpKind::write: return storage::OpKind::write;
-    default: return storage::OpKind::sync;
-  }
-}
-
-// The thread's ring, with the requests queued since the last reap.
-class LocalQueue final : public storage::Queue {
- public:
-  LocalQueue(unsigned depth, const std::vector<std::pair<std::byte*, size_t>>& regions)
-      : engine_(make_engine({depth})), comps_(64),
-        fixed_(!regions.empty() && engine_->register_buffers(regions)) {}
-  // The region index an op may use: the request's when the ring has the regions.
-  int16_t fixed(const Request& r) const { return fixed_ ? r.region : int16_t{-1}; }
-  const char* name() const override { return engine_->name(); }
-  void add(const IoOp& op) { pending_.push_back(op); }
-  void flush() override {
-    if (pending_.empty()) return;
-    auto r = engine_->submit(pending_);
-    if (!r)  // the ring itself is broken: every op of the batch fails with its error
-      for (const IoOp& op : pending_) failed_.push_back({op.tag, kind_of(op.kind), r.error()});
-    pending_.clear();
-  }
-  size_t reap(std::span<Completion> out, size_t min_complete,
-              storage::Clock::time_point until) override {
-    flush();
-    size_t n = 0;
-    while (!failed_.empty() && n < out.size()) {
-      out[n++] = std::move(failed_.back());
-      failed_.pop_back();
-    }
-    if (n == out.size()) return n;
-    if (comps_.size() < out.size() - n) comps_.resize(out.size() - n);
-    std::span<IoCompletion> c(comps_.data(), out.size() - n);
-    size_t got = engine_->reap(c, min_complete > n ? min_complete - n : 0, until);
-    for (size_t i = 0; i < got; ++i)
-      out[n++] = Completion{c[i].tag, kind_of(c[i].kind), std::move(c[i].result)};
-    return n;
-  }
-  size_t in_flight() const override {
-    return engine_->in_flight() + pending_.size() + failed_.size();
-  }
-  int wait_fd() const override { return engine_->wait_fd(); }
-
- private:
-  std::unique_ptr<IoEngine> engine_;
-  std::vector<IoOp> pending_;
-  std::vector<Completion> failed_;
-  std::vector<IoCompletion> comps_;
-  bool fixed_;
-};
-
 const char kQueueKey = 0;
 
-LocalQueue& queue_of(storage::IoLoop& loop) {
-  return loop.queue<LocalQueue>(&kQueueKey, [&loop] {
-    return std::make_unique<LocalQueue>(loop.queue_depth(), loop.buffers());
-  });
+// Queues `r` on the thread's ring: every request of a loop between two reaps goes out in
+// one submit.
+Result<void> submit_local(storage::IoLoop& loop, int fd, const Request& r) {
+  loop.queue<EngineQueue>(&kQueueKey, [&loop] {
+        return std::make_unique<EngineQueue>(make_engine({loop.queue_depth()}), "", false,
+                                             loop.buffers());
+      }).add(fd, r);
+  return ok();
 }
 
 Result<void> set_fd_attrs(int fd, const storage::Attrs& a, const std::string& shown) {
@@ -125,9 +67,7 @@ class LocalFile final : public storage::ReadFile {
   const std::string& name() const override { return name_; }
   bool direct() const override { return f_.direct; }
   Result<void> submit(storage::IoLoop& loop, const Request& r) override {
-    LocalQueue& q = queue_of(loop);
-    q.add(IoOp{kind_of(r.kind), f_.fd.get(), r.offset, r.buf, r.len, r.tag, q.fixed(r)});
-    return ok();
+    return submit_local(loop, f_.fd.get(), r);
   }
   Result<FileInfo> stat() override {
     struct stat st {};
@@ -159,9 +99,7 @@ class LocalWriteFile final : public storage::WriteFile {
   const std::string& name() const override { return name_; }
   bool direct() const override { return f_.direct; }
   Result<void> submit(storage::IoLoop& loop, const Request& r) override {
-    LocalQueue& q = queue_of(loop);
-    q.add(IoOp{kind_of(r.kind), f_.fd.get(), r.offset, r.buf, r.len, r.tag, q.fixed(r)});
-    return ok();
+    return submit_local(loop, f_.fd.get(), r);
   }
   Result<void> write_at(const std::byte* buf, size_t len, uint64_t off) override {
     while (len > 0) {

@@ -14,6 +14,7 @@
 
 #include "nfs/nfs_engine.h"
 #include "nfs/options.h"
+#include "io/engine_queue.h"
 #include "storage/io_loop.h"
 #include "storage/path_directory.h"
 
@@ -471,64 +472,15 @@ NfsFs& fs() {
   return f;
 }
 
-// The thread's NFS engine (its connections), with the requests queued since the last reap.
-class NfsQueue final : public storage::Queue {
- public:
-  NfsQueue() : engine_(make_nfs_engine()) {}
-  const char* name() const override { return "nfs"; }
-  void add(const io::IoOp& op) { pending_.push_back(op); }
-  void flush() override {
-    if (pending_.empty()) return;
-    auto r = engine_->submit(pending_);
-    if (!r)
-      for (const io::IoOp& op : pending_)
-        failed_.push_back({op.tag, kind_of(op.kind), r.error()});
-    pending_.clear();
-  }
-  size_t reap(std::span<storage::Completion> out, size_t min_complete,
-              storage::Clock::time_point until) override {
-    flush();
-    size_t n = 0;
-    while (!failed_.empty() && n < out.size()) {
-      out[n++] = std::move(failed_.back());
-      failed_.pop_back();
-    }
-    if (n == out.size()) return n;
-    comps_.resize(out.size() - n);
-    size_t got = engine_->reap(comps_, min_complete > n ? min_complete - n : 0, until);
-    for (size_t i = 0; i < got; ++i)
-      out[n++] = {comps_[i].tag, kind_of(comps_[i].kind), std::move(comps_[i].result)};
-    return n;
-  }
-  size_t in_flight() const override {
-    return engine_->in_flight() + pending_.size() + failed_.size();
-  }
-  bool can_wake() const override { return true; }
-  void wake_on(int fd) override { engine_->wake_on(fd); }
-
-  static io::OpKind kind_of(storage::OpKind k) {
-    return k == storage::OpKind::read    ? io::OpKind::read
-           : k == storage::OpKind::write ? io::OpKind::write
-                                         : io::OpKind::fdatasync;
-  }
-  static storage::OpKind kind_of(io::OpKind k) {
-    return k == io::OpKind::read    ? storage::OpKind::read
-           : k == io::OpKind::write ? storage::OpKind::write
-                                    : storage::OpKind::sync;
-  }
-
- private:
-  std::unique_ptr<io::IoEngine> engine_;
-  std::vector<io::IoOp> pending_;
-  std::vector<storage::Completion> failed_;
-  std::vector<io::IoCompletion> comps_;
-};
-
 const char kQueueKey = 0;
 
+// Queues `r` on the thread's NFS engine (its connections); the requests of a loop between
+// two reaps go out together.
 Result<void> submit_on(storage::IoLoop& loop, int id, const storage::Request& r) {
-  auto& q = loop.queue<NfsQueue>(&kQueueKey, [] { return std::make_unique<NfsQueue>(); });
-  q.add(io::IoOp{NfsQueue::kind_of(r.kind), id, r.offset, r.buf, r.len, r.tag});
+  loop.queue<io::EngineQueue>(&kQueueKey, [] {
+        return std::make_unique<io::EngineQueue>(make_nfs_engine(), "nfs", /*can_wake=*/true,
+                                                 std::vector<std::pair<std::byte*, size_t>>{});
+      }).add(id, r);
   return ok();
 }
 

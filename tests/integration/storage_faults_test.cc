@@ -84,7 +84,7 @@ TEST_F(StorageFaults, EioOnThePieceSyncFailsTheBackupNamingThePiece) {
 }
 
 TEST_F(StorageFaults, ShortPieceWriteFailsTheBackup) {
-  auto r = sb({"backup", src, "--to", work / "p", "--catalog", cat}, faults("write:3:short=4096:.sbp"));
+  auto r = sb({"backup", src, "--to", work / "p", "--catalog", cat}, faults("write:4+:short=4096:.sbp"));
   SB_ASSERT_EXIT(r, 1);
   EXPECT_TRUE(contains(r.err, "4096 of "));
   EXPECT_TRUE(contains(r.err, "bytes written at offset"));
