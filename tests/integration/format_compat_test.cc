@@ -1,11 +1,14 @@
-// Pieces and a catalog written by stripeback 0.1 (piece format 1, catalog format 1), kept in
-// tests/fixtures/v1/: every later version must list, validate and restore them identical.
+// Pieces and catalogs written by earlier builds, kept in tests/fixtures/: every later
+// version must list, validate and restore them identical.
+//   v1  stripeback 0.1 (piece format 1, catalog format 1)
+//   v2  the build before the storage redesign (8c6532d: piece format 2, catalog identity)
 //
-// The fixtures were made by this file's FormatV1Fixtures.DISABLED_Write with
-//   SB_FIXTURE_OUT=$PWD/tests/fixtures/v1 integration_test
-//     --gtest_also_run_disabled_tests --gtest_filter='FormatV1Fixtures.DISABLED_Write'
-// from a source made by make_v1_source() under kRoot, where the test puts the pieces back
-// (the catalog records their absolute locations).
+// The fixtures were made by this file's FormatFixtures.DISABLED_Write with
+//   SB_FIXTURE_VERSION=v2 SB_FIXTURE_BIN=<that build's stripeback>
+//   SB_FIXTURE_OUT=$PWD/tests/fixtures/v2 integration_test
+//     --gtest_also_run_disabled_tests --gtest_filter='FormatFixtures.DISABLED_Write'
+// from a source made by make_v1_source() under root_of(version), where the tests put the
+// pieces back (the catalog records their absolute locations).
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -20,8 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kRoot = "/tmp/stripeback-format-v1";
 constexpr int64_t kMtime = 1700000000123456789;
+
+std::string root_of(const std::string& version) { return "/tmp/stripeback-format-" + version; }
 
 // Small files, one starting with a zero MiB (a zero frame), a directory and an empty file.
 void make_v1_source(const std::string& src) {
@@ -38,16 +42,22 @@ void make_v1_source(const std::string& src) {
   ASSERT_EQ(::utimensat(AT_FDCWD, (src + "/a.dbf").c_str(), ts, 0), 0);
 }
 
-std::string fixtures() { return std::string(STRIPEBACK_SOURCE_DIR) + "/tests/fixtures/v1"; }
+std::string fixtures_of(const std::string& version) {
+  return std::string(STRIPEBACK_SOURCE_DIR) + "/tests/fixtures/" + version;
+}
 
 const char* const kKinds[] = {"plain", "compressed", "encrypted"};
 
-TEST(FormatV1Fixtures, DISABLED_Write) {
+TEST(FormatFixtures, DISABLED_Write) {
   const char* out = std::getenv("SB_FIXTURE_OUT");
   ASSERT_NE(out, nullptr) << "set SB_FIXTURE_OUT to the fixture directory";
+  const char* v = std::getenv("SB_FIXTURE_VERSION");
+  ASSERT_NE(v, nullptr) << "set SB_FIXTURE_VERSION (v1, v2, ...)";
+  const char* with = std::getenv("SB_FIXTURE_BIN");  // the build that writes them
+  const std::string kRoot = root_of(v);
   fs::remove_all(kRoot);
   make_v1_source(std::string(kRoot) + "/src");
-  fs::copy_file(fixtures() + "/k.key", std::string(kRoot) + "/k.key");
+  fs::copy_file(fixtures_of("v1") + "/k.key", std::string(kRoot) + "/k.key");
   for (const std::string kind : kKinds) {
     std::vector<std::string> args{"backup", std::string(kRoot) + "/src", "--to",
                                   std::string(kRoot) + "/p-" + kind, "--catalog",
@@ -55,7 +65,13 @@ TEST(FormatV1Fixtures, DISABLED_Write) {
     if (kind == "compressed") args.insert(args.end(), {"--compress", "low"});
     if (kind == "encrypted")
       args.insert(args.end(), {"--encrypt", "--key-file", std::string(kRoot) + "/k.key"});
-    SB_ASSERT_EXIT(sb(args), 0);
+    if (with) {
+      args.insert(args.begin(), with);
+      stripeback::testing::Subprocess p(args);
+      SB_ASSERT_EXIT(p.wait(), 0);
+    } else {
+      SB_ASSERT_EXIT(sb(args), 0);
+    }
   }
   fs::remove_all(std::string(out) + "/cat");
   for (const std::string kind : kKinds) fs::remove_all(std::string(out) + "/p-" + kind);
@@ -64,24 +80,41 @@ TEST(FormatV1Fixtures, DISABLED_Write) {
   fs::remove(std::string(out) + "/cat/lock");
 }
 
-class FormatV1 : public ::testing::Test {
+class FormatBase : public ::testing::Test {
  protected:
+  explicit FormatBase(std::string version)
+      : version_(std::move(version)), kRoot(root_of(version_)) {}
   void SetUp() override {
-    ASSERT_TRUE(fs::exists(fixtures() + "/cat/catalog.log"))
-        << "the committed fixtures are missing from " << fixtures();
+    const std::string fixtures = fixtures_of(version_);
+    ASSERT_TRUE(fs::exists(fixtures + "/cat/catalog.log"))
+        << "the committed fixtures are missing from " << fixtures;
     fs::remove_all(kRoot);
     fs::create_directories(kRoot);
-    fs::copy(fixtures(), kRoot, fs::copy_options::recursive);
+    fs::copy(fixtures, kRoot, fs::copy_options::recursive);
     ASSERT_EQ(::chmod(key().c_str(), 0600), 0);  // a checkout does not keep the mode
     make_v1_source(t_ / "src");
   }
   void TearDown() override { fs::remove_all(kRoot); }
-  std::string cat() const { return std::string(kRoot) + "/cat"; }
-  std::string key() const { return std::string(kRoot) + "/k.key"; }
-  TempDir t_{"sbit-format-v1"};
+  std::string cat() const { return kRoot + "/cat"; }
+  std::string key() const { return kRoot + "/k.key"; }
+  std::string version_;
+  std::string kRoot;
+  TempDir t_{"sbit-format"};
 };
 
-TEST_F(FormatV1, CatalogListsTheThreeBackupsComplete) {
+class FormatV1 : public FormatBase {
+ protected:
+  FormatV1() : FormatBase("v1") {}
+};
+
+class FormatFixture : public FormatBase, public ::testing::WithParamInterface<const char*> {
+ protected:
+  FormatFixture() : FormatBase(GetParam()) {}
+};
+
+INSTANTIATE_TEST_SUITE_P(Versions, FormatFixture, ::testing::Values("v1", "v2"));
+
+TEST_P(FormatFixture, CatalogListsTheThreeBackupsComplete) {
   RunResult l = sb({"list", "--catalog", cat(), "--json"});
   SB_ASSERT_EXIT(l, 0);
   Json j = parse_json(l);
@@ -93,7 +126,7 @@ TEST_F(FormatV1, CatalogListsTheThreeBackupsComplete) {
   }
 }
 
-TEST_F(FormatV1, EveryBackupValidatesAndRestoresIdentical) {
+TEST_P(FormatFixture, EveryBackupValidatesAndRestoresIdentical) {
   for (const std::string kind : kKinds) {
     std::vector<std::string> keys;
     if (kind == "encrypted") keys = {"--key-file", key()};
