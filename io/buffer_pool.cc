@@ -1,5 +1,7 @@
 #include "io/buffer_pool.h"
 
+#include <sys/mman.h>
+
 #include <cassert>
 #include <cstdlib>
 #include <limits>
@@ -38,10 +40,16 @@ Result<BufferPool> BufferPool::create(size_t count, size_t data_size, size_t hea
   pool.data_size_ = data_size;
   pool.header_room_ = header_room;
   void* mem = nullptr;
-  if (posix_memalign(&mem, kIoAlignment, pool.bytes_reserved()) != 0) {
+  // A pool of 2 MiB or more is aligned to 2 MiB and asks for transparent huge pages: a 1 MiB
+  // buffer then spans one or two physically contiguous pages, so a transfer is one or two
+  // segments for the block layer instead of 256, and the digest pass misses the TLB less.
+  constexpr size_t kHuge = size_t{2} << 20;
+  const bool huge = pool.bytes_reserved() >= kHuge;
+  if (posix_memalign(&mem, huge ? kHuge : kIoAlignment, pool.bytes_reserved()) != 0) {
     return fail(Errc::no_space, "unable to allocate " + std::to_string(pool.bytes_reserved()) +
                                     " bytes of I/O buffers");
   }
+  if (huge) (void)::madvise(mem, pool.bytes_reserved(), MADV_HUGEPAGE);  // a hint only
   pool.base_ = static_cast<std::byte*>(mem);
   // Reversed so that acquire() hands out slot 0 first; the list is LIFO so a released
   // slot, still warm in cache and TLB, is the next one reused.
