@@ -2,41 +2,37 @@
 
 namespace stripeback::storage {
 
-CounterGroup& CounterGroup::num(std::string key, uint64_t v, std::string unit) {
+namespace {
+Counter make(std::string key, Counter::Kind kind, std::string unit) {
   Counter c;
   c.key = std::move(key);
-  c.kind = Counter::Kind::number;
-  c.number = v;
+  c.kind = kind;
   c.unit = std::move(unit);
-  counters.push_back(std::move(c));
+  return c;
+}
+}  // namespace
+
+CounterGroup& CounterGroup::num(std::string key, uint64_t v, std::string unit) {
+  counters.push_back(make(std::move(key), Counter::Kind::number, std::move(unit)));
+  counters.back().number = v;
   return *this;
 }
 
 CounterGroup& CounterGroup::real(std::string key, double v, std::string unit) {
-  Counter c;
-  c.key = std::move(key);
-  c.kind = Counter::Kind::real;
-  c.real = v;
-  c.unit = std::move(unit);
-  counters.push_back(std::move(c));
+  counters.push_back(make(std::move(key), Counter::Kind::real, std::move(unit)));
+  counters.back().real = v;
   return *this;
 }
 
 CounterGroup& CounterGroup::text(std::string key, std::string v) {
-  Counter c;
-  c.key = std::move(key);
-  c.kind = Counter::Kind::text;
-  c.text = std::move(v);
-  counters.push_back(std::move(c));
+  counters.push_back(make(std::move(key), Counter::Kind::text, ""));
+  counters.back().text = std::move(v);
   return *this;
 }
 
 CounterGroup& CounterGroup::flag(std::string key, bool v) {
-  Counter c;
-  c.key = std::move(key);
-  c.kind = Counter::Kind::flag;
-  c.number = v ? 1 : 0;
-  counters.push_back(std::move(c));
+  counters.push_back(make(std::move(key), Counter::Kind::flag, ""));
+  counters.back().number = v ? 1 : 0;
   return *this;
 }
 
