@@ -51,6 +51,17 @@ struct BackupBegin {
   // The identity of the catalog the backup was begun in (Catalog::identity()), which is
   // also in its pieces' names and headers. 0 in records of versions that had none.
   uint64_t catalog_id = 0;
+  // Incremental backups (docs/incremental.md): -1 for a plain full backup, else 0 or 1.
+  int level = -1;
+  bool cumulative = false;   // level 1 relative to the newest level 0
+  uint32_t change_unit = 0;  // bytes per change unit; 0 for a plain full backup
+};
+
+// How a file of an incremental (or level 0) backup relates to its parent.
+enum class FileChange : uint8_t {
+  whole = 0,      // no usable parent: every unit is in this backup
+  changed = 1,    // the changed units are here, the rest in the parent's chain
+  unchanged = 2,  // no unit changed: only the record and its digest map are here
 };
 
 // One segment of a piece on one tape volume (see docs/tape.md).
@@ -91,6 +102,12 @@ struct FileRecord {
   uint32_t uid = 0, gid = 0;
   Digest digest{};     // whole-file digest (see util/digest.h)
   std::vector<std::string> pieces;  // names of the pieces holding its extents
+  // Set for files of backups with a level (docs/incremental.md); then `digest` combines the
+  // digests of the change units, not of the frames.
+  uint32_t unit = 0;     // change unit; 0: a plain full backup's file
+  uint64_t parent = 0;   // backup holding the version this one builds on; 0 with whole
+  FileChange change = FileChange::whole;
+  uint64_t units_written = 0;  // change units stored in this backup
 };
 
 struct BackupEnd {

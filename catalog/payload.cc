@@ -45,6 +45,12 @@ Result<std::vector<uint8_t>> encode_file(const FileRecord& f) {
     SB_TRY(check_str(p, "file piece name"));
     w.str(p);
   }
+  if (f.unit != 0) {
+    w.u32(f.unit);
+    w.u64(f.parent);
+    w.u8(static_cast<uint8_t>(f.change));
+    w.u64(f.units_written);
+  }
   if (w.size() + kPayloadPrefix + 4 > kMaxPayload) {
     return fail(Errc::invalid_argument, "catalog record for file '" + f.path + "' is " +
                                             std::to_string(w.size()) + " bytes; the limit is " +
@@ -138,7 +144,13 @@ Result<void> check_end(bool ok, size_t trailing, bool newer, const char* what) {
   return stripeback::ok();
 }
 
-Result<FileRecord> decode_file(std::span<const uint8_t> entry, bool newer) {
+bool any_level(const std::vector<FileRecord>& files) {
+  for (const auto& f : files)
+    if (f.unit != 0) return true;
+  return false;
+}
+
+Result<FileRecord> decode_file(std::span<const uint8_t> entry, uint8_t version, bool newer) {
   util::ByteReader r(entry);
   FileRecord f;
   f.path = r.str();
@@ -150,17 +162,26 @@ Result<FileRecord> decode_file(std::span<const uint8_t> entry, bool newer) {
   r.bytes(f.digest.data(), f.digest.size());
   uint32_t n = r.u32();
   for (uint32_t i = 0; i < n && r.ok(); ++i) f.pieces.push_back(r.str());
+  if (version >= kLevelPayloadVersion && r.ok() && r.remaining() > 0) {
+    f.unit = r.u32();
+    f.parent = r.u64();
+    const uint8_t change = r.u8();
+    f.units_written = r.u64();
+    if (r.ok() && (f.unit == 0 || change > static_cast<uint8_t>(FileChange::unchanged)))
+      return malformed("file entry of '" + f.path + "' has an invalid change record");
+    f.change = static_cast<FileChange>(change);
+  }
   SB_TRY(check_end(r.ok(), r.remaining(), newer, "file entry"));
   return f;
 }
 
-Result<std::vector<FileRecord>> decode_file_list(Cursor& c, bool newer) {
+Result<std::vector<FileRecord>> decode_file_list(Cursor& c, uint8_t version, bool newer) {
   std::vector<FileRecord> files;
   uint32_t n = c.r().u32();
   for (uint32_t i = 0; i < n && c.ok(); ++i) {
     auto e = c.entry();
     if (!c.ok()) break;
-    SB_ASSIGN(auto f, decode_file(e, newer));
+    SB_ASSIGN(auto f, decode_file(e, version, newer));
     files.push_back(std::move(f));
   }
   SB_TRY(check_end(c.ok(), c.remaining(), newer, "file list"));
@@ -175,7 +196,10 @@ Result<EncodedRecord> encode_begin(uint64_t backup_id, const BackupBegin& b) {
   SB_TRY(check_str(b.destination, "destination"));
   SB_TRY(check_str(b.host, "host"));
   util::ByteWriter w;
-  w.u8(b.catalog_id != 0 ? kBeginPayloadVersion : kPayloadVersion);
+  const bool level = b.level >= 0;
+  if (level && (b.level > 1 || b.change_unit == 0 || b.catalog_id == 0))
+    return fail(Errc::invalid_argument, "catalog backup begin record has an invalid level");
+  w.u8(level ? kLevelPayloadVersion : b.catalog_id != 0 ? kBeginPayloadVersion : kPayloadVersion);
   w.u64(backup_id);
   w.str(b.tag);
   w.i64(b.start_time_ns);
@@ -189,6 +213,11 @@ Result<EncodedRecord> encode_begin(uint64_t backup_id, const BackupBegin& b) {
   w.str(b.host);
   w.u32(static_cast<uint32_t>(b.pid));
   if (b.catalog_id != 0) w.u64(b.catalog_id);
+  if (level) {
+    w.u8(static_cast<uint8_t>(b.level));
+    w.u8(b.cumulative ? 1 : 0);
+    w.u32(b.change_unit);
+  }
   if (w.size() > kMaxPayload) {
     return fail(Errc::invalid_argument, "catalog backup begin record is " +
                                             std::to_string(w.size()) + " bytes; the limit is " +
@@ -227,10 +256,11 @@ Result<std::vector<EncodedRecord>> encode_piece(uint64_t backup_id, const PieceR
     }
   }
   util::ByteWriter head, tail_head;
-  head.u8(p.media ? kTapePiecePayloadVersion : kPayloadVersion);
+  const bool level = any_level(files);
+  head.u8(level ? kLevelPayloadVersion : p.media ? kTapePiecePayloadVersion : kPayloadVersion);
   head.u64(backup_id);
   put_entry(head, pe.buffer());
-  tail_head.u8(kPayloadVersion);
+  tail_head.u8(level ? kLevelPayloadVersion : kPayloadVersion);
   tail_head.u64(backup_id);
   return pack_files(RecordType::piece, head.take(), tail_head.buffer(), files);
 }
@@ -239,7 +269,7 @@ Result<std::vector<EncodedRecord>> encode_files(uint64_t backup_id,
                                                 const std::vector<FileRecord>& files) {
   SB_TRY(check_id(backup_id));
   util::ByteWriter head;
-  head.u8(kPayloadVersion);
+  head.u8(any_level(files) ? kLevelPayloadVersion : kPayloadVersion);
   head.u64(backup_id);
   return pack_files(RecordType::files, head.buffer(), head.buffer(), files);
 }
@@ -263,7 +293,7 @@ Result<EncodedRecord> encode_end(uint64_t backup_id, const BackupEnd& e) {
 Result<BeginPayload> decode_begin(std::span<const uint8_t> payload) {
   Cursor c(payload);
   SB_ASSIGN(uint8_t version, read_raw_version(c));
-  const bool newer = version > kBeginPayloadVersion;
+  const bool newer = version > kLevelPayloadVersion;
   util::ByteReader& r = c.r();
   BeginPayload out;
   out.backup_id = r.u64();
@@ -280,6 +310,14 @@ Result<BeginPayload> decode_begin(std::span<const uint8_t> payload) {
     b.catalog_id = r.u64();
     if (r.ok() && b.catalog_id == 0) return malformed("catalog id 0 in a backup begin payload");
   }
+  if (version >= kLevelPayloadVersion) {
+    const uint8_t level = r.u8();
+    b.cumulative = r.u8() != 0;
+    b.change_unit = r.u32();
+    if (r.ok() && (level > 1 || b.change_unit == 0))
+      return malformed("invalid level in a backup begin payload");
+    b.level = level;
+  }
   SB_TRY(check_end(c.ok(), c.remaining(), newer, "backup begin payload"));
   SB_TRY(check_decoded_id(out.backup_id));
   return out;
@@ -288,7 +326,7 @@ Result<BeginPayload> decode_begin(std::span<const uint8_t> payload) {
 Result<PiecePayload> decode_piece(std::span<const uint8_t> payload) {
   Cursor c(payload);
   SB_ASSIGN(uint8_t version, read_raw_version(c));
-  const bool newer = version > kTapePiecePayloadVersion;
+  const bool newer = version > kLevelPayloadVersion;
   PiecePayload out;
   out.backup_id = c.r().u64();
   util::ByteReader pr(c.entry());
@@ -321,17 +359,18 @@ Result<PiecePayload> decode_piece(std::span<const uint8_t> payload) {
     p.media = std::move(t);
   }
   SB_TRY(check_end(pr.ok(), pr.remaining(), newer, "piece entry"));
-  SB_ASSIGN(out.files, decode_file_list(c, newer));
+  SB_ASSIGN(out.files, decode_file_list(c, version, newer));
   SB_TRY(check_decoded_id(out.backup_id));
   return out;
 }
 
 Result<FilesPayload> decode_files(std::span<const uint8_t> payload) {
   Cursor c(payload);
-  SB_ASSIGN(bool newer, read_version(c));
+  SB_ASSIGN(uint8_t version, read_raw_version(c));
+  const bool newer = version > kLevelPayloadVersion;
   FilesPayload out;
   out.backup_id = c.r().u64();
-  SB_ASSIGN(out.files, decode_file_list(c, newer));
+  SB_ASSIGN(out.files, decode_file_list(c, version, newer));
   SB_TRY(check_decoded_id(out.backup_id));
   return out;
 }

@@ -21,6 +21,11 @@ inline constexpr uint8_t kTapePiecePayloadVersion = 2;
 // BackupBegin payloads with a catalog id are version 2: it follows the pid. Readers of
 // version 1 skip it as a newer writer's.
 inline constexpr uint8_t kBeginPayloadVersion = 2;
+// Version 3 (incremental backups): a BackupBegin payload ends with level, cumulative and
+// change unit; each file entry of a piece or files payload may end with the change unit,
+// parent, change and units written. Readers of older versions skip them as a newer
+// writer's.
+inline constexpr uint8_t kLevelPayloadVersion = 3;
 // Strings longer than this are refused by the writer (ByteReader's default bound).
 inline constexpr size_t kMaxString = 1u << 20;
 // Backup ids run from 1 to this. The bound keeps "one more than the largest id any record

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <set>
 #include <spdlog/spdlog.h>
 
 #include "catalog/catalog.h"
@@ -196,6 +197,17 @@ Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupF
                   "--cpu-budget must be a number of cores above 0 (e.g. 0.5 or 1.5)");
     o.channel.cpu_budget = *f.cpu_budget / o.channels;
   }
+  o.level = f.level;
+  o.cumulative = f.cumulative;
+  o.require_parent = f.require_parent;
+  if (!f.change_unit.empty()) {
+    if (!f.level) return fail(Errc::invalid_argument, "--change-unit needs --level");
+    SB_ASSIGN(uint64_t unit, size_flag(f.change_unit, "--change-unit"));
+    if (unit > engine::kMaxChangeUnit)
+      return fail(Errc::invalid_argument,
+                  "--change-unit must be a power of two from 8 KiB to 1 MiB");
+    o.change_unit = static_cast<uint32_t>(unit);
+  }
   SB_ASSIGN(o.keys, load_keys(f.keys));
   if (f.encrypt && !o.keys)
     return fail(Errc::invalid_argument,
@@ -284,6 +296,14 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   return kExitOk;
 }
 
+// The backups the files of `b` build on (level 1), in id order.
+std::vector<uint64_t> backup_parents(const catalog::Backup& b) {
+  std::set<uint64_t> ids;
+  for (const auto& f : b.files)
+    if (f.parent) ids.insert(f.parent);
+  return {ids.begin(), ids.end()};
+}
+
 int run_list_cmd(const CommonFlags& c) {
   auto cat = open_catalog(c, catalog::Create::no);
   if (!cat) return report(cat.error());
@@ -306,6 +326,16 @@ int run_list_cmd(const CommonFlags& c) {
       w.kv("bytes", t.bytes);
       w.kv("pieces", static_cast<uint64_t>(b.pieces.size()));
       w.kv("destination", b.begin.destination);
+      if (b.begin.level >= 0) {
+        w.kv("level", static_cast<uint64_t>(b.begin.level));
+        w.kv("cumulative", b.begin.cumulative);
+        w.kv("change_unit", static_cast<uint64_t>(b.begin.change_unit));
+        w.begin_array("parents");
+        for (uint64_t p : backup_parents(b)) w.value(p);
+        w.end_array();
+      } else {
+        w.kv_null("level");
+      }
       if (b.ended && !b.end.message.empty()) w.kv("message", b.end.message);
       if (!b.damage.empty()) w.kv("damage", b.damage);
       w.end_object();
@@ -315,16 +345,22 @@ int run_list_cmd(const CommonFlags& c) {
     std::printf("%s\n", w.str().c_str());
     return kExitOk;
   }
-  std::printf("%6s  %-16s %-19s  %-10s %7s %12s %6s\n", "ID", "TAG", "STARTED", "STATUS",
-              "FILES", "BYTES", "PIECES");
+  std::printf("%6s  %-16s %-19s  %-10s %7s %12s %6s  %-6s %s\n", "ID", "TAG", "STARTED",
+              "STATUS", "FILES", "BYTES", "PIECES", "LEVEL", "PARENTS");
   for (const auto& b : backups) {
     Totals t = totals(b);
     std::string tag = b.begin.tag.empty() ? "-" : util::escape_text(b.begin.tag);
-    std::printf("%6llu  %-16s %-19s  %-10s %7llu %12s %6zu\n",
+    std::string level = b.begin.level < 0   ? "full"
+                        : b.begin.level == 0 ? "0"
+                        : b.begin.cumulative ? "1c"
+                                             : "1";
+    std::string parents;
+    for (uint64_t p : backup_parents(b)) parents += (parents.empty() ? "" : ",") + std::to_string(p);
+    std::printf("%6llu  %-16s %-19s  %-10s %7llu %12s %6zu  %-6s %s\n",
                 static_cast<unsigned long long>(b.id), tag.c_str(),
                 format_time(b.begin.start_time_ns).c_str(), b.status_name().c_str(),
                 static_cast<unsigned long long>(t.files), util::format_bytes(t.bytes).c_str(),
-                b.pieces.size());
+                b.pieces.size(), level.c_str(), parents.empty() ? "-" : parents.c_str());
   }
   if (backups.empty())
     std::printf("(no backups in %s)\n", util::escape_text((*cat)->dir()).c_str());

@@ -56,6 +56,10 @@ struct BackupFlags {
   std::optional<double> cpu_budget;
   bool encrypt = false;
   KeyFlags keys;
+  std::optional<int> level;  // incremental backups (docs/incremental.md)
+  bool cumulative = false;
+  std::string change_unit;
+  bool require_parent = false;
   // Tape (see cli/tape_commands.h): every --to as given; tape:URL ones become drives. The
   // tape flags are unset when not given (a backup to a directory refuses them).
   std::vector<std::string> to_all;

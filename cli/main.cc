@@ -194,6 +194,25 @@ int main(int argc, char** argv) {
   backup->add_flag("--minimize-load", bf.minimize_load,
                    "with --duration: pace the backup to end just inside the window instead "
                    "of running at full speed");
+  backup->add_option("--level", bf.level,
+                     "incremental backups: 0 is a full backup later level 1s build on; 1 "
+                     "writes only the change units whose digest differs from the newest level "
+                     "0 or 1 of each file (every block is still read). Without --level: a "
+                     "plain full backup (docs/incremental.md)")
+      ->check(CLI::IsMember({0, 1}))
+      ->group("Incremental");
+  backup->add_flag("--cumulative", bf.cumulative,
+                   "with --level 1: hold what changed since the newest level 0 (not since the "
+                   "newest level 0 or 1)")
+      ->group("Incremental");
+  backup->add_option("--change-unit", bf.change_unit,
+                     "with --level: granularity of change tracking, a power of two from 8K to "
+                     "1M (default 64K); a level 1 compares with parents of the same unit")
+      ->group("Incremental");
+  backup->add_flag("--require-parent", bf.require_parent,
+                   "with --level 1: fail, writing nothing, when no file has a parent backup "
+                   "(instead of backing everything up whole)")
+      ->group("Incremental");
   backup->add_flag("--encrypt", bf.encrypt,
                    "encrypt every piece with AES-256-GCM (a random key per piece, wrapped with "
                    "the passphrase or key given below; see docs/encryption.md)")

@@ -112,6 +112,26 @@ std::string backup_json(const engine::BackupSummary& s) {
   w.begin_array("changed_files");
   for (const auto& p : s.changed_files) w.value(p);
   w.end_array();
+  if (s.level >= 0) {
+    w.kv("level", static_cast<uint64_t>(s.level));
+    w.kv("cumulative", s.cumulative);
+    w.kv("change_unit", static_cast<uint64_t>(s.change_unit));
+    w.begin_array("parents");
+    for (uint64_t p : s.parents) w.value(p);
+    w.end_array();
+    w.begin_array("file_changes");
+    for (const auto& f : s.file_changes) {
+      w.begin_object();
+      w.kv("path", f.path);
+      w.kv("change", f.change);
+      w.kv("units_written", f.units_written);
+      if (f.parent) w.kv("parent", f.parent);
+      w.end_object();
+    }
+    w.end_array();
+  } else {
+    w.kv_null("level");
+  }
   w.begin_array("channels");
   for (const auto& c : s.channels) channel_json(w, c);
   w.end_array();
@@ -149,6 +169,23 @@ std::string backup_text(const engine::BackupSummary& b) {
                 b.deadline_hit ? ", stopped at the deadline" : "");
   s += buf;
   if (b.encryption != "none") s += "  encrypted with " + b.encryption + "\n";
+  if (b.level >= 0) {
+    uint64_t n[3] = {0, 0, 0}, units = 0;
+    for (const auto& f : b.file_changes) {
+      n[f.change == "new" ? 0 : f.change == "changed" ? 1 : 2]++;
+      units += f.units_written;
+    }
+    std::string parents;
+    for (uint64_t p : b.parents) parents += (parents.empty() ? "" : ", ") + std::to_string(p);
+    std::snprintf(buf, sizeof buf,
+                  "  level %d%s, change unit %s: %llu new (whole), %llu changed, %llu unchanged "
+                  "files; %llu units written; parents: %s\n",
+                  b.level, b.cumulative ? " cumulative" : "",
+                  util::format_bytes(b.change_unit).c_str(), static_cast<unsigned long long>(n[0]),
+                  static_cast<unsigned long long>(n[1]), static_cast<unsigned long long>(n[2]),
+                  static_cast<unsigned long long>(units), parents.empty() ? "none" : parents.c_str());
+    s += buf;
+  }
   for (const auto& c : b.channels) {
     std::snprintf(buf, sizeof buf,
                   "  channel %u [%s%s]: %llu files, %s read, %s written, %.2f s: reading %.2f s, "

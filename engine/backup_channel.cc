@@ -46,17 +46,29 @@ struct Source {
   FileMeta meta;
   UnitDone done;
   std::set<std::string> pieces;
+  const UnitMap* parent = nullptr;  // the parent's change map (level backups)
+};
+
+// A frame written from a slot's buffer (a buffer of a level 1 may give several: one per
+// run of changed units).
+struct FrameOut {
+  OpenPiece* piece = nullptr;
+  uint64_t piece_end = 0;  // end of the frame in the piece
+  uint32_t len = 0;        // bytes of the frame write
 };
 
 struct Slot {
   Source* src = nullptr;
-  OpenPiece* piece = nullptr;
   uint64_t offset = 0;
   uint32_t want = 0;  // bytes of file data expected
   bool writing = false;
-  uint64_t piece_end = 0;  // end of the frame in the piece, once placed
-  uint32_t len = 0;        // bytes of the frame write
+  std::vector<FrameOut> frames;
+  uint32_t frames_left = 0;  // frame writes still in flight
 };
+
+// Completion tags of frame writes: the slot, and the frame's index among the slot's.
+constexpr int kFrameShift = 20;
+constexpr uint64_t kSlotMask = (uint64_t{1} << kFrameShift) - 1;
 
 class BackupChannel {
  public:
@@ -215,7 +227,13 @@ class BackupChannel {
       (void)bucket_.take(want);
       uint32_t slot = *pool_->acquire();
       uint32_t len = s->file->direct() ? static_cast<uint32_t>(align_up(want)) : want;
-      slots_[slot] = Slot{s, nullptr, s->next, want, false};
+      Slot& sl = slots_[slot];
+      sl.src = s;
+      sl.offset = s->next;
+      sl.want = want;
+      sl.writing = false;
+      sl.frames.clear();
+      sl.frames_left = 0;
       SB_TRY(loop_.submit({s->file.get(), storage::OpKind::read, s->next, pool_->data(slot), len,
                            slot, kReadRegion}));
       s->next += want;
@@ -252,6 +270,15 @@ class BackupChannel {
     src->done.mtime_ns = src->meta.mtime_ns;
     src->done.uid = st.uid;
     src->done.gid = st.gid;
+    if (const uint32_t unit = ctx_.change_unit) {
+      // Sections start on multiples of the unit (section alignment is a multiple of it).
+      src->done.first_unit = src->next / unit;
+      uint64_t last = units_of(src->end, unit);
+      src->done.unit_digests.resize(last > src->done.first_unit ? last - src->done.first_unit : 0);
+      if (ctx_.parents)
+        if (auto it = ctx_.parents->find(u.file->path); it != ctx_.parents->end())
+          src->parent = &it->second;
+    }
     // Register it in the current piece right away, so even an empty file has its record.
     SB_ASSIGN(OpenPiece * p, piece_for(0));
     SB_TRY(ensure_registered(*src, *p));
@@ -343,23 +370,33 @@ class BackupChannel {
       out_.stats.bytes_written += len;
       return ok();
     }
-    auto slot = static_cast<uint32_t>(c.tag);
+    auto slot = static_cast<uint32_t>(c.tag & kSlotMask);
     Slot& sl = slots_[slot];
     if (!sl.writing) return read_done(slot, c);
+    FrameOut& fo = sl.frames[c.tag >> kFrameShift];
     --writes_out_;
-    --sl.piece->writes_out;
+    --fo.piece->writes_out;
     if (!c.result)
-      return c.result.error().wrap("unable to write piece '" + sl.piece->writer->path() + "'");
-    if (*c.result < sl.len)
-      return fail(Errc::io, "unable to write piece '" + sl.piece->writer->path() + "': " +
-                                std::to_string(*c.result) + " of " + std::to_string(sl.len) +
+      return c.result.error().wrap("unable to write piece '" + fo.piece->writer->path() + "'");
+    if (*c.result < fo.len)
+      return fail(Errc::io, "unable to write piece '" + fo.piece->writer->path() + "': " +
+                                std::to_string(*c.result) + " of " + std::to_string(fo.len) +
                                 " bytes written at offset " +
-                                std::to_string(sl.piece_end - sl.len));
-    sl.piece->written_end = std::max(sl.piece->written_end, sl.piece_end);
+                                std::to_string(fo.piece_end - fo.len));
+    fo.piece->written_end = std::max(fo.piece->written_end, fo.piece_end);
     ++out_.stats.writes;
     out_.stats.bytes_written += *c.result;
+    if (--sl.frames_left > 0) return ok();
+    return slot_done(slot);
+  }
+
+  // The slot's data is all written (or none of it needed writing): it goes back to the pool.
+  Result<void> slot_done(uint32_t slot) {
+    Slot& sl = slots_[slot];
     Source* s = sl.src;
     --s->ops_out;
+    sl.writing = false;
+    sl.src = nullptr;
     pool_->release(slot);
     return maybe_done(s);
   }
@@ -380,20 +417,79 @@ class BackupChannel {
     ++out_.stats.reads;
     out_.stats.bytes_read += sl.want;
     if (ctx_.bytes_done) ctx_.bytes_done->fetch_add(sl.want, std::memory_order_relaxed);
+    sl.writing = true;
+    const uint32_t unit = ctx_.change_unit;
+    if (!unit) {
+      SB_TRY(emit_frame(slot, 0, sl.want, cpool_ ? cpool_->header(slot) : nullptr,
+                        cpool_ ? cpool_->data_size() : 0));
+      return ok();
+    }
+    // Level backups: hash every change unit, then write each run of units whose digest
+    // differs from the parent's (all of them without a parent) as one frame.
+    std::byte* data = pool_->data(slot);
+    const uint64_t u0 = sl.offset / unit;
+    const uint32_t n = static_cast<uint32_t>(units_of(sl.want, unit));
+    changed_.assign(n, true);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t len = std::min<uint32_t>(unit, sl.want - i * unit);
+      util::Digest d = util::digest(data + uint64_t{i} * unit, len);
+      s->done.unit_digests[u0 + i - s->done.first_unit] = d;
+      const UnitMap* par = s->parent;
+      changed_[i] = !(par && u0 + i < par->digests.size() &&
+                      unit_length(par->size, unit, u0 + i) == len && par->digests[u0 + i] == d);
+    }
+    // Compressed frames of several runs share the slot's output buffer while it lasts; a
+    // run that finds no room left is stored raw.
+    std::byte* packed = cpool_ ? cpool_->header(slot) : nullptr;
+    size_t packed_left = cpool_ ? kBlock + cpool_->data_size() : 0;
+    const size_t tail = ctx_.keys ? kBlock : 0;
+    for (uint32_t i = 0; i < n;) {
+      if (!changed_[i]) {
+        ++i;
+        continue;
+      }
+      uint32_t j = i;
+      while (j < n && changed_[j]) ++j;
+      const uint32_t pos = i * unit;
+      const uint32_t len = std::min<uint32_t>(j * unit, sl.want) - pos;
+      s->done.units_written += j - i;
+      size_t need = kBlock + align_up(Compressor::bound(len)) + tail;
+      const bool room = packed && packed_left >= need;
+      SB_TRY(emit_frame(slot, pos, len, room ? packed : nullptr,
+                        room ? need - kBlock - tail : 0));
+      if (room) {
+        packed += need;
+        packed_left -= need;
+      }
+      i = j;
+    }
+    if (sl.frames.empty()) return slot_done(slot);
+    return ok();
+  }
+
+  // Frames `len` bytes of the slot's data from `pos` and writes them. The frame's header
+  // block is the one before the data in the slot: for a run inside the buffer that is the
+  // tail of an unchanged unit (runs are maximal and units at least two blocks), whose
+  // bytes are no longer needed.
+  Result<void> emit_frame(uint32_t slot, uint32_t pos, uint32_t len, std::byte* packed,
+                          size_t packed_cap) {
+    Slot& sl = slots_[slot];
+    Source* s = sl.src;
+    const std::string& path = s->meta.path;
     // The piece must have room for the frame at its largest (stored raw) before the
     // block is encoded at its place there.
-    SB_ASSIGN(OpenPiece * p, piece_for(frame_bound(sl.want, ctx_.keys != nullptr) + kBlock +
+    SB_ASSIGN(OpenPiece * p, piece_for(frame_bound(len, ctx_.keys != nullptr) + kBlock +
                                        align_up(s->meta.path.size() + 64)));
     SB_TRY(ensure_registered(*s, *p));
     FrameHeader fh;
     fh.type = FrameType::data;
     fh.file_id = p->file_ids[path];
-    fh.offset = sl.offset;
-    fh.raw_len = sl.want;
+    fh.offset = sl.offset + pos;
+    fh.raw_len = len;
     // Auto may choose level 0: the frame is stored raw for now.
-    const bool compress = compressor_ && compressor_->level() > 0;
-    FrameBuffers buffers{pool_->header(slot), compress ? cpool_->header(slot) : nullptr,
-                         cpool_ ? cpool_->data_size() : 0};
+    const bool compress = compressor_ && compressor_->level() > 0 && packed;
+    std::byte* frame_at = pos == 0 ? pool_->header(slot) : pool_->data(slot) + pos - kBlock;
+    FrameBuffers buffers{frame_at, compress ? packed : nullptr, compress ? packed_cap : 0};
     SB_ASSIGN(EncodedFrame ef, encode_frame(fh, p->writer->next(), buffers,
                                             {compress ? compressor_.get() : nullptr,
                                              p->writer->cipher()}));
@@ -402,31 +498,39 @@ class BackupChannel {
       ++out_.stats.zero_frames;
     } else if (compressor_) {
       out_.stats.compress_s += ef.compress_cpu_s;
-      out_.stats.bytes_compressed_in += sl.want;
+      out_.stats.bytes_compressed_in += len;
       out_.stats.bytes_compressed_out += h.compressed ? h.stored_len - (h.sealed ? kTagSize : 0)
-                                                      : sl.want;
-      out_.stats.level_bytes[compressor_->level()] += sl.want;
+                                                      : len;
+      out_.stats.level_bytes[compressor_->level()] += len;
       if (auto_) adapt_level();
     }
     out_.stats.encrypt_s += ef.seal_cpu_s;
     ++out_.stats.frames;
-    s->done.extents.push_back({sl.offset, sl.want, ef.raw_digest});
+    s->done.extents.push_back({fh.offset, len, ef.raw_digest});
     FramePlacement pl = p->writer->add(ef);
     std::byte* frame = ef.block;
-    sl.writing = true;
-    sl.piece = p;
-    sl.piece_end = pl.offset + pl.length;
-    sl.len = pl.length;
+    const uint64_t tag = slot | (uint64_t{sl.frames.size()} << kFrameShift);
+    sl.frames.push_back({p, pl.offset + pl.length, pl.length});
+    ++sl.frames_left;
     ++writes_out_;
     ++p->writes_out;
     return loop_.submit({&p->writer->file(), storage::OpKind::write, pl.offset, frame, pl.length,
-                         slot, h.compressed ? kCompressedRegion : kReadRegion});
+                         tag, h.compressed ? kCompressedRegion : kReadRegion});
   }
 
   // A unit whose reads are all issued and whose frames are all written is done here; it
   // counts as backed up once the pieces holding it are finished.
   Result<void> maybe_done(Source* s) {
     if (s->ops_out > 0 || s->next < s->end) return ok();
+    if (ctx_.change_unit && !s->done.unit_digests.empty()) {
+      // The unit digests of what was read go into a map frame beside the file's frames.
+      DigestMap map{ctx_.change_unit, s->done.first_unit * ctx_.change_unit,
+                    s->done.unit_digests};
+      SB_ASSIGN(OpenPiece * p, piece_for(PieceWriter::map_frame_bound(map.digests.size())));
+      SB_TRY(ensure_registered(*s, *p));
+      SB_ASSIGN(auto placed, p->writer->map_frame(p->file_ids[s->meta.path], map));
+      SB_TRY(write_meta(*p, std::move(placed)));
+    }
     // A whole file is compared with itself when it was opened; a section with the plan, as
     // the sections of one file are read at different times.
     const bool whole = s->unit->sections == 1;
@@ -536,6 +640,7 @@ class BackupChannel {
   std::unique_ptr<Compressor> compressor_;
   std::unique_ptr<io::BufferPool> cpool_;  // compressed frames, slot for slot with pool_
   std::vector<Slot> slots_;
+  std::vector<bool> changed_;  // per unit of the buffer being framed
   std::list<std::unique_ptr<Source>> sources_;
   std::list<std::unique_ptr<Source>>::iterator rr_ = sources_.end();
   const WorkSet* set_ = nullptr;

@@ -12,11 +12,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "engine/change_map.h"
 #include "engine/leftovers.h"
 #include "engine/planner.h"
 #include "engine/stats.h"
@@ -73,6 +75,12 @@ struct BackupContext {
   std::atomic<uint64_t>* bytes_done = nullptr;  // job progress, for pacing
   Keyring* keys = nullptr;  // set: pieces are encrypted with keys from here
   ChannelConfig config;
+  // Backups with a level (docs/incremental.md): every block is hashed per change unit of
+  // this size, and only units whose digest differs from the parent's map are written. 0: a
+  // plain full backup (no maps).
+  uint32_t change_unit = 0;
+  // The parent's change map of each file that has one, by path (null: none has).
+  const std::map<std::string, UnitMap>* parents = nullptr;
   // Channel N writes its pieces to targets[(N - 1) % targets.size()]: one directory for
   // all, or one drive each.
   std::vector<PieceTarget> targets;
@@ -91,6 +99,10 @@ struct UnitDone {
   uint32_t mode = 0, uid = 0, gid = 0;
   int64_t mtime_ns = 0;
   std::vector<UnitExtent> extents;
+  // With a change unit: the digest of each unit of the range read, from unit first_unit.
+  uint64_t first_unit = 0;
+  std::vector<util::Digest> unit_digests;
+  uint64_t units_written = 0;
   std::vector<std::string> pieces;
   // The file changed while this unit was read (its size or mtime differ from when it was
   // opened, or, for a section, from the plan): the copy may mix old and new contents.

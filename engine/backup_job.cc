@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "engine/change_map.h"
 #include "engine/leftovers.h"
 #include "engine/piece_format.h"
 #include "engine/piece_name.h"
@@ -57,7 +58,64 @@ Result<void> check_options(const BackupOptions& o) {
     return fail(Errc::invalid_argument, "--duration must be longer than zero");
   if ((o.partial || o.minimize_load) && !o.duration)
     return fail(Errc::invalid_argument, "--partial and --minimize-load need --duration");
+  if (o.level && *o.level != 0 && *o.level != 1)
+    return fail(Errc::invalid_argument, "--level must be 0 or 1");
+  if ((o.cumulative || o.require_parent) && (!o.level || *o.level != 1))
+    return fail(Errc::invalid_argument, "--cumulative and --require-parent need --level 1");
+  if (o.level && (o.change_unit < kMinChangeUnit || o.change_unit > kMaxChangeUnit ||
+                  (o.change_unit & (o.change_unit - 1)) != 0))
+    return fail(Errc::invalid_argument,
+                "--change-unit must be a power of two from 8 KiB to 1 MiB");
+  if (o.level && o.buffer_size && *o.buffer_size % o.change_unit != 0)
+    return fail(Errc::invalid_argument, "--buffer-size must be a multiple of --change-unit");
+  if (o.level && o.media)
+    return fail(Errc::unsupported,
+                "--level is not supported on tape yet: back up to a directory or NFS");
   return ok();
+}
+
+// Why file `path` of backup `b` cannot be a parent, or empty when it can.
+std::string unusable_parent(const catalog::FileRecord& f, uint32_t unit) {
+  if ((f.mode & 0170000) != 0100000) return "it was not a regular file";
+  if (f.unit != unit)
+    return "its change unit was " + std::to_string(f.unit) + " bytes, this backup's is " +
+           std::to_string(unit);
+  return "";
+}
+
+// Level backups: finds each planned file's parent (the newest level 0 or 1 holding it,
+// only level 0 for a cumulative level 1) and reads its change map. A file without one is
+// backed up whole; why is in the warnings when a parent existed but cannot serve.
+std::map<std::string, UnitMap> find_parents(const BackupOptions& opts, const Plan& plan,
+                                            const std::vector<catalog::Backup>& backups,
+                                            std::vector<std::string>& warnings) {
+  std::map<std::string, UnitMap> out;
+  if (!opts.level || *opts.level != 1) return out;
+  std::map<std::string, const FileTask*> wanted;
+  for (const auto& f : plan.files) wanted[f.path] = &f;
+  PieceCache cache(opts.channel.direct, opts.keys.get());
+  for (auto it = backups.rbegin(); it != backups.rend() && !wanted.empty(); ++it) {
+    const catalog::Backup& b = *it;
+    if (!b.usable() || b.begin.level < 0 || (opts.cumulative && b.begin.level != 0)) continue;
+    for (const auto& rec : b.files) {
+      auto w = wanted.find(rec.path);
+      if (w == wanted.end()) continue;
+      wanted.erase(w);  // the newest backup holding the file decides
+      if (auto why = unusable_parent(rec, opts.change_unit); !why.empty()) {
+        warnings.push_back("'" + rec.path + "' is backed up whole: in backup " +
+                           std::to_string(b.id) + " " + why);
+        continue;
+      }
+      auto m = load_file_map(b, rec, cache);
+      if (!m) {
+        warnings.push_back("'" + rec.path + "' is backed up whole: its change map in backup " +
+                           std::to_string(b.id) + " cannot be read (" + m.error().what + ")");
+        continue;
+      }
+      out.emplace(rec.path, std::move(*m));
+    }
+  }
+  return out;
 }
 
 // For --partial: files that have gone longest without a backup come first (never backed
@@ -124,10 +182,16 @@ struct FileAssembly {
   std::set<uint32_t> sections;
   std::vector<UnitExtent> extents;
   std::set<std::string> pieces;
+  std::vector<DigestMap> maps;  // level backups: the unit digests of each section
+  uint64_t units_written = 0;
 };
 
-// Files whose every section is in a durable piece, with their whole-file digests.
-std::vector<catalog::FileRecord> assemble_files(std::vector<ChannelOutcome>& outcomes) {
+// Files whose every section is in a durable piece, with their whole-file digests. In a
+// backup with a change unit the digest combines the unit digests (change_map.h), and each
+// record says how it relates to its parent.
+std::vector<catalog::FileRecord> assemble_files(std::vector<ChannelOutcome>& outcomes,
+                                                uint32_t unit,
+                                                const std::map<std::string, UnitMap>& parents) {
   std::map<std::string, FileAssembly> byname;
   for (auto& o : outcomes)
     for (auto& u : o.units) {
@@ -137,6 +201,10 @@ std::vector<catalog::FileRecord> assemble_files(std::vector<ChannelOutcome>& out
       a.sections.insert(u.unit->section);
       a.extents.insert(a.extents.end(), u.extents.begin(), u.extents.end());
       a.pieces.insert(u.pieces.begin(), u.pieces.end());
+      if (unit) {
+        a.maps.push_back({unit, u.first_unit * unit, std::move(u.unit_digests)});
+        a.units_written += u.units_written;
+      }
     }
   std::vector<catalog::FileRecord> out;
   for (auto& [path, a] : byname) {
@@ -155,6 +223,19 @@ std::vector<catalog::FileRecord> assemble_files(std::vector<ChannelOutcome>& out
     r.gid = a.attrs.gid;
     r.digest = comb.finish();
     r.pieces.assign(a.pieces.begin(), a.pieces.end());
+    if (unit) {
+      auto m = join_maps(std::move(a.maps), r.size, unit, path);
+      if (!m) continue;  // cannot happen: the channels hashed every unit they read
+      r.digest = map_file_digest(*m);
+      r.unit = unit;
+      r.units_written = a.units_written;
+      if (auto p = parents.find(path); p != parents.end()) {
+        r.parent = p->second.backup;
+        r.change = a.units_written == 0 && p->second.size == r.size
+                       ? catalog::FileChange::unchanged
+                       : catalog::FileChange::changed;
+      }
+    }
     out.push_back(std::move(r));
   }
   return out;
@@ -265,6 +346,18 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   so.files_per_set = opts.files_per_set;
   so.channels = opts.channels;
   so.last_backup = std::move(last_backup);
+  std::vector<std::string> parent_warnings;
+  std::map<std::string, UnitMap> parents;
+  if (opts.level) {
+    parents = find_parents(opts, plan, cat.backups(), parent_warnings);
+    if (*opts.level == 1 && parents.empty() && !plan.files.empty()) {
+      std::string what = std::string("no ") + (opts.cumulative ? "level 0" : "level 0 or 1") +
+                         " backup in the catalog holds any of these files";
+      if (opts.require_parent)
+        return fail(Errc::not_found, what + " (--require-parent): nothing was backed up");
+      parent_warnings.push_back(what + ": every file is backed up whole");
+    }
+  }
   std::vector<WorkSet> sets = make_sets(plan.files, so);
   size_t largest_set = 0;
   uint32_t sections = 0;
@@ -275,6 +368,11 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   BufferChoice buffers = choose_buffers(
       std::min<uint32_t>(opts.channel.max_open_files, static_cast<uint32_t>(largest_set)),
       opts.buffers, opts.buffer_size, opts.channel.compress_level != 0);
+  // Change units never straddle a buffer.
+  if (opts.level && buffers.buffer_size < opts.change_unit) {
+    buffers.buffers = std::max<size_t>(2, buffers.buffers * buffers.buffer_size / opts.change_unit);
+    buffers.buffer_size = opts.change_unit;
+  }
   if (opts.channel.max_piece_size &&
       opts.channel.max_piece_size < buffers.buffer_size + 16 * kBlock + (64u << 10))
     return fail(Errc::invalid_argument,
@@ -294,6 +392,11 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   begin.channels = opts.channels;
   begin.host = util::hostname();
   begin.pid = static_cast<int32_t>(::getpid());
+  if (opts.level) {
+    begin.level = *opts.level;
+    begin.cumulative = opts.cumulative;
+    begin.change_unit = opts.change_unit;
+  }
   SB_ASSIGN(uint64_t id, cat.begin_backup(begin));
 
   WorkQueue queue(sets);
@@ -312,6 +415,10 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   ctx.config.buffer_size = buffers.buffer_size;
   if (opts.partial) ctx.config.read_order = ReadOrder::set_order;
   ctx.keys = opts.keys.get();
+  if (opts.level) {
+    ctx.change_unit = opts.change_unit;
+    ctx.parents = &parents;
+  }
   std::atomic<uint64_t> bytes_done{0};
   ctx.bytes_done = &bytes_done;
   std::unique_ptr<TokenBucket> job_bucket;
@@ -339,6 +446,12 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   BackupSummary sum;
   sum.backup_id = id;
   if (!leftovers.empty()) sum.warnings.push_back(leftover_warning(leftovers, dest));
+  for (auto& w : parent_warnings) sum.warnings.push_back(std::move(w));
+  if (opts.level) {
+    sum.level = *opts.level;
+    sum.cumulative = opts.cumulative;
+    sum.change_unit = opts.change_unit;
+  }
   sum.skipped = plan.skipped;
   sum.files_planned = plan.files.size();
   sum.sets = static_cast<uint32_t>(sets.size());
@@ -365,7 +478,19 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       sum.error = o.status.error().what;
     }
   }
-  auto files = assemble_files(outcomes);
+  auto files = assemble_files(outcomes, ctx.change_unit, parents);
+  if (opts.level) {
+    std::set<uint64_t> used;
+    for (const auto& f : files) {
+      if (f.parent) used.insert(f.parent);
+      sum.file_changes.push_back({f.path,
+                                  f.change == catalog::FileChange::unchanged ? "unchanged"
+                                  : f.change == catalog::FileChange::changed ? "changed"
+                                                                             : "new",
+                                  f.units_written, f.parent});
+    }
+    sum.parents.assign(used.begin(), used.end());
+  }
   sum.changed_files = changed_files(outcomes, files);
   for (const auto& path : sum.changed_files)
     sum.warnings.push_back("'" + path + "' changed while it was backed up (size or mtime): its "
@@ -434,6 +559,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     sum.pieces = 0;
     sum.files = 0;
     sum.changed_files.clear();
+    sum.file_changes.clear();
+    sum.parents.clear();
   }
   catalog::BackupEnd end;
   end.status = status;

@@ -39,6 +39,13 @@ struct BackupOptions {
   bool minimize_load = false;  // pace the job to end just inside the duration
   std::shared_ptr<Keyring> keys;  // set: encrypt every piece (see engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
+  // Incremental backups (docs/incremental.md): unset for a plain full backup; 0 for a
+  // level 0 (a full backup later level 1s build on); 1 for what changed since the newest
+  // level 0 or 1 of each file (or, cumulative, since the newest level 0).
+  std::optional<int> level;
+  bool cumulative = false;
+  uint32_t change_unit = kDefaultChangeUnit;
+  bool require_parent = false;  // a level 1 with no parent for any file fails
   // Backup to drives of removable media instead of a directory: `destination` is then only
   // recorded, and `channels` must equal the number of drives.
   std::optional<MediaOptions> media;
@@ -57,6 +64,14 @@ struct BufferChoice {
 // and cost less CPU per byte. --buffers and --buffer-size override.
 BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers,
                             std::optional<size_t> buffer_size, bool compressing = false);
+
+// What a backup with a level made of one file.
+struct FileChangeInfo {
+  std::string path;
+  std::string change;  // "new" (whole: no usable parent), "changed" or "unchanged"
+  uint64_t units_written = 0;
+  uint64_t parent = 0;  // backup id of the parent (0 for new)
+};
 
 struct BackupSummary {
   uint64_t backup_id = 0;
@@ -83,6 +98,11 @@ struct BackupSummary {
   // Recorded files that changed (size or mtime) while they were read: their copies may mix
   // old and new contents. Sorted; empty for a failed backup.
   std::vector<std::string> changed_files;
+  int level = -1;  // -1: a plain full backup
+  bool cumulative = false;
+  uint32_t change_unit = 0;
+  std::vector<uint64_t> parents;  // backups the files build on
+  std::vector<FileChangeInfo> file_changes;  // level backups: every recorded file, by path
 
 };
 

@@ -127,8 +127,16 @@ Result<uint64_t> audit_piece(const PieceReader& piece,
       if (h->type == FrameType::zero && h->stored_len != 0)
         return bad(p, "zero frame with a payload");
     } else {
-      // Not in the index: only a file record may stand here.
-      if (h->type != FrameType::file) return bad(p, "frame is missing from the piece index");
+      // Not in the extent index: only a file record or an indexed digest map stands here.
+      const MapRef* mref = nullptr;
+      if (h->type == FrameType::map && h->file_id < tr.maps.size())
+        for (const MapRef& m : tr.maps[h->file_id])
+          if (m.frame_offset == p) mref = &m;
+      if (h->type == FrameType::map && (!mref || mref->stored_len != h->stored_len ||
+                                        mref->file_offset != h->offset))
+        return bad(p, "digest map frame is missing from the piece index");
+      if (h->type != FrameType::file && h->type != FrameType::map)
+        return bad(p, "frame is missing from the piece index");
       if (h->file_id >= tr.files.size()) return bad(p, "file record for an unknown file id");
       SB_ASSIGN(const std::byte* frame, win.at(p, len));
       std::vector<std::byte> payload(frame + kBlock, frame + kBlock + h->stored_len);
@@ -143,6 +151,16 @@ Result<uint64_t> audit_piece(const PieceReader& piece,
         plen -= kTagSize;
       } else if (piece.cipher()) {
         return bad(p, "unsealed frame in an encrypted piece");
+      }
+      if (mref) {
+        auto map = decode_digest_map({reinterpret_cast<const uint8_t*>(payload.data()), plen});
+        if (!map) return bad(p + kBlock, map.error().what);
+        if (map->unit != mref->unit || map->digests.size() != mref->units)
+          return bad(p, "digest map does not match the piece index");
+        sum.add_frame_header({hb, kFrameHeaderSize});
+        p += len;
+        ++frames;
+        continue;
       }
       auto meta = decode_file_meta({reinterpret_cast<const uint8_t*>(payload.data()), plen});
       if (!meta) return bad(p + kBlock, meta.error().what);

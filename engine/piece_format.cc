@@ -154,7 +154,7 @@ Result<FrameHeader> decode_frame_header(std::span<const std::byte> block) {
     return fail(Errc::corrupt, "frame header checksum mismatch");
   FrameHeader h;
   h.type = static_cast<FrameType>(p[4]);
-  if (h.type < FrameType::data || h.type > FrameType::trailer)
+  if (h.type < FrameType::data || h.type > FrameType::map)
     return fail(Errc::corrupt, "unknown frame type " + std::to_string(p[4]));
   h.compressed = (p[5] & 1) != 0;
   h.sealed = (p[5] & 2) != 0;
@@ -241,7 +241,7 @@ Result<FileMeta> decode_file_meta(std::span<const uint8_t> payload) {
 
 std::vector<uint8_t> encode_trailer(const Trailer& t) {
   util::ByteWriter w;
-  w.u8(1);  // trailer version
+  w.u8(2);  // trailer version: 2 adds the map index after the files
   w.u32(static_cast<uint32_t>(t.files.size()));
   for (size_t i = 0; i < t.files.size(); ++i) {
     put_meta(w, t.files[i]);
@@ -256,12 +256,52 @@ std::vector<uint8_t> encode_trailer(const Trailer& t) {
       w.bytes(e.raw_digest.data(), e.raw_digest.size());
     }
   }
+  for (size_t i = 0; i < t.files.size(); ++i) {
+    const auto* maps = i < t.maps.size() ? &t.maps[i] : nullptr;
+    w.u32(maps ? static_cast<uint32_t>(maps->size()) : 0);
+    if (!maps) continue;
+    for (const MapRef& m : *maps) {
+      w.u64(m.file_offset);
+      w.u32(m.unit);
+      w.u32(m.units);
+      w.u64(m.frame_offset);
+      w.u32(m.stored_len);
+    }
+  }
   return w.take();
+}
+
+std::vector<uint8_t> encode_digest_map(const DigestMap& m) {
+  util::ByteWriter w;
+  w.u8(1);  // map version
+  w.u32(m.unit);
+  w.u64(m.offset);
+  w.u32(static_cast<uint32_t>(m.digests.size()));
+  for (const auto& d : m.digests) w.bytes(d.data(), d.size());
+  return w.take();
+}
+
+Result<DigestMap> decode_digest_map(std::span<const uint8_t> payload) {
+  util::ByteReader r(payload);
+  if (r.u8() != 1) return fail(Errc::corrupt, "digest map has an unknown version");
+  DigestMap m;
+  m.unit = r.u32();
+  m.offset = r.u64();
+  uint32_t n = r.u32();
+  if (!r.ok() || n != r.remaining() / 16 || r.remaining() % 16 != 0)
+    return fail(Errc::corrupt, "digest map is malformed");
+  if (m.unit < 4096 || (m.unit & (m.unit - 1)) != 0 || m.offset % m.unit != 0)
+    return fail(Errc::corrupt, "digest map has an invalid change unit " + std::to_string(m.unit));
+  m.digests.resize(n);
+  for (auto& d : m.digests) r.bytes(d.data(), d.size());
+  if (!r.ok()) return fail(Errc::corrupt, "digest map is malformed");
+  return m;
 }
 
 Result<Trailer> decode_trailer(std::span<const uint8_t> payload) {
   util::ByteReader r(payload);
-  if (r.u8() != 1) return fail(Errc::corrupt, "trailer has an unknown version");
+  const uint8_t version = r.u8();
+  if (version != 1 && version != 2) return fail(Errc::corrupt, "trailer has an unknown version");
   Trailer t;
   uint32_t n = r.u32();
   // Bound the count by the payload before reserving.
@@ -283,6 +323,23 @@ Result<Trailer> decode_trailer(std::span<const uint8_t> payload) {
       e.stored_len = r.u32();
       e.type = static_cast<FrameType>(r.u8());
       r.bytes(e.raw_digest.data(), e.raw_digest.size());
+    }
+  }
+  t.maps.resize(n);
+  if (version >= 2) {
+    constexpr size_t kMapRef = 8 + 4 + 4 + 8 + 4;
+    for (uint32_t i = 0; i < n && r.ok(); ++i) {
+      uint32_t nm = r.u32();
+      if (nm > r.remaining() / kMapRef) return fail(Errc::corrupt, "trailer map count is invalid");
+      auto& maps = t.maps[i];
+      maps.resize(nm);
+      for (MapRef& m : maps) {
+        m.file_offset = r.u64();
+        m.unit = r.u32();
+        m.units = r.u32();
+        m.frame_offset = r.u64();
+        m.stored_len = r.u32();
+      }
     }
   }
   if (!r.ok()) return fail(Errc::corrupt, "trailer is malformed");

@@ -1,5 +1,5 @@
-// The backup piece format, version 2 (docs/piece-format.md is the normative description;
-// version 1, without the catalog id, is still read).
+// The backup piece format, version 3 (docs/piece-format.md is the normative description;
+// versions 1, without the catalog id, and 2, without map frames, are still read).
 //
 //   offset 0        piece header block (kBlock bytes)
 //   then            frames, each a kBlock-byte frame header block followed by its payload
@@ -24,13 +24,15 @@
 namespace stripeback::engine {
 
 inline constexpr uint32_t kBlock = 4096;        // alignment of every structure in a piece
-inline constexpr uint16_t kPieceVersion = 2;       // written
+inline constexpr uint16_t kPieceVersion = 3;       // written
 inline constexpr uint16_t kOldestPieceVersion = 1;  // read, along with kPieceVersion
 inline constexpr uint32_t kFrameHeaderSize = 64;  // bytes used in a frame header block
 
 inline uint64_t align_up(uint64_t v) { return (v + kBlock - 1) / kBlock * kBlock; }
 
-enum class FrameType : uint8_t { data = 1, zero = 2, file = 3, trailer = 4 };
+// A map frame (version 3) holds the change-unit digests of a range of one file
+// (incremental backups; engine/change_map.h).
+enum class FrameType : uint8_t { data = 1, zero = 2, file = 3, trailer = 4, map = 5 };
 enum class Codec : uint8_t { none = 0, zstd = 1 };
 enum class Cipher : uint8_t { none = 0, aes256gcm = 1 };
 enum class Kdf : uint8_t { none = 0, scrypt = 1, key_file = 2 };
@@ -101,9 +103,27 @@ struct Extent {
   util::Digest raw_digest{};
 };
 
+// Where a piece holds digest map frames of a file (trailer version 2).
+struct MapRef {
+  uint64_t file_offset = 0;   // first byte of the range the map covers
+  uint32_t unit = 0;          // change unit size
+  uint32_t units = 0;         // digests in the map
+  uint64_t frame_offset = 0;  // piece offset of the map frame's header block
+  uint32_t stored_len = 0;
+};
+
+// The payload of a map frame: the digest of each change unit of [offset, offset + units
+// * unit), the last unit ending at the file's size.
+struct DigestMap {
+  uint32_t unit = 0;
+  uint64_t offset = 0;
+  std::vector<util::Digest> digests;
+};
+
 struct Trailer {
   std::vector<FileMeta> files;
   std::vector<std::vector<Extent>> extents;  // per file id, in file offset order
+  std::vector<std::vector<MapRef>> maps;     // per file id, in file offset order
 };
 
 struct Footer {
@@ -123,6 +143,8 @@ Result<Footer> decode_footer(std::span<const std::byte> block);
 std::vector<uint8_t> encode_file_meta(const FileMeta& m);
 Result<FileMeta> decode_file_meta(std::span<const uint8_t> payload);
 std::vector<uint8_t> encode_trailer(const Trailer& t);
+std::vector<uint8_t> encode_digest_map(const DigestMap& m);
+Result<DigestMap> decode_digest_map(std::span<const uint8_t> payload);
 Result<Trailer> decode_trailer(std::span<const uint8_t> payload);
 
 // The whole-piece checksum: CRC32C over the piece header block, then the first

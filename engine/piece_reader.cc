@@ -112,6 +112,33 @@ int PieceReader::find_file(const std::string& path) const {
   return -1;
 }
 
+Result<std::vector<DigestMap>> PieceReader::read_maps(uint32_t file_id) const {
+  std::vector<DigestMap> out;
+  if (file_id >= trailer_.maps.size()) return out;
+  for (const MapRef& m : trailer_.maps[file_id]) {
+    const uint64_t len = kBlock + align_up(m.stored_len);
+    if (m.frame_offset < kBlock || m.frame_offset + len > size_)
+      return corrupt(path_, m.frame_offset, "digest map frame is outside the piece");
+    auto block = AlignedBlock::make(len);
+    if (!block) return fail(Errc::no_space, "out of memory reading '" + path_ + "'");
+    SB_TRY(read_at(file_.get(), block->data, len, m.frame_offset, path_));
+    auto h = decode_frame_header({block->data, kBlock});
+    if (!h) return corrupt(path_, m.frame_offset, h.error().what);
+    if (h->type != FrameType::map || h->file_id != file_id || h->offset != m.file_offset ||
+        h->stored_len != m.stored_len)
+      return corrupt(path_, m.frame_offset, "digest map frame does not match the piece index");
+    auto raw = open_frame(block->data, *h, m.frame_offset, nullptr, nullptr, cipher_.get());
+    if (!raw) return corrupt(path_, m.frame_offset, raw.error().what);
+    const uint32_t plain = h->stored_len - (h->sealed ? kTagSize : 0);
+    auto map = decode_digest_map({reinterpret_cast<const uint8_t*>(*raw), plain});
+    if (!map) return corrupt(path_, m.frame_offset, map.error().what);
+    if (map->unit != m.unit || map->offset != m.file_offset || map->digests.size() != m.units)
+      return corrupt(path_, m.frame_offset, "digest map does not match the piece index");
+    out.push_back(std::move(*map));
+  }
+  return out;
+}
+
 Result<const std::byte*> open_frame(std::byte* frame, const FrameHeader& h, uint64_t frame_offset,
                                     Decompressor* dz, std::byte* scratch,
                                     const FrameCipher* cipher) {

@@ -40,6 +40,9 @@ class PieceReader {
   uint64_t size() const { return size_; }
   // Index of the file with this path in the trailer's file table, or -1.
   int find_file(const std::string& path) const;
+  // Reads and checks (frame header against the index, checksum, seal) the digest maps this
+  // piece holds of file `file_id` (incremental backups), in file offset order.
+  Result<std::vector<DigestMap>> read_maps(uint32_t file_id) const;
   // Bytes of piece metadata read by open() (header, footer, trailer).
   uint64_t metadata_bytes() const { return metadata_bytes_; }
   const FrameCipher* cipher() const { return cipher_.get(); }

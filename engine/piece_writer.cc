@@ -52,6 +52,7 @@ uint32_t PieceWriter::add_file(const FileMeta& meta) {
   files_.push_back(meta);
   files_.back().file_id = id;
   extents_.emplace_back();
+  maps_.emplace_back();
   trailer_estimate_ += 64 + meta.path.size();
   return id;
 }
@@ -83,6 +84,7 @@ FramePlacement PieceWriter::add(const EncodedFrame& f) {
         Extent{h.offset, h.raw_len, p.offset, h.stored_len, h.type, f.raw_digest});
     trailer_estimate_ += 41;
   }
+  if (h.type == FrameType::map) trailer_estimate_ += 28;
   next_offset_ += p.length;
   return p;
 }
@@ -106,6 +108,28 @@ Result<PieceWriter::PlacedBlock> PieceWriter::file_frame(uint32_t file_id) {
   return PlacedBlock{std::move(block), placement};
 }
 
+Result<PieceWriter::PlacedBlock> PieceWriter::map_frame(uint32_t file_id, const DigestMap& map) {
+  auto payload = encode_digest_map(map);
+  auto block = AlignedBlock::make(kBlock + align_up(payload.size() + kTagSize));
+  if (!block) return fail(Errc::no_space, "unable to allocate a digest map block");
+  std::memcpy(block->data + kBlock, payload.data(), payload.size());
+  FrameHeader h;
+  h.type = FrameType::map;
+  h.file_id = file_id;
+  h.offset = map.offset;
+  h.stored_len = static_cast<uint32_t>(payload.size());
+  auto f = encode_frame(h, next(), {block->data, nullptr, 0}, {nullptr, cipher_.get()});
+  if (!f) return f.error().wrap("piece '" + path() + "'");
+  FramePlacement placement = add(*f);
+  maps_[file_id].push_back({map.offset, map.unit, static_cast<uint32_t>(map.digests.size()),
+                            placement.offset, f->header.stored_len});
+  return PlacedBlock{std::move(block), placement};
+}
+
+uint64_t PieceWriter::map_frame_bound(size_t units) {
+  return kBlock + align_up(1 + 4 + 8 + 4 + 16 * units + kTagSize);
+}
+
 Result<PieceWriter::PlacedBlock> PieceWriter::trailer_block(uint32_t* piece_crc) {
   for (size_t i = 0; i < files_.size(); ++i) {
     auto& ex = extents_[i];
@@ -115,7 +139,8 @@ Result<PieceWriter::PlacedBlock> PieceWriter::trailer_block(uint32_t* piece_crc)
     for (const Extent& e : ex) comb.add(e.file_offset, e.raw_len, e.raw_digest);
     files_[i].digest = comb.finish();
   }
-  Trailer t{files_, extents_};
+  maps_.resize(files_.size());
+  Trailer t{files_, extents_, maps_};
   auto payload = encode_trailer(t);
   size_t padded = align_up(payload.size() + (cipher_ ? kTagSize : 0));
   auto block = AlignedBlock::make(kBlock + padded + kBlock);

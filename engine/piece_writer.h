@@ -79,6 +79,10 @@ class PieceWriter {
     FramePlacement placement;
   };
   Result<PlacedBlock> file_frame(uint32_t file_id);
+  // Builds a map frame (the change-unit digests of a range of `file_id`) in a new block.
+  Result<PlacedBlock> map_frame(uint32_t file_id, const DigestMap& map);
+  // The most a map frame of `units` digests takes in the piece.
+  static uint64_t map_frame_bound(size_t units);
   // The piece header block, at offset 0.
   Result<PlacedBlock> header_block();
 
@@ -108,6 +112,7 @@ class PieceWriter {
   uint64_t trailer_estimate_ = 16;
   std::vector<FileMeta> files_;
   std::vector<std::vector<Extent>> extents_;
+  std::vector<std::vector<MapRef>> maps_;
   std::unique_ptr<FrameCipher> cipher_;
 };
 

@@ -92,11 +92,23 @@ Result<void> open_restore_file(const RestoreContext& ctx, FileState& f) {
 
 Result<void> finish_restore_file(const RestoreContext& ctx, FileState& f) {
   const auto& rec = f.item->file;
-  util::DigestCombiner comb;
-  for (const PartExtent& pe : f.extents)
-    comb.add(pe.extent->file_offset, pe.extent->raw_len, pe.extent->raw_digest);
-  if (comb.finish() != rec.digest)
-    return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
+  if (const UnitMap* want = f.item->units.get()) {
+    // Reassembled from a chain: every unit as restored is the unit the newest backup read.
+    for (uint64_t u = 0; u < want->digests.size(); ++u)
+      if (u >= f.got.size() || f.got[u] != want->digests[u])
+        return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum: the " +
+                                       "bytes restored at offset " + std::to_string(u * want->unit) +
+                                       " differ from what backup " +
+                                       std::to_string(f.item->backup_id) + " read");
+    if (map_file_digest(*want) != rec.digest)
+      return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
+  } else {
+    util::DigestCombiner comb;
+    for (const PartExtent& pe : f.extents)
+      comb.add(pe.extent->file_offset, pe.extent->raw_len, pe.extent->raw_digest);
+    if (comb.finish() != rec.digest)
+      return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
+  }
   if (ctx.verify_only) return ok();
   // Zero frames were not written: setting the size makes them read as zeros.
   SB_TRY(f.out->truncate(rec.size));
@@ -141,8 +153,12 @@ namespace {
 struct Slot {
   const PartExtent* pe = nullptr;
   bool writing = false;
-  uint32_t len = 0;  // bytes of the file write
+  std::vector<uint32_t> lens;  // bytes of each file write from the slot
+  uint32_t writes_left = 0;
 };
+
+// Completion tags: the slot, and the index of the write among the slot's.
+constexpr int kWriteShift = 32;
 
 // The buffer region registered with the channel's loop: frames as read.
 constexpr int16_t kFrameRegion = 0;
@@ -203,9 +219,18 @@ class ChunkRestore {
       while (next < c.end && pool_.free_count() > 0) {
         const PartExtent& pe = f.extents[next++];
         const Extent& e = *pe.extent;
-        if (e.type == FrameType::zero) continue;  // the preallocated range reads as zeros
+        if (e.type == FrameType::zero) {
+          // The preallocated range reads as zeros.
+          if (f.item->units)
+            for (const auto& [off, len] : pe.ranges) note_units(f, off, nullptr, off, len);
+          continue;
+        }
         uint32_t slot = *pool_.acquire();
-        slots_[slot] = Slot{&pe, false};
+        Slot& sl = slots_[slot];
+        sl.pe = &pe;
+        sl.writing = false;
+        sl.lens.clear();
+        sl.writes_left = 0;
         SB_TRY(loop_.submit({pe.part->piece->file(), storage::OpKind::read, e.frame_offset,
                              pool_.header(slot),
                              static_cast<uint32_t>(kBlock + align_up(e.stored_len)), slot,
@@ -222,23 +247,37 @@ class ChunkRestore {
     return ok();
   }
 
+  // Records the digests of the units in [off, off + len) of a file with a change map, from
+  // `data` (the bytes at file offset `base`; null: zeros).
+  static void note_units(FileState& f, uint64_t base, const std::byte* data, uint64_t off,
+                         uint64_t len) {
+    const UnitMap& m = *f.item->units;
+    for (uint64_t u = off / m.unit; u * m.unit < off + len; ++u) {
+      const uint32_t ulen = unit_length(m.size, m.unit, u);
+      f.got[u] = data ? util::digest(data + (u * m.unit - base), ulen) : util::zero_digest(ulen);
+    }
+  }
+
   Result<void> handle(const storage::Completion& c) {
-    auto slot = static_cast<uint32_t>(c.tag);
+    auto slot = static_cast<uint32_t>(c.tag & 0xffffffffu);
     Slot& s = slots_[slot];
     const Extent& e = *s.pe->extent;
     const PieceReader& piece = *s.pe->part->piece;
     const std::string& shown = file_->shown;
     if (s.writing) {
       --writes_out_;
+      const uint32_t want = s.lens[c.tag >> kWriteShift];
       if (!c.result) return c.result.error().wrap("unable to write '" + shown + "'");
-      if (*c.result < s.len)
+      if (*c.result < want)
         return fail(Errc::io, "unable to write '" + shown + "': " + std::to_string(*c.result) +
-                                  " of " + std::to_string(s.len) + " bytes written at offset " +
+                                  " of " + std::to_string(want) + " bytes written at offset " +
                                   std::to_string(e.file_offset));
       ++stats_.writes;
+      if (--s.writes_left > 0) return ok();
       stats_.bytes_written += e.raw_len;
       pool_.release(slot);
-      s = Slot{};
+      s.pe = nullptr;
+      s.writing = false;
       return ok();
     }
     --reads_out_;
@@ -264,23 +303,37 @@ class ChunkRestore {
     if (ctx_.header_logs)
       if (auto it = ctx_.header_logs->find(&piece); it != ctx_.header_logs->end())
         it->second->add(e.frame_offset, pool_.header(slot));
+    const auto& pe = *s.pe;
+    if (file_->item->units) {
+      if (pe.ranges.empty()) note_units(*file_, e.file_offset, raw, e.file_offset, e.raw_len);
+      for (const auto& [off, n] : pe.ranges) note_units(*file_, e.file_offset, raw, off, n);
+    }
     if (ctx_.verify_only) {
       pool_.release(slot);
-      s = Slot{};
+      s.pe = nullptr;
       return ok();
     }
     s.writing = true;
-    ++writes_out_;
-    uint32_t wlen = file_->out->direct() ? static_cast<uint32_t>(align_up(e.raw_len)) : e.raw_len;
-    // Padding after the raw bytes must be zeros (the write is rounded up for O_DIRECT).
-    if (wlen > e.raw_len)
-      std::memset(const_cast<std::byte*>(raw) + e.raw_len, 0, wlen - e.raw_len);
-    s.len = wlen;
     const bool decoded = raw >= scratch_.region().first &&
                          raw < scratch_.region().first + scratch_.region().second;
-    return loop_.submit({file_->out.get(), storage::OpKind::write, e.file_offset,
-                         const_cast<std::byte*>(raw), wlen, slot,
-                         decoded ? int16_t{-1} : kFrameRegion});
+    const bool direct = file_->out->direct();
+    auto write = [&](uint64_t off, uint32_t n) -> Result<void> {
+      std::byte* at = const_cast<std::byte*>(raw) + (off - e.file_offset);
+      uint32_t wlen = direct ? static_cast<uint32_t>(align_up(n)) : n;
+      // Padding after the frame's raw bytes must be zeros (the write is rounded up for
+      // O_DIRECT). A range ending inside the frame ends at the file's size: what follows is
+      // cut off when the size is set.
+      if (wlen > n && off + n == e.file_offset + e.raw_len) std::memset(at + n, 0, wlen - n);
+      const uint64_t tag = slot | (uint64_t{s.lens.size()} << kWriteShift);
+      s.lens.push_back(wlen);
+      ++s.writes_left;
+      ++writes_out_;
+      return loop_.submit({file_->out.get(), storage::OpKind::write, off, at, wlen, tag,
+                           decoded ? int16_t{-1} : kFrameRegion});
+    };
+    if (pe.ranges.empty()) return write(e.file_offset, e.raw_len);
+    for (const auto& [off, n] : pe.ranges) SB_TRY(write(off, n));
+    return ok();
   }
 
   void drain() {
@@ -326,20 +379,106 @@ Result<void> restore_dir_attributes(storage::Directory& root, const catalog::Fil
   return ok();
 }
 
+namespace {
+
+// Each piece's trailer entry of the file agrees with the catalog's record of it.
+Result<void> check_part(const RestorePart& part, uint64_t size, const std::string& path) {
+  const PieceReader& pr = *part.piece;
+  const auto& meta = pr.trailer().files[part.file_id];
+  const auto& ex = pr.trailer().extents[part.file_id];
+  util::DigestCombiner comb;
+  for (const Extent& e : ex) comb.add(e.file_offset, e.raw_len, e.raw_digest);
+  if (meta.size != size || comb.finish() != meta.digest)
+    return fail(Errc::corrupt, "piece '" + pr.path() + "' does not hold the copy of '" + path +
+                                   "' the catalog describes");
+  return ok();
+}
+
+// A file with a change map: each unit comes from the newest backup of its chain that holds
+// it; the frames of older backups give only the units no newer one holds.
+Result<void> plan_units(const RestoreItem& item, FileState& f, size_t max_frame) {
+  const UnitMap& want = *item.units;
+  const uint32_t unit = want.unit;
+  const uint64_t size = item.file.size;
+  const uint64_t n = units_of(size, unit);
+  std::vector<bool> owned(n, false);
+  uint64_t left = n;
+  std::vector<const std::vector<RestorePart>*> layers{&item.parts};
+  std::vector<uint64_t> sizes{item.file.size}, ids{item.backup_id};
+  for (const auto& l : item.older) {
+    layers.push_back(&l.parts);
+    sizes.push_back(l.size);
+    ids.push_back(l.backup_id);
+  }
+  for (size_t li = 0; li < layers.size() && left > 0; ++li) {
+    for (const RestorePart& part : *layers[li]) {
+      SB_TRY(check_part(part, sizes[li], item.file.path));
+      for (const Extent& e : part.piece->trailer().extents[part.file_id]) {
+        if (e.file_offset % unit != 0 || align_up(std::max(e.stored_len, e.raw_len)) > max_frame)
+          return fail(Errc::corrupt, "piece '" + part.piece->path() + "' index for '" +
+                                         item.file.path + "' has a frame at offset " +
+                                         std::to_string(e.file_offset) +
+                                         " that does not fit its change units");
+        PartExtent pe{&e, &part, {}};
+        const uint64_t end = e.file_offset + e.raw_len;
+        for (uint64_t u = e.file_offset / unit; u < n; ++u) {
+          const uint64_t off = u * unit;
+          const uint32_t len = unit_length(size, unit, u);
+          if (off + len > end) break;
+          if (owned[u]) continue;
+          owned[u] = true;
+          --left;
+          if (!pe.ranges.empty() && pe.ranges.back().first + pe.ranges.back().second == off)
+            pe.ranges.back().second += len;
+          else
+            pe.ranges.push_back({off, len});
+        }
+        if (!pe.ranges.empty()) f.extents.push_back(std::move(pe));
+      }
+    }
+  }
+  if (left > 0) {
+    uint64_t u = 0;
+    while (owned[u]) ++u;
+    std::string chain;
+    for (uint64_t id : ids) chain += (chain.empty() ? "" : ", ") + std::to_string(id);
+    return fail(Errc::corrupt, "no backup of the chain of '" + item.file.path + "' (backups " +
+                                   chain + ") holds its bytes at offset " +
+                                   std::to_string(u * unit));
+  }
+  std::sort(f.extents.begin(), f.extents.end(), [](const PartExtent& a, const PartExtent& b) {
+    return a.ranges.front().first < b.ranges.front().first;
+  });
+  f.got.assign(n, util::Digest{});
+  return ok();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size_t max_frame,
                                                    std::vector<RestoreChunk>& chunks) {
   auto f = std::make_unique<FileState>();
   f->item = &item;
+  if (item.units) {
+    SB_TRY(plan_units(item, *f, max_frame));
+    size_t begin = 0;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < f->extents.size(); ++i) {
+      bytes += f->extents[i].extent->raw_len;
+      if (bytes >= kRestoreChunk) {
+        chunks.push_back({f.get(), begin, i + 1});
+        begin = i + 1;
+        bytes = 0;
+      }
+    }
+    if (begin < f->extents.size() || f->extents.empty())
+      chunks.push_back({f.get(), begin, f->extents.size()});
+    return f;
+  }
   for (const RestorePart& part : item.parts) {
-    const PieceReader& pr = *part.piece;
-    const auto& meta = pr.trailer().files[part.file_id];
-    const auto& ex = pr.trailer().extents[part.file_id];
-    util::DigestCombiner comb;
-    for (const Extent& e : ex) comb.add(e.file_offset, e.raw_len, e.raw_digest);
-    if (meta.size != item.file.size || comb.finish() != meta.digest)
-      return fail(Errc::corrupt, "piece '" + pr.path() + "' does not hold the copy of '" +
-                                     item.file.path + "' the catalog describes");
-    for (const Extent& e : ex) f->extents.push_back({&e, &part});
+    SB_TRY(check_part(part, item.file.size, item.file.path));
+    for (const Extent& e : part.piece->trailer().extents[part.file_id])
+      f->extents.push_back({&e, &part, {}});
   }
   std::sort(f->extents.begin(), f->extents.end(), [](const PartExtent& a, const PartExtent& b) {
     return a.extent->file_offset < b.extent->file_offset;

@@ -16,6 +16,7 @@
 
 #include "catalog/catalog.h"
 #include "engine/backup_channel.h"
+#include "engine/change_map.h"
 #include "engine/piece_audit.h"
 #include "engine/piece_reader.h"
 #include "engine/restore_journal.h"
@@ -31,10 +32,22 @@ struct RestorePart {
   uint32_t file_id = 0;  // the file's id in that piece
 };
 
+// A file of a backup with a level takes what its newest backup does not hold from the
+// backups it builds on (its chain), newest first.
+struct RestoreLayer {
+  uint64_t backup_id = 0;
+  uint64_t size = 0;  // the file's size in that backup
+  std::vector<RestorePart> parts;
+};
+
 struct RestoreItem {
   catalog::FileRecord file;
   uint64_t backup_id = 0;
   std::vector<RestorePart> parts;
+  std::vector<RestoreLayer> older;  // the chain below `backup_id`, newest first
+  // The change map of the file in `backup_id`: every restored unit is checked against it.
+  // Null for files of plain full backups.
+  std::shared_ptr<const UnitMap> units;
 };
 
 inline constexpr uint64_t kRestoreChunk = 64u << 20;
@@ -42,6 +55,9 @@ inline constexpr uint64_t kRestoreChunk = 64u << 20;
 struct PartExtent {
   const Extent* extent = nullptr;
   const RestorePart* part = nullptr;
+  // The byte ranges (file offset, length) of the frame to write, when not all of it: the
+  // units a newer backup of the chain does not hold, clipped to the file's size.
+  std::vector<std::pair<uint64_t, uint32_t>> ranges;
 };
 
 // One file being restored, shared by the channels restoring its chunks. `extents` and
@@ -50,6 +66,8 @@ struct FileState {
   const RestoreItem* item = nullptr;
   std::vector<PartExtent> extents;  // in file offset order, covering the file exactly
   size_t chunks_total = 0;
+  // With a change map: the digest of each unit as restored (each written by one channel).
+  std::vector<util::Digest> got;
 
   std::mutex mu;
   bool opened = false;

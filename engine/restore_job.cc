@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "engine/backends.h"
+#include "engine/change_map.h"
 #include "engine/planner.h"
 #include "engine/restore_channel.h"
 #include "engine/restore_journal.h"
@@ -104,21 +105,6 @@ std::string relative_below(const std::string& original) {
   return rel;
 }
 
-std::string hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%08x", v);
-  return buf;
-}
-
-std::string piece_mismatch(const PieceReader& r, const catalog::PieceRecord& p) {
-  if (r.footer().piece_crc != p.checksum)
-    return "piece '" + r.path() + "' has checksum " + hex32(r.footer().piece_crc) +
-           " but the catalog recorded " + hex32(p.checksum) +
-           ": it is damaged or not the piece this backup wrote";
-  return "piece '" + r.path() + "' is " + std::to_string(r.size()) + " bytes but the catalog " +
-         "recorded " + std::to_string(p.size) + ": it is damaged or not the piece this backup wrote";
-}
-
 }  // namespace
 
 std::string restore_relative(const std::string& original) {
@@ -201,19 +187,44 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   }
   RestoreSummary sum;
   // Open each needed piece once and load its index.
-  std::map<std::string, std::unique_ptr<PieceReader>> readers;
+  PieceCache cache(opts.channel.direct, opts.keys.get());
   std::vector<RestoreItem> items;
   std::set<uint64_t> used;
   // Files whose pieces are on media read in order only: streamed, piece by piece.
   StreamPlan stream;
+  std::map<uint64_t, const catalog::Backup*> by_id;
+  for (const auto& b : backups) by_id[b.id] = &b;
+  // The pieces holding `f` of backup `b`, with the file's id in each. A missing or wrong
+  // key is fatal (nothing is written); other failures are the file's.
+  auto load_parts = [&](const catalog::Backup& b, const catalog::FileRecord& f,
+                        bool* fatal) -> Result<std::vector<RestorePart>> {
+    std::vector<RestorePart> parts;
+    for (const std::string& pname : f.pieces) {
+      if (std::none_of(b.pieces.begin(), b.pieces.end(),
+                       [&](const catalog::PieceRecord& p) { return p.name == pname; }))
+        return fail(Errc::not_found, "piece '" + pname + "' of '" + f.path +
+                                         "' is not recorded in the catalog");
+      auto r = cache.get(b, pname);
+      if (!r) {
+        *fatal = r.error().code == Errc::wrong_key ||
+                 (r.error().code == Errc::invalid_argument && !opts.keys);
+        if (*fatal) return r.error();
+        return fail(r.error().code, r.error().what + " (needed for '" + f.path + "')");
+      }
+      int fid = (*r)->find_file(f.path);
+      if (fid < 0)
+        return fail(Errc::corrupt, "piece '" + (*r)->path() + "' does not hold '" + f.path + "'");
+      parts.push_back({*r, static_cast<uint32_t>(fid)});
+    }
+    return parts;
+  };
   for (const auto& c : choices) {
     if (S_ISDIR(c.file->mode)) continue;
     if (c.file->pieces.empty()) {
       sum.errors.push_back("catalog names no piece for '" + c.file->path + "'");
       continue;
     }
-    RestoreItem item{*c.file, c.backup->id, {}};
-    bool ok_item = true;
+    RestoreItem item{*c.file, c.backup->id, {}, {}, {}};
     if (!c.backup->pieces.empty() &&
         std::any_of(c.backup->pieces.begin(), c.backup->pieces.end(),
                     [](const catalog::PieceRecord& p) { return p.media.has_value(); })) {
@@ -221,54 +232,64 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       else used.insert(c.backup->id);
       continue;
     }
-    for (const std::string& pname : c.file->pieces) {
-      auto pit = std::find_if(c.backup->pieces.begin(), c.backup->pieces.end(),
-                              [&](const catalog::PieceRecord& p) { return p.name == pname; });
-      if (pit == c.backup->pieces.end()) {
-        sum.errors.push_back("piece '" + pname + "' of '" + c.file->path +
-                             "' is not recorded in the catalog");
-        ok_item = false;
-        break;
-      }
-      auto ploc = storage::Location::parse(pit->location);
-      std::string ppath = ploc ? ploc->join(pit->name).str() : pit->location + "/" + pit->name;
-      auto& reader = readers[ppath];
-      if (!reader) {
-        auto r = PieceReader::open(ppath, opts.channel.direct, opts.keys.get());
-        // A missing or wrong key stops the job before anything is created or written.
-        if (!r && (r.error().code == Errc::wrong_key ||
-                   (r.error().code == Errc::invalid_argument && !opts.keys)))
-          return r.error();
-        if (!r) {
-          sum.errors.push_back(r.error().what + " (needed for '" + c.file->path + "')");
-          readers.erase(ppath);
-          ok_item = false;
-          break;
-        }
-        reader = std::move(*r);
-        sum.piece_bytes_read += reader->metadata_bytes();
-        // The trailer's checksum of the whole piece is the one the catalog recorded, or
-        // this is not the piece the backup wrote.
-        if (reader->footer().piece_crc != pit->checksum || reader->size() != pit->size) {
-          sum.errors.push_back(piece_mismatch(*reader, *pit) + " (needed for '" + c.file->path +
-                               "')");
-          readers.erase(ppath);
-          ok_item = false;
-          break;
-        }
-      }
-      int fid = reader->find_file(c.file->path);
-      if (fid < 0) {
-        sum.errors.push_back("piece '" + ppath + "' does not hold '" + c.file->path + "'");
-        ok_item = false;
-        break;
-      }
-      item.parts.push_back({reader.get(), static_cast<uint32_t>(fid)});
+    bool fatal = false;
+    auto parts = load_parts(*c.backup, *c.file, &fatal);
+    if (!parts) {
+      if (fatal) return parts.error();
+      sum.errors.push_back(parts.error().what);
+      continue;
     }
-    if (!ok_item) continue;
+    item.parts = std::move(*parts);
+    std::vector<uint64_t> chain{c.backup->id};
+    std::string err;
+    if (c.file->unit) {
+      // The backups the file builds on, down to the one that holds it whole.
+      const catalog::FileRecord* cur = c.file;
+      while (err.empty() && cur->parent) {
+        auto it = by_id.find(cur->parent);
+        const std::string needs = "'" + c.file->path + "' (backup " +
+                                  std::to_string(c.backup->id) + ") builds on backup " +
+                                  std::to_string(cur->parent);
+        if (it == by_id.end() || cur->parent >= chain.back()) {
+          err = needs + ", which is not in the catalog";
+          break;
+        }
+        const catalog::Backup& pb = *it->second;
+        if (!pb.usable()) {
+          err = needs + ", which is " + pb.status_name() + ": it cannot be restored";
+          break;
+        }
+        auto fit = std::find_if(pb.files.begin(), pb.files.end(),
+                                [&](const catalog::FileRecord& f) { return f.path == cur->path; });
+        if (fit == pb.files.end() || fit->unit != c.file->unit) {
+          err = needs + ", which does not hold it";
+          break;
+        }
+        auto pparts = load_parts(pb, *fit, &fatal);
+        if (!pparts) {
+          if (fatal) return pparts.error();
+          err = pparts.error().what + " (of backup " + std::to_string(pb.id) + ", which '" +
+                c.file->path + "' builds on)";
+          break;
+        }
+        item.older.push_back({pb.id, fit->size, std::move(*pparts)});
+        chain.push_back(pb.id);
+        cur = &*fit;
+      }
+      if (err.empty()) {
+        auto m = load_file_map(*c.backup, *c.file, cache);
+        if (!m) err = m.error().what;
+        else item.units = std::make_shared<const UnitMap>(std::move(*m));
+      }
+    }
+    if (!err.empty()) {
+      sum.errors.push_back(err);
+      continue;
+    }
     items.push_back(std::move(item));
-    used.insert(c.backup->id);
+    used.insert(chain.begin(), chain.end());
   }
+  sum.piece_bytes_read += cache.metadata_bytes();
   // Pieces read in order are opened only now, with the key checked on their header.
   SB_TRY(stream.check_keys(opts.keys.get(), opts.media_drives));
   // The target is made only now, once every piece (and key) is known good. It is reached
@@ -295,11 +316,16 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
 
   // Buffers must hold the largest frame the pieces hold, whatever buffer size the backup used.
   ChannelConfig config = opts.channel;
-  for (const auto& it : items)
-    for (const auto& part : it.parts)
+  auto fit_frames = [&](const std::vector<RestorePart>& parts) {
+    for (const auto& part : parts)
       for (const Extent& e : part.piece->trailer().extents[part.file_id])
         config.buffer_size = std::max<size_t>(
             config.buffer_size, align_up(std::max(e.stored_len, e.raw_len)));
+  };
+  for (const auto& it : items) {
+    fit_frames(it.parts);
+    for (const auto& l : it.older) fit_frames(l.parts);
+  }
 
   std::vector<RestoreChunk> chunks;
   std::vector<std::unique_ptr<FileState>> states;
@@ -317,7 +343,8 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   // Validation audits every piece whole once the channels are done (piece_audit.h).
   std::map<const PieceReader*, std::unique_ptr<HeaderLog>> header_logs;
   if (opts.verify_only)
-    for (const auto& [name, reader] : readers) header_logs[reader.get()] = std::make_unique<HeaderLog>();
+    for (const auto& [name, reader] : cache.readers())
+      header_logs[reader.get()] = std::make_unique<HeaderLog>();
 
   std::atomic<size_t> next{0};
   RestoreContext ctx;

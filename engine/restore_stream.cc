@@ -70,6 +70,9 @@ class PieceStream {
         SB_TRY(file_record(*h, off));
       } else if (h->type == FrameType::data || h->type == FrameType::zero) {
         SB_TRY(data(*h, off, block->data));
+      } else if (h->type == FrameType::map) {
+        // Digest maps serve incremental backups; a restore passes over them (the piece
+        // checksum covers their headers, and each frame's CRC its payload).
       } else {
         return corrupt(off, "unknown frame type");
       }
@@ -299,7 +302,7 @@ Result<void> StreamPlan::add(const catalog::FileRecord& f, const catalog::Backup
   if (f.pieces.empty()) return fail(Errc::corrupt, "catalog names no piece for '" + f.path + "'");
   files_.emplace_back();
   File& file = files_.back();
-  file.item = RestoreItem{f, b.id, {}};
+  file.item = RestoreItem{f, b.id, {}, {}, {}};
   file.state.item = &file.item;
   by_key_[key_of(b.id, f.path)] = &file;
   for (const std::string& name : f.pieces) {
@@ -427,7 +430,7 @@ RestoreOutcome StreamPlan::run_channel(const RestoreContext& ctx, uint32_t index
                                         " of " + std::to_string(f->item.file.size) + " bytes"});
         } else {
           f->state.extents.clear();
-          for (const Extent& e : f->extents) f->state.extents.push_back({&e, nullptr});
+          for (const Extent& e : f->extents) f->state.extents.push_back({&e, nullptr, {}});
           if (auto r = finish_restore_file(ctx, f->state); !r) fail_file(f->state, r.error());
         }
       }

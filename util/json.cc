@@ -73,6 +73,11 @@ JsonWriter& JsonWriter::kv(std::string_view k, std::string_view v) {
   return *this;
 }
 JsonWriter& JsonWriter::value(std::string_view v) { return kv({}, v); }
+JsonWriter& JsonWriter::kv_null(std::string_view k) {
+  key(k);
+  out_ += "null";
+  return *this;
+}
 JsonWriter& JsonWriter::kv(std::string_view k, uint64_t v) {
   key(k);
   out_ += std::to_string(v);

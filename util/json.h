@@ -24,6 +24,8 @@ class JsonWriter {
   JsonWriter& kv(std::string_view key, double value);
   JsonWriter& kv(std::string_view key, bool value);
   JsonWriter& value(std::string_view v);
+  JsonWriter& value(uint64_t v) { return kv({}, v); }
+  JsonWriter& kv_null(std::string_view key);
   const std::string& str() const { return out_; }
 
   static std::string escape(std::string_view s);

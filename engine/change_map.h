@@ -1,0 +1,80 @@
+// Change maps of incremental backups (docs/incremental.md): a backup taken with a level
+// keeps, for every file, the digest (XXH3-128) of each change unit (a power of two from
+// 8 KiB to 1 MiB; the last unit ends at the file's size). They are stored on the media, in
+// map frames of the pieces that hold the file (indexed by the trailer), so a later level 1
+// finds what changed, and a restore of a chain proves the reassembled file, from the media
+// alone.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "engine/piece_format.h"
+#include "io/file.h"
+#include "stripeback/result.h"
+#include "util/digest.h"
+
+namespace stripeback::engine {
+
+class Keyring;
+class PieceReader;
+
+inline constexpr uint32_t kDefaultChangeUnit = 64u << 10;
+inline constexpr uint32_t kMinChangeUnit = 8u << 10;
+inline constexpr uint32_t kMaxChangeUnit = 1u << 20;
+
+// The change units of one whole file.
+struct UnitMap {
+  uint64_t backup = 0;  // the backup it was read from (0: this one)
+  uint32_t unit = 0;
+  uint64_t size = 0;
+  std::vector<util::Digest> digests;  // units_of(size, unit) of them
+};
+
+inline uint64_t units_of(uint64_t size, uint32_t unit) { return (size + unit - 1) / unit; }
+inline uint32_t unit_length(uint64_t size, uint32_t unit, uint64_t index) {
+  uint64_t off = index * unit;
+  return static_cast<uint32_t>(size - off < unit ? size - off : unit);
+}
+
+// The whole-file digest of a file with a change map: its unit digests combined in order
+// (the file record's digest for backups with a level).
+util::Digest map_file_digest(const UnitMap& m);
+
+// Joins the map frames a file's pieces hold into its map, checking that they cover the
+// file's units exactly once.
+Result<UnitMap> join_maps(std::vector<DigestMap> parts, uint64_t size, uint32_t unit,
+                          const std::string& path);
+
+// Pieces opened once for the maps of many files (and kept for reading their frames).
+class PieceCache {
+ public:
+  PieceCache(io::Direct direct, Keyring* keys);
+  ~PieceCache();
+  // The reader of piece `name` of backup `b`, opened and checked against its catalog record
+  // (size and checksum) on first use. Errors name the piece; a piece on removable media is
+  // unsupported (it is read in order, not through a reader).
+  Result<PieceReader*> get(const catalog::Backup& b, const std::string& name);
+  uint64_t metadata_bytes() const { return metadata_bytes_; }
+  // Every piece opened so far, by path.
+  const std::map<std::string, std::unique_ptr<PieceReader>>& readers() const { return readers_; }
+
+ private:
+  io::Direct direct_;
+  Keyring* keys_;
+  std::map<std::string, std::unique_ptr<PieceReader>> readers_;
+  uint64_t metadata_bytes_ = 0;
+};
+
+// Reads the change map of file `f` of backup `b` from its pieces.
+Result<UnitMap> load_file_map(const catalog::Backup& b, const catalog::FileRecord& f,
+                              PieceCache& cache);
+
+// The path of a piece recorded in the catalog: its location joined with its name.
+std::string recorded_piece_path(const catalog::PieceRecord& p);
+
+}  // namespace stripeback::engine
