@@ -83,6 +83,32 @@ std::string unusable_parent(const catalog::FileRecord& f, uint32_t unit) {
   return "";
 }
 
+// Why the chain a level 1 would build on (file `f` of backup `b` and the backups it builds
+// on in turn) cannot be restored, or empty: a backup of it is gone or not usable, or a piece
+// is missing or not the one recorded (each piece is opened and its index checked once).
+std::string broken_chain(const catalog::Backup& b, const catalog::FileRecord& f,
+                         const std::vector<catalog::Backup>& backups, PieceCache& cache) {
+  const catalog::Backup* cur = &b;
+  const catalog::FileRecord* rec = &f;
+  while (true) {
+    for (const auto& name : rec->pieces)
+      if (auto r = cache.get(*cur, name); !r) return r.error().what;
+    if (!rec->parent) return "";
+    auto pb = std::find_if(backups.begin(), backups.end(),
+                           [&](const catalog::Backup& x) { return x.id == rec->parent; });
+    if (pb == backups.end() || pb->id >= cur->id || !pb->usable())
+      return "backup " + std::to_string(rec->parent) + ", which it builds on, is " +
+             (pb == backups.end() || pb->id >= cur->id ? std::string("missing")
+                                                       : pb->status_name());
+    auto next = std::find_if(pb->files.begin(), pb->files.end(),
+                             [&](const catalog::FileRecord& x) { return x.path == rec->path; });
+    if (next == pb->files.end())
+      return "backup " + std::to_string(pb->id) + ", which it builds on, does not hold it";
+    cur = &*pb;
+    rec = &*next;
+  }
+}
+
 // Level backups: finds each planned file's parent (the newest level 0 or 1 holding it,
 // only level 0 for a cumulative level 1) and reads its change map. A file without one is
 // backed up whole; why is in the warnings when a parent existed but cannot serve.
@@ -104,6 +130,11 @@ std::map<std::string, UnitMap> find_parents(const BackupOptions& opts, const Pla
       if (auto why = unusable_parent(rec, opts.change_unit); !why.empty()) {
         warnings.push_back("'" + rec.path + "' is backed up whole: in backup " +
                            std::to_string(b.id) + " " + why);
+        continue;
+      }
+      if (auto broken = broken_chain(b, rec, backups, cache); !broken.empty()) {
+        warnings.push_back("'" + rec.path + "' is backed up whole: its backup chain cannot be "
+                           "restored (" + broken + ")");
         continue;
       }
       auto m = load_file_map(b, rec, cache);
