@@ -70,7 +70,7 @@ Result<void> check_options(const BackupOptions& o) {
     return fail(Errc::invalid_argument, "--buffer-size must be a multiple of --change-unit");
   if (o.level && o.media)
     return fail(Errc::unsupported,
-                "--level is not supported on tape yet: back up to a directory or NFS");
+                "--level is not supported on removable media yet: back up to a directory");
   return ok();
 }
 

@@ -241,7 +241,7 @@ Result<FileMeta> decode_file_meta(std::span<const uint8_t> payload) {
 
 std::vector<uint8_t> encode_trailer(const Trailer& t) {
   util::ByteWriter w;
-  w.u8(2);  // trailer version: 2 adds the map index after the files
+  w.u8(t.version == 1 ? 1 : 2);  // trailer version: 2 adds the map index after the files
   w.u32(static_cast<uint32_t>(t.files.size()));
   for (size_t i = 0; i < t.files.size(); ++i) {
     put_meta(w, t.files[i]);
@@ -256,7 +256,7 @@ std::vector<uint8_t> encode_trailer(const Trailer& t) {
       w.bytes(e.raw_digest.data(), e.raw_digest.size());
     }
   }
-  for (size_t i = 0; i < t.files.size(); ++i) {
+  for (size_t i = 0; t.version != 1 && i < t.files.size(); ++i) {
     const auto* maps = i < t.maps.size() ? &t.maps[i] : nullptr;
     w.u32(maps ? static_cast<uint32_t>(maps->size()) : 0);
     if (!maps) continue;
@@ -303,6 +303,7 @@ Result<Trailer> decode_trailer(std::span<const uint8_t> payload) {
   const uint8_t version = r.u8();
   if (version != 1 && version != 2) return fail(Errc::corrupt, "trailer has an unknown version");
   Trailer t;
+  t.version = version;
   uint32_t n = r.u32();
   // Bound the count by the payload before reserving.
   if (n > payload.size() / kMinTrailerFile)

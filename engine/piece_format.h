@@ -121,6 +121,7 @@ struct DigestMap {
 };
 
 struct Trailer {
+  uint8_t version = 2;  // 1: without the map index (read, and re-encoded as it was)
   std::vector<FileMeta> files;
   std::vector<std::vector<Extent>> extents;  // per file id, in file offset order
   std::vector<std::vector<MapRef>> maps;     // per file id, in file offset order

@@ -319,10 +319,12 @@ TEST(CatalogDamage, NewerPayloadVersionAndUnknownTypes) {
   make_two_backups(dir);
   BackupBegin future = sample_begin("future");
   future.catalog_id = 0x0123456789abcdef;
+  future.level = 0;  // every field this version knows
+  future.change_unit = 65536;
   auto begin = encode_begin(3, future);
   ASSERT_TRUE(begin);
   std::vector<uint8_t> newer = begin->payload;
-  newer[0] = kBeginPayloadVersion + 1;  // a later version with one more field
+  newer[0] = kLevelPayloadVersion + 1;  // a later version with one more field
   newer.push_back(0x55);
   append_raw(dir, RecordType::backup_begin, newer);
   std::vector<uint8_t> sloppy = begin->payload;  // same version, stray byte: malformed

@@ -123,5 +123,58 @@ TEST(CatalogIdentity, BeginPayloadVersion2AppendsTheId) {
   EXPECT_FALSE(decode_begin(cut));
 }
 
+// Version 3 (incremental backups) appends level, cumulative and change unit to the begin
+// payload, and the change record to each file entry; older readers skip them.
+TEST(CatalogIdentity, LevelPayloadsRoundTrip) {
+  BackupBegin b = sample_begin("inc");
+  b.catalog_id = 42;
+  auto v2 = encode_begin(7, b);
+  b.level = 1;
+  b.cumulative = true;
+  b.change_unit = 65536;
+  auto v3 = encode_begin(7, b);
+  ASSERT_TRUE(v2 && v3);
+  EXPECT_EQ(v3->payload[0], kLevelPayloadVersion);
+  ASSERT_EQ(v3->payload.size(), v2->payload.size() + 6);
+  auto d = decode_begin(v3->payload);
+  ASSERT_TRUE(d) << d.error().what;
+  EXPECT_EQ(d->begin.level, 1);
+  EXPECT_TRUE(d->begin.cumulative);
+  EXPECT_EQ(d->begin.change_unit, 65536u);
+  auto plain = decode_begin(v2->payload);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->begin.level, -1);
+  auto bad = v3->payload;
+  bad[bad.size() - 6] = 2;  // level 2
+  EXPECT_FALSE(decode_begin(bad));
+
+  FileRecord f;
+  f.path = "/d/a.dbf";
+  f.size = 123;
+  f.pieces = {"p1"};
+  f.unit = 8192;
+  f.parent = 3;
+  f.change = FileChange::changed;
+  f.units_written = 9;
+  FileRecord whole = f;
+  whole.unit = 0;
+  auto enc = encode_files(7, {f, whole});
+  ASSERT_TRUE(enc) << enc.error().what;
+  ASSERT_EQ(enc->size(), 1u);
+  EXPECT_EQ((*enc)[0].payload[0], kLevelPayloadVersion);
+  auto files = decode_files((*enc)[0].payload);
+  ASSERT_TRUE(files) << files.error().what;
+  ASSERT_EQ(files->files.size(), 2u);
+  EXPECT_EQ(files->files[0].unit, 8192u);
+  EXPECT_EQ(files->files[0].parent, 3u);
+  EXPECT_EQ(files->files[0].change, FileChange::changed);
+  EXPECT_EQ(files->files[0].units_written, 9u);
+  EXPECT_EQ(files->files[1].unit, 0u);
+  // Files of plain backups keep version 1 payloads.
+  auto old = encode_files(7, {whole});
+  ASSERT_TRUE(old);
+  EXPECT_EQ((*old)[0].payload[0], kPayloadVersion);
+}
+
 }  // namespace
 }  // namespace stripeback::catalog::test

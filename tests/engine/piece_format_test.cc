@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <vector>
 
 namespace stripeback::engine {
@@ -71,7 +72,7 @@ TEST(PieceFormat, HeaderCarriesTheCatalogId) {
   encode_piece_header(h, span_of(b));
   auto d = decode_piece_header(b);
   ASSERT_TRUE(d.has_value()) << d.error().what;
-  EXPECT_EQ(d->version, 2);
+  EXPECT_EQ(d->version, kPieceVersion);
   EXPECT_EQ(d->catalog_id, 0xfedcba9876543210u);
   EXPECT_EQ(d->name, h.name);
   // The id follows the name: the body is 8 bytes longer than in version 1.
@@ -209,6 +210,78 @@ TEST(PieceFormat, TrailerOfManyEmptyFilesWithShortPaths) {
   ASSERT_TRUE(d.has_value()) << d.error().what;
   EXPECT_EQ(d->files.size(), 40u);
   EXPECT_EQ(d->files[39].path, "/n");
+}
+
+TEST(PieceFormat, TrailerVersion2CarriesTheMapIndexAndVersion1IsStillRead) {
+  Trailer t;
+  FileMeta m;
+  m.path = "/data/a.dbf";
+  m.size = 5 << 20;
+  t.files.push_back(m);
+  t.extents.push_back({{0, 1 << 20, 4096, 1 << 20, FrameType::data, {}}});
+  t.maps.push_back({{0, 65536, 80, 4096 * 300, 1300}});
+  auto bytes = encode_trailer(t);
+  EXPECT_EQ(bytes[0], 2);
+  auto d = decode_trailer(bytes);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  ASSERT_EQ(d->maps.size(), 1u);
+  ASSERT_EQ(d->maps[0].size(), 1u);
+  EXPECT_EQ(d->maps[0][0].unit, 65536u);
+  EXPECT_EQ(d->maps[0][0].units, 80u);
+  EXPECT_EQ(d->maps[0][0].frame_offset, 4096u * 300);
+  EXPECT_EQ(d->maps[0][0].stored_len, 1300u);
+  // Version 1 is version 2 without the map index.
+  std::vector<uint8_t> v1(bytes.begin(), bytes.end() - 4 - 28);
+  v1[0] = 1;
+  auto d1 = decode_trailer(v1);
+  ASSERT_TRUE(d1.has_value()) << d1.error().what;
+  ASSERT_EQ(d1->maps.size(), 1u);
+  EXPECT_TRUE(d1->maps[0].empty());
+  // A map count larger than the bytes left is refused.
+  auto big = bytes;
+  big[big.size() - 32] = 0xff;
+  EXPECT_FALSE(decode_trailer(big).has_value());
+}
+
+TEST(PieceFormat, DigestMapRoundTripAndChecks) {
+  DigestMap m{8192, 8192 * 16, {}};
+  for (uint8_t i = 0; i < 5; ++i) {
+    util::Digest d{};
+    d[0] = i;
+    d[15] = static_cast<uint8_t>(255 - i);
+    m.digests.push_back(d);
+  }
+  auto bytes = encode_digest_map(m);
+  auto d = decode_digest_map(bytes);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  EXPECT_EQ(d->unit, 8192u);
+  EXPECT_EQ(d->offset, 8192u * 16);
+  EXPECT_EQ(d->digests, m.digests);
+  for (size_t cut : {size_t{0}, size_t{5}, bytes.size() - 1}) {
+    std::vector<uint8_t> c(bytes.begin(), bytes.begin() + static_cast<long>(cut));
+    EXPECT_FALSE(decode_digest_map(c).has_value()) << "cut at " << cut;
+  }
+  DigestMap odd = m;
+  odd.unit = 12288;  // not a power of two
+  EXPECT_FALSE(decode_digest_map(encode_digest_map(odd)).has_value());
+  DigestMap off = m;
+  off.offset = 4096;  // not on a unit boundary
+  EXPECT_FALSE(decode_digest_map(encode_digest_map(off)).has_value());
+}
+
+TEST(PieceFormat, MapFrameTypeIsKnown) {
+  std::array<std::byte, kBlock> b{};
+  FrameHeader h;
+  h.type = FrameType::map;
+  h.file_id = 3;
+  h.offset = 1 << 20;
+  h.stored_len = 100;
+  encode_frame_header(h, b);
+  auto d = decode_frame_header(b);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  EXPECT_EQ(d->type, FrameType::map);
+  b[4] = std::byte{6};  // one past the last type
+  EXPECT_FALSE(decode_frame_header(b).has_value());
 }
 
 TEST(PieceFormat, FileMetaRoundTrip) {

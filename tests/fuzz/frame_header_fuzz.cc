@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(!h.error().what.empty());
     return 0;
   }
-  FUZZ_CHECK(h->type >= FrameType::data && h->type <= FrameType::trailer);
+  FUZZ_CHECK(h->type >= FrameType::data && h->type <= FrameType::map);
   if (h->compressed) FUZZ_CHECK(h->type == FrameType::data);
   if (h->sealed) FUZZ_CHECK(h->type != FrameType::zero && h->stored_len >= kTagSize);
   uint32_t payload = h->stored_len - (h->sealed ? kTagSize : 0);

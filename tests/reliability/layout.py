@@ -17,7 +17,7 @@ BLOCK = 4096
 FRAME_HEADER = 64
 FOOTER_USED = 28  # magic, trailer offset, frame count, piece checksum, CRC
 FRAME_MAGIC = 0x52464253
-FRAME_TYPES = {1: "data", 2: "zero", 3: "file-record", 4: "trailer"}
+FRAME_TYPES = {1: "data", 2: "zero", 3: "file-record", 4: "trailer", 5: "map"}
 RECORD_TYPES = {1: "begin", 2: "piece", 3: "files", 4: "end"}
 CATALOG_HEADER = 24
 RECORD_HEADER = 24
@@ -63,6 +63,11 @@ def _trailer_regions(payload, base):
         table.append((base + start, base + p))
         index.append((base + p, base + p + 41 * extents))
         p += 41 * extents
+    if u8(payload, 0) >= 2:  # version 2: the digest map index of each file follows
+        for _ in range(nfiles):
+            maps = u32(payload, p)
+            index.append((base + p, base + p + 4 + 28 * maps))
+            p += 4 + 28 * maps
     if p > len(payload):
         raise LayoutError("trailer payload is shorter than its file table says")
     return table, index
