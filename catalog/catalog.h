@@ -62,6 +62,7 @@ enum class FileChange : uint8_t {
   whole = 0,      // no usable parent: every unit is in this backup
   changed = 1,    // the changed units are here, the rest in the parent's chain
   unchanged = 2,  // no unit changed: only the record and its digest map are here
+  skipped = 3,    // --optimize: not read; `held_by` holds this very version
 };
 
 // One segment of a piece on one tape volume (see docs/tape.md).
@@ -108,6 +109,11 @@ struct FileRecord {
   uint64_t parent = 0;   // backup holding the version this one builds on; 0 with whole
   FileChange change = FileChange::whole;
   uint64_t units_written = 0;  // change units stored in this backup
+  // Identity of the version backed up, for backup optimization, and for a file skipped by
+  // it the backup that holds this version (its record there names the pieces).
+  int64_t ctime_ns = 0;
+  uint64_t inode = 0;
+  uint64_t held_by = 0;
 };
 
 struct BackupEnd {

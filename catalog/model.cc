@@ -45,7 +45,8 @@ std::string find_damage(const Backup& b) {
   for (const auto& f : b.files) {
     if ((f.mode & 0170000) == 0040000) continue;  // directories hold no data
     ++regular;
-    if (f.pieces.empty()) return "file '" + f.path + "' names no piece";
+    // A file skipped by backup optimization is held by another backup.
+    if (f.pieces.empty() && !f.held_by) return "file '" + f.path + "' names no piece";
     for (const auto& p : f.pieces) {
       if (!names.count(p))
         return "file '" + f.path + "' names piece '" + p + "', which is not recorded";

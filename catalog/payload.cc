@@ -50,6 +50,9 @@ Result<std::vector<uint8_t>> encode_file(const FileRecord& f) {
     w.u64(f.parent);
     w.u8(static_cast<uint8_t>(f.change));
     w.u64(f.units_written);
+    w.i64(f.ctime_ns);
+    w.u64(f.inode);
+    w.u64(f.held_by);
   }
   if (w.size() + kPayloadPrefix + 4 > kMaxPayload) {
     return fail(Errc::invalid_argument, "catalog record for file '" + f.path + "' is " +
@@ -167,7 +170,11 @@ Result<FileRecord> decode_file(std::span<const uint8_t> entry, uint8_t version, 
     f.parent = r.u64();
     const uint8_t change = r.u8();
     f.units_written = r.u64();
-    if (r.ok() && (f.unit == 0 || change > static_cast<uint8_t>(FileChange::unchanged)))
+    f.ctime_ns = r.i64();
+    f.inode = r.u64();
+    f.held_by = r.u64();
+    if (r.ok() && (f.unit == 0 || change > static_cast<uint8_t>(FileChange::skipped) ||
+                   (change == static_cast<uint8_t>(FileChange::skipped)) != (f.held_by != 0)))
       return malformed("file entry of '" + f.path + "' has an invalid change record");
     f.change = static_cast<FileChange>(change);
   }

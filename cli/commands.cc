@@ -200,6 +200,8 @@ Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupF
   o.level = f.level;
   o.cumulative = f.cumulative;
   o.require_parent = f.require_parent;
+  o.optimize = f.optimize;
+  o.force = f.force;
   if (!f.change_unit.empty()) {
     if (!f.level) return fail(Errc::invalid_argument, "--change-unit needs --level");
     SB_ASSIGN(uint64_t unit, size_flag(f.change_unit, "--change-unit"));

@@ -60,6 +60,8 @@ struct BackupFlags {
   bool cumulative = false;
   std::string change_unit;
   bool require_parent = false;
+  bool optimize = false;
+  bool force = false;
   // Tape (see cli/tape_commands.h): every --to as given; tape:URL ones become drives. The
   // tape flags are unset when not given (a backup to a directory refuses them).
   std::vector<std::string> to_all;

@@ -213,6 +213,15 @@ int main(int argc, char** argv) {
                    "with --level 1: fail, writing nothing, when no file has a parent backup "
                    "(instead of backing everything up whole)")
       ->group("Incremental");
+  backup->add_flag("--optimize", bf.optimize,
+                   "with --level: do not read a file whose size, mtime, ctime and inode equal "
+                   "those of the copy the newest backup with a level holds (its chain must be "
+                   "restorable); the new backup's record names that backup, and restore "
+                   "takes the file from there")
+      ->group("Incremental");
+  backup->add_flag("--force", bf.force,
+                   "with --optimize: read and back up every file anyway")
+      ->group("Incremental");
   backup->add_flag("--encrypt", bf.encrypt,
                    "encrypt every piece with AES-256-GCM (a random key per piece, wrapped with "
                    "the passphrase or key given below; see docs/encryption.md)")

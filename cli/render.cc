@@ -126,6 +126,7 @@ std::string backup_json(const engine::BackupSummary& s) {
       w.kv("change", f.change);
       w.kv("units_written", f.units_written);
       if (f.parent) w.kv("parent", f.parent);
+      if (f.held_by) w.kv("held_by", f.held_by);
       w.end_object();
     }
     w.end_array();
@@ -170,19 +171,20 @@ std::string backup_text(const engine::BackupSummary& b) {
   s += buf;
   if (b.encryption != "none") s += "  encrypted with " + b.encryption + "\n";
   if (b.level >= 0) {
-    uint64_t n[3] = {0, 0, 0}, units = 0;
+    uint64_t n[4] = {0, 0, 0, 0}, units = 0;
     for (const auto& f : b.file_changes) {
-      n[f.change == "new" ? 0 : f.change == "changed" ? 1 : 2]++;
+      n[f.change == "new" ? 0 : f.change == "changed" ? 1 : f.change == "unchanged" ? 2 : 3]++;
       units += f.units_written;
     }
     std::string parents;
     for (uint64_t p : b.parents) parents += (parents.empty() ? "" : ", ") + std::to_string(p);
     std::snprintf(buf, sizeof buf,
-                  "  level %d%s, change unit %s: %llu new (whole), %llu changed, %llu unchanged "
-                  "files; %llu units written; parents: %s\n",
+                  "  level %d%s, change unit %s: %llu new (whole), %llu changed, %llu unchanged, "
+                  "%llu skipped (held by earlier backups) files; %llu units written; parents: %s\n",
                   b.level, b.cumulative ? " cumulative" : "",
                   util::format_bytes(b.change_unit).c_str(), static_cast<unsigned long long>(n[0]),
                   static_cast<unsigned long long>(n[1]), static_cast<unsigned long long>(n[2]),
+                  static_cast<unsigned long long>(n[3]),
                   static_cast<unsigned long long>(units), parents.empty() ? "none" : parents.c_str());
     s += buf;
   }

@@ -68,6 +68,8 @@ Result<void> check_options(const BackupOptions& o) {
                 "--change-unit must be a power of two from 8 KiB to 1 MiB");
   if (o.level && o.buffer_size && *o.buffer_size % o.change_unit != 0)
     return fail(Errc::invalid_argument, "--buffer-size must be a multiple of --change-unit");
+  if ((o.optimize || o.force) && !o.level)
+    return fail(Errc::invalid_argument, "--optimize and --force need --level");
   if (o.level && o.media)
     return fail(Errc::unsupported,
                 "--level is not supported on removable media yet: back up to a directory");
@@ -109,6 +111,33 @@ std::string broken_chain(const catalog::Backup& b, const catalog::FileRecord& f,
   }
 }
 
+// The record that holds the data of `rec` (of backup `b`): itself, or for a file skipped by
+// backup optimization the record in the backup it names. Null when that is gone.
+std::pair<const catalog::Backup*, const catalog::FileRecord*> holder_of(
+    const catalog::Backup& b, const catalog::FileRecord& rec,
+    const std::vector<catalog::Backup>& backups) {
+  const catalog::Backup* cb = &b;
+  const catalog::FileRecord* cf = &rec;
+  while (cf && cf->held_by) {
+    auto pb = std::find_if(backups.begin(), backups.end(),
+                           [&](const catalog::Backup& x) { return x.id == cf->held_by; });
+    if (pb == backups.end() || pb->id >= cb->id || !pb->usable()) return {nullptr, nullptr};
+    auto next = std::find_if(pb->files.begin(), pb->files.end(),
+                             [&](const catalog::FileRecord& x) { return x.path == cf->path; });
+    if (next == pb->files.end()) return {nullptr, nullptr};
+    cb = &*pb;
+    cf = &*next;
+  }
+  return {cb, cf};
+}
+
+// --optimize: takes out of the plan every file whose newest copy in a backup with a level
+// has its size, mtime, ctime and inode, and whose chain can be restored; returns the
+// records that name the backups holding them.
+std::vector<catalog::FileRecord> optimize_plan(Plan& plan,
+                                               const std::vector<catalog::Backup>& backups,
+                                               PieceCache& cache);
+
 // Level backups: finds each planned file's parent (the newest level 0 or 1 holding it,
 // only level 0 for a cumulative level 1) and reads its change map. A file without one is
 // backed up whole; why is in the warnings when a parent existed but cannot serve.
@@ -123,24 +152,31 @@ std::map<std::string, UnitMap> find_parents(const BackupOptions& opts, const Pla
   for (auto it = backups.rbegin(); it != backups.rend() && !wanted.empty(); ++it) {
     const catalog::Backup& b = *it;
     if (!b.usable() || b.begin.level < 0 || (opts.cumulative && b.begin.level != 0)) continue;
-    for (const auto& rec : b.files) {
-      auto w = wanted.find(rec.path);
+    for (const auto& skip_or_rec : b.files) {
+      auto w = wanted.find(skip_or_rec.path);
       if (w == wanted.end()) continue;
       wanted.erase(w);  // the newest backup holding the file decides
-      if (auto why = unusable_parent(rec, opts.change_unit); !why.empty()) {
-        warnings.push_back("'" + rec.path + "' is backed up whole: in backup " +
-                           std::to_string(b.id) + " " + why);
+      auto [hb, hr] = holder_of(b, skip_or_rec, backups);
+      if (!hb) {
+        warnings.push_back("'" + skip_or_rec.path + "' is backed up whole: the backup holding "
+                           "its copy in backup " + std::to_string(b.id) + " is gone");
         continue;
       }
-      if (auto broken = broken_chain(b, rec, backups, cache); !broken.empty()) {
+      const catalog::FileRecord& rec = *hr;
+      if (auto why = unusable_parent(rec, opts.change_unit); !why.empty()) {
+        warnings.push_back("'" + rec.path + "' is backed up whole: in backup " +
+                           std::to_string(hb->id) + " " + why);
+        continue;
+      }
+      if (auto broken = broken_chain(*hb, rec, backups, cache); !broken.empty()) {
         warnings.push_back("'" + rec.path + "' is backed up whole: its backup chain cannot be "
                            "restored (" + broken + ")");
         continue;
       }
-      auto m = load_file_map(b, rec, cache);
+      auto m = load_file_map(*hb, rec, cache);
       if (!m) {
         warnings.push_back("'" + rec.path + "' is backed up whole: its change map in backup " +
-                           std::to_string(b.id) + " cannot be read (" + m.error().what + ")");
+                           std::to_string(hb->id) + " cannot be read (" + m.error().what + ")");
         continue;
       }
       out.emplace(rec.path, std::move(*m));
@@ -207,6 +243,50 @@ std::optional<std::string> remove_own_pieces(std::vector<PieceFile> pieces,
 
 PieceFile file_of(const catalog::PieceRecord& p) { return {p.location, p.name, p.size}; }
 
+std::vector<catalog::FileRecord> optimize_plan(Plan& plan,
+                                               const std::vector<catalog::Backup>& backups,
+                                               PieceCache& cache) {
+  std::vector<catalog::FileRecord> held;
+  std::map<std::string, const FileTask*> wanted;
+  for (const auto& f : plan.files) wanted[f.path] = &f;
+  std::set<std::string> skipped;
+  for (auto it = backups.rbegin(); it != backups.rend() && !wanted.empty(); ++it) {
+    const catalog::Backup& b = *it;
+    if (!b.usable() || b.begin.level < 0) continue;
+    for (const auto& rec : b.files) {
+      auto w = wanted.find(rec.path);
+      if (w == wanted.end()) continue;
+      const FileTask& f = *w->second;
+      wanted.erase(w);  // the newest copy decides
+      if (rec.inode == 0 || rec.size != f.size || rec.mtime_ns != f.mtime_ns ||
+          rec.ctime_ns != f.ctime_ns || rec.inode != f.ino || (rec.mode & 0170000) != 0100000)
+        continue;
+      auto [hb, hr] = holder_of(b, rec, backups);
+      if (!hb || !broken_chain(*hb, *hr, backups, cache).empty()) continue;
+      catalog::FileRecord r = *hr;
+      r.pieces.clear();
+      r.mode = f.mode;
+      r.uid = f.uid;
+      r.gid = f.gid;
+      r.parent = 0;
+      r.units_written = 0;
+      r.change = catalog::FileChange::skipped;
+      r.held_by = hb->id;
+      held.push_back(std::move(r));
+      skipped.insert(f.path);
+    }
+  }
+  if (!skipped.empty()) {
+    std::vector<FileTask> keep;
+    for (auto& f : plan.files) {
+      if (skipped.count(f.path)) plan.total_bytes -= f.size;
+      else keep.push_back(std::move(f));
+    }
+    plan.files = std::move(keep);
+  }
+  return held;
+}
+
 struct FileAssembly {
   const FileTask* file = nullptr;
   UnitDone attrs;  // of its first section
@@ -259,6 +339,8 @@ std::vector<catalog::FileRecord> assemble_files(std::vector<ChannelOutcome>& out
       if (!m) continue;  // cannot happen: the channels hashed every unit they read
       r.digest = map_file_digest(*m);
       r.unit = unit;
+      r.ctime_ns = a.file->ctime_ns;
+      r.inode = a.file->ino;
       r.units_written = a.units_written;
       if (auto p = parents.find(path); p != parents.end()) {
         r.parent = p->second.backup;
@@ -379,8 +461,15 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   so.last_backup = std::move(last_backup);
   std::vector<std::string> parent_warnings;
   std::map<std::string, UnitMap> parents;
+  std::vector<catalog::FileRecord> held;  // --optimize: files not read, held elsewhere
+  const size_t planned = plan.files.size();
   if (opts.level) {
-    parents = find_parents(opts, plan, cat.backups(), parent_warnings);
+    const auto known = cat.backups();
+    if (opts.optimize && !opts.force) {
+      PieceCache cache(opts.channel.direct, opts.keys.get());
+      held = optimize_plan(plan, known, cache);
+    }
+    parents = find_parents(opts, plan, known, parent_warnings);
     if (*opts.level == 1 && parents.empty() && !plan.files.empty()) {
       std::string what = std::string("no ") + (opts.cumulative ? "level 0" : "level 0 or 1") +
                          " backup in the catalog holds any of these files";
@@ -484,7 +573,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     sum.change_unit = opts.change_unit;
   }
   sum.skipped = plan.skipped;
-  sum.files_planned = plan.files.size();
+  sum.files_planned = planned;
   sum.sets = static_cast<uint32_t>(sets.size());
   sum.sections = sections;
   sum.buffers = buffers;
@@ -510,6 +599,10 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     }
   }
   auto files = assemble_files(outcomes, ctx.change_unit, parents);
+  const size_t read_files = files.size();
+  files.insert(files.end(), held.begin(), held.end());
+  std::sort(files.begin(), files.end(),
+            [](const catalog::FileRecord& a, const catalog::FileRecord& b) { return a.path < b.path; });
   if (opts.level) {
     std::set<uint64_t> used;
     for (const auto& f : files) {
@@ -517,8 +610,9 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       sum.file_changes.push_back({f.path,
                                   f.change == catalog::FileChange::unchanged ? "unchanged"
                                   : f.change == catalog::FileChange::changed ? "changed"
+                                  : f.change == catalog::FileChange::skipped ? "skipped"
                                                                              : "new",
-                                  f.units_written, f.parent});
+                                  f.units_written, f.parent, f.held_by});
     }
     sum.parents.assign(used.begin(), used.end());
   }
@@ -534,12 +628,12 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   catalog::BackupStatus status = catalog::BackupStatus::complete;
   if (!sum.error.empty()) {
     status = catalog::BackupStatus::failed;
-  } else if (files.empty() && !plan.files.empty()) {
+  } else if (read_files == 0 && !plan.files.empty()) {
     status = catalog::BackupStatus::failed;
     sum.error = "the duration ended before any file was completely backed up";
-  } else if (files.size() < plan.files.size()) {
+  } else if (read_files < plan.files.size()) {
     std::string why = "the duration ended with " + std::to_string(files.size()) + " of " +
-                      std::to_string(plan.files.size()) + " files backed up";
+                      std::to_string(planned) + " files backed up";
     status = opts.partial ? catalog::BackupStatus::partial : catalog::BackupStatus::failed;
     sum.error = opts.partial ? why : why + " (use --partial to keep them)";
   }

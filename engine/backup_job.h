@@ -46,6 +46,11 @@ struct BackupOptions {
   bool cumulative = false;
   uint32_t change_unit = kDefaultChangeUnit;
   bool require_parent = false;  // a level 1 with no parent for any file fails
+  // Backup optimization: a file whose size, mtime, ctime and inode equal those of a copy
+  // a backup with a level already holds is not read; its record names that backup. `force`
+  // reads everything anyway.
+  bool optimize = false;
+  bool force = false;
   // Backup to drives of removable media instead of a directory: `destination` is then only
   // recorded, and `channels` must equal the number of drives.
   std::optional<MediaOptions> media;
@@ -68,9 +73,11 @@ BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers
 // What a backup with a level made of one file.
 struct FileChangeInfo {
   std::string path;
-  std::string change;  // "new" (whole: no usable parent), "changed" or "unchanged"
+  // "new" (whole: no usable parent), "changed", "unchanged" or "skipped" (--optimize)
+  std::string change;
   uint64_t units_written = 0;
   uint64_t parent = 0;  // backup id of the parent (0 for new)
+  uint64_t held_by = 0;  // "skipped": the backup holding this version
 };
 
 struct BackupSummary {

@@ -36,6 +36,8 @@ FileTask task_from(const std::string& path, const storage::FileInfo& st) {
   t.mtime_ns = st.mtime_ns;
   t.uid = st.uid;
   t.gid = st.gid;
+  t.ctime_ns = st.ctime_ns;
+  t.ino = st.ino;
   return t;
 }
 

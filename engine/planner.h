@@ -20,6 +20,8 @@ struct FileTask {
   uint32_t mode = 0;
   int64_t mtime_ns = 0;
   uint32_t uid = 0, gid = 0;
+  int64_t ctime_ns = 0;  // for backup optimization (--optimize)
+  uint64_t ino = 0;
 };
 
 struct SkippedEntry {

@@ -464,6 +464,8 @@ storage::FileInfo info_of(const struct stat& st) {
   i.uid = st.st_uid;
   i.gid = st.st_gid;
   i.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  i.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  i.ino = static_cast<uint64_t>(st.st_ino);
   return i;
 }
 

@@ -75,6 +75,8 @@ struct FileInfo {
   uint32_t uid = 0, gid = 0;
   int64_t mtime_ns = 0;
   uint64_t dev = 0;   // local: st_dev (0 elsewhere)
+  int64_t ctime_ns = 0;  // status change time
+  uint64_t ino = 0;      // inode number (file id on NFS)
 };
 
 // Attributes given to a restored file or directory: owner (when set), permission bits,

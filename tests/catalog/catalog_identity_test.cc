@@ -170,6 +170,24 @@ TEST(CatalogIdentity, LevelPayloadsRoundTrip) {
   EXPECT_EQ(files->files[0].change, FileChange::changed);
   EXPECT_EQ(files->files[0].units_written, 9u);
   EXPECT_EQ(files->files[1].unit, 0u);
+  // A file skipped by backup optimization names the backup holding it; the two go together.
+  FileRecord skipped = f;
+  skipped.pieces.clear();
+  skipped.change = FileChange::skipped;
+  skipped.held_by = 2;
+  skipped.inode = 77;
+  skipped.ctime_ns = 1234;
+  auto s1 = encode_files(7, {skipped});
+  ASSERT_TRUE(s1);
+  auto sd = decode_files((*s1)[0].payload);
+  ASSERT_TRUE(sd) << sd.error().what;
+  EXPECT_EQ(sd->files[0].held_by, 2u);
+  EXPECT_EQ(sd->files[0].inode, 77u);
+  EXPECT_EQ(sd->files[0].ctime_ns, 1234);
+  skipped.held_by = 0;
+  auto s2 = encode_files(7, {skipped});
+  ASSERT_TRUE(s2);
+  EXPECT_FALSE(decode_files((*s2)[0].payload)) << "skipped without a holder is malformed";
   // Files of plain backups keep version 1 payloads.
   auto old = encode_files(7, {whole});
   ASSERT_TRUE(old);

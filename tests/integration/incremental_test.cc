@@ -342,6 +342,68 @@ TEST(Incremental, SmallChangeUnitsCostLess) {
   EXPECT_TRUE(restored_tree(work / "r", src));
 }
 
+TEST(Incremental, OptimizeSkipsUnchangedFilesAndForceDoesNot) {
+  TempDir work("sb-inc-opt");
+  std::string src = work / "src", cat = work / "cat";
+  make_tree(src);
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a{"backup", src, "--to", work / "p", "--catalog", cat, "--json",
+                               "--level", "1"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return backup(a);
+  };
+  Json l0 = backup({"backup", src, "--to", work / "p", "--catalog", cat, "--json", "--level",
+                    "0"});
+  const uint64_t id0 = backup_id_of(l0);
+  // b.dbf changes (its mtime and ctime too); the others are skipped, held by the level 0.
+  {
+    int fd = ::open((src + "/b.dbf").c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    std::string page(kPage, 'z');
+    EXPECT_EQ(::pwrite(fd, page.data(), page.size(), 3 * kPage), static_cast<ssize_t>(kPage));
+    ::close(fd);
+  }
+  Json opt = run({"--optimize"});
+  const uint64_t id1 = backup_id_of(opt);
+  for (const auto& f : opt["file_changes"].items()) {
+    const std::string path = f["path"].as_string();
+    if (path == src + "/b.dbf") {
+      EXPECT_EQ(f["change"].as_string(), "changed");
+    } else {
+      EXPECT_EQ(f["change"].as_string(), "skipped") << path;
+      EXPECT_EQ(*f["held_by"].as_u64(), id0) << path;
+    }
+  }
+  EXPECT_EQ(*opt["files"].as_u64(), 4u);
+  EXPECT_EQ(*opt["bytes_read"].as_u64(), file_size(src + "/b.dbf"))
+      << "only the changed file is read";
+  // --force reads everything.
+  Json forced = run({"--optimize", "--force"});
+  EXPECT_EQ(*forced["bytes_read"].as_u64(), total_size(files_under(src)));
+  for (const auto& f : forced["file_changes"].items())
+    EXPECT_NE(f["change"].as_string(), "skipped") << f["path"].as_string();
+  // A skipped file restores from the backup that holds it, and so does a level 1 built
+  // on a backup that skipped it.
+  auto r = sb({"restore", "--backup", std::to_string(id1), "--to", work / "r", "--catalog",
+               cat, "--json"});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(restored_tree(work / "r", src));
+  Json rj = parse_json(r);
+  std::set<uint64_t> used;
+  for (const auto& b : rj["backups"].items()) used.insert(*b["id"].as_u64());
+  EXPECT_TRUE(used.count(id0));
+  Json again = run({"--optimize"});
+  for (const auto& f : again["file_changes"].items())
+    EXPECT_EQ(f["change"].as_string(), "skipped") << f["path"].as_string();
+  auto r2 = sb({"restore", "--backup", std::to_string(backup_id_of(again)), "--to", work / "r2",
+                "--catalog", cat});
+  SB_ASSERT_EXIT(r2, 0);
+  EXPECT_TRUE(restored_tree(work / "r2", src));
+  // --optimize without --level is refused.
+  auto bad = sb({"backup", src, "--to", work / "p", "--catalog", cat, "--optimize"});
+  SB_EXPECT_EXIT(bad, 2);
+}
+
 TEST(Incremental, NoParentAndBadUsage) {
   TempDir work("sb-inc-usage");
   std::string src = work / "src", cat = work / "cat";
