@@ -61,7 +61,8 @@ modes and mtimes); the script fails loudly if one differs. Every timed region is
 between rounds and at the end; DIR/src is removed at the end.
 
 Reported: elapsed, MB/s (data set bytes / elapsed, MB = 10^6 bytes; for fio the bytes it
-read), bytes written, CPU, peak RSS, and the ratios
+read), the bytes written as the command's --json reports them and as the disk counted them
+(/proc/diskstats, device-wide), CPU, peak RSS, and the ratios
 
   level 1 bytes written / (changed pages x change unit)   target <= 1.5 (metadata included)
   level 1 bytes written / full backup bytes written       (no target)
@@ -317,6 +318,23 @@ print("ok" if not bad else "; ".join(bad[:5]) + (f" (+{len(bad) - 5} more)" if l
 PY
 }
 
+# measure_w KEY ROUND CMD...: measure() (bench/bench_lib.sh), also recording in R_DISKW
+# the bytes written to the work directory's device from just before measure() drops the
+# page cache to the end of its timed "CMD; sync". The device's own count, independent of
+# what the command reports; everything else writing to that device meanwhile is in it too.
+DISK_DEV=$(basename "$(df --output=source "$DIR" | tail -1)")
+disk_written_bytes() {
+  awk -v d="$DISK_DEV" '$3 == d {printf "%.0f\n", $10 * 512; found = 1} END {if (!found) print 0}' /proc/diskstats
+}
+declare -A R_DISKW
+measure_w() {
+  local w0
+  sync
+  w0=$(disk_written_bytes)
+  measure "$@"
+  R_DISKW[$1.$2]=$(($(disk_written_bytes) - w0))
+}
+
 # ---- the measurements --------------------------------------------------------------------
 declare -A LABEL=(
   [l0]="level 0 backup"
@@ -340,20 +358,20 @@ for ((round = 1; round <= REPEAT; round++)); do
   cp -a "$PRISTINE" "$SRC"
   trim
 
-  measure l0 "$round" "$BIN" backup "$SRC" --to "$PIECES" --catalog "$CATALOG" \
+  measure_w l0 "$round" "$BIN" backup "$SRC" --to "$PIECES" --catalog "$CATALOG" \
     --level 0 --change-unit "$CHANGE_UNIT" --channels "$CHANNELS" --json
   check_backup l0 "$round" 0
   l0_id=$(json_field "$LOGS/l0.$round.out" backup_id)
 
   change_pages "$SRC" source "$LOGS/change.$round.json"
 
-  measure fio "$round" "${FIO_READ[@]}"
+  measure_w fio "$round" "${FIO_READ[@]}"
   check_fio fio "$round"
   FIO_IO[$round]=$(fio_io_s fio "$round")
   note "  fio read I/O time: ${FIO_IO[$round]} s (scaled to the data set's bytes)"
 
   trim
-  measure l1 "$round" "$BIN" backup "$SRC" --to "$PIECES" --catalog "$CATALOG" \
+  measure_w l1 "$round" "$BIN" backup "$SRC" --to "$PIECES" --catalog "$CATALOG" \
     --level 1 --change-unit "$CHANGE_UNIT" --channels "$CHANNELS" --json
   check_backup l1 "$round" 1
   l1_id=$(json_field "$LOGS/l1.$round.out" backup_id)
@@ -363,19 +381,19 @@ for ((round = 1; round <= REPEAT; round++)); do
   [[ "${L1_CHECK[$round]}" == ok ]] || note "  WARNING: the level 1 did not write exactly the changed units: ${L1_CHECK[$round]}"
 
   trim
-  measure full "$round" "$BIN" backup "$SRC" --to "$FULL_PIECES" --catalog "$FULL_CATALOG" \
+  measure_w full "$round" "$BIN" backup "$SRC" --to "$FULL_PIECES" --catalog "$FULL_CATALOG" \
     --channels "$CHANNELS" --json
   check_backup full "$round" ""
   full_id=$(json_field "$LOGS/full.$round.out" backup_id)
 
   trim
-  measure restore_full "$round" "$BIN" restore --catalog "$FULL_CATALOG" --backup "$full_id" \
+  measure_w restore_full "$round" "$BIN" restore --catalog "$FULL_CATALOG" --backup "$full_id" \
     --to "$RESTORE_FULL" --channels "$CHANNELS" --json
   check_restore restore_full "$round"
   verify_restore "restore_full.$round" "$RESTORE_FULL"
 
   trim
-  measure restore_chain "$round" "$BIN" restore --catalog "$CATALOG" --backup "$l1_id" \
+  measure_w restore_chain "$round" "$BIN" restore --catalog "$CATALOG" --backup "$l1_id" \
     --to "$RESTORE_CHAIN" --channels "$CHANNELS" --json
   check_restore restore_chain "$round"
   verify_restore "restore_chain.$round" "$RESTORE_CHAIN"
@@ -384,7 +402,7 @@ for ((round = 1; round <= REPEAT; round++)); do
   if ((HAVE_DELTA)); then
     change_pages "$RESTORE_FULL$SRC" target "$LOGS/change-target.$round.json"
     trim
-    measure restore_delta "$round" "$BIN" restore "${DELTA_ARGS[@]}" --catalog "$FULL_CATALOG" \
+    measure_w restore_delta "$round" "$BIN" restore "${DELTA_ARGS[@]}" --catalog "$FULL_CATALOG" \
       --backup "$full_id" --to "$RESTORE_FULL" --channels "$CHANNELS" --json
     check_restore restore_delta "$round"
     verify_restore "restore_delta.$round" "$RESTORE_FULL"
@@ -459,10 +477,10 @@ REPRO="bench/incremental_bench.sh --bin $(printf '%q' "$BIN") --size $SIZE --see
   echo "- data set: $DATA_FILES files, $DATA_BYTES bytes ($(numfmt --to=iec "$DATA_BYTES")) from \`stripeback demo-data --size $SIZE --seed $SEED\`"
   echo "- change: $PAGES_CHANGED of $PAGES_TOTAL whole 8 KiB pages overwritten with random bytes ($(mb $((PAGES_CHANGED * PAGE))) MB), touching $UNITS_CHANGED of $UNITS_TOTAL change units of $CHANGE_UNIT ($(mb $((UNITS_CHANGED * UNIT_BYTES))) MB); changed pages x change unit = $(mb "$PAGES_X_UNIT") MB"
   echo "- rounds: $REPEAT (the round with the median elapsed time is shown)$( ((CAN_DROP)) || echo '; page cache NOT dropped (not permitted)')$( ((CAN_TRIM)) || echo '; fstrim not available')$( ((QUIET_NOTES)) && echo "; $QUIET_NOTES measurement(s) started while the machine was busy")"
-  echo "- timed region: \`command; sync\` after \`sync; echo 3 > /proc/sys/vm/drop_caches\`; MB = 10^6 bytes; MB/s = data set bytes / elapsed (fio: bytes read / elapsed); CPU = user + sys (GNU time); Other CPU s = CPU time everything else on the machine used meanwhile"
+  echo "- timed region: \`command; sync\` after \`sync; echo 3 > /proc/sys/vm/drop_caches\`; MB = 10^6 bytes; MB/s = data set bytes / elapsed (fio: bytes read / elapsed); CPU = user + sys (GNU time); Other CPU s = CPU time everything else on the machine used meanwhile; MB written (reported) = bytes_written of the command's --json (a restore: the sum over its channels); Disk MB written = the device's own count of bytes written during the step (sectors written in /proc/diskstats: pieces, restored files, catalog, file system journal, and anything else writing to $DISK_DEV meanwhile)"
   echo
-  echo "| Measurement | Elapsed s | of which sync s | MB/s | MB written | Written vs full backup | Elapsed vs fio read I/O time | MB/s vs full restore | CPU s/GiB | Peak RSS MiB | Other CPU s |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| Measurement | Elapsed s | of which sync s | MB/s | MB written (reported) | Disk MB written | Written vs full backup | Elapsed vs fio read I/O time | MB/s vs full restore | CPU s/GiB | Peak RSS MiB | Other CPU s |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for k in "${KEYS[@]}"; do
     p=${PICK[$k]}
     w=$(written "$k")
@@ -472,12 +490,12 @@ REPRO="bench/incremental_bench.sh --bin $(printf '%q' "$BIN") --size $SIZE --see
       *) wcol=$(mb "$w"); vs_full=$(ratio3 "$w" "$FULL_W") ;;
     esac
     if [[ "$k" == restore_* ]]; then vs_rest=$(ratio "$(mbs "$k")" "$(mbs restore_full)"); else vs_rest=-; fi
-    echo "| ${LABEL[$k]} | $(el "$k") | ${R_SYNC[$k.$p]} | $(mbs "$k") | $wcol | $vs_full | $(ratio "$(el "$k")" "$FIO_IO_S") | $vs_rest | $(awk -v c="${R_CPU[$k.$p]}" -v g="$DATA_GIB" 'BEGIN {printf "%.2f", c / g}') | $(awk -v k="${R_RSS[$k.$p]}" 'BEGIN {printf "%.1f", k / 1024}') | ${R_OTHER[$k.$p]} |"
+    echo "| ${LABEL[$k]} | $(el "$k") | ${R_SYNC[$k.$p]} | $(mbs "$k") | $wcol | $(mb "${R_DISKW[$k.$p]}") | $vs_full | $(ratio "$(el "$k")" "$FIO_IO_S") | $vs_rest | $(awk -v c="${R_CPU[$k.$p]}" -v g="$DATA_GIB" 'BEGIN {printf "%.2f", c / g}') | $(awk -v k="${R_RSS[$k.$p]}" 'BEGIN {printf "%.1f", k / 1024}') | ${R_OTHER[$k.$p]} |"
     if [[ "$k" == fio ]]; then
-      echo "| fio read pass, I/O time only (its read job's runtime, scaled to the data set's bytes; median of its own) | $FIO_IO_S | - | $(awk -v b="$DATA_BYTES" -v e="$FIO_IO_S" 'BEGIN {printf "%.1f", b / e / 1e6}') | - | - | 1.00 | - | - | - | - |"
+      echo "| fio read pass, I/O time only (its read job's runtime, scaled to the data set's bytes; median of its own) | $FIO_IO_S | - | $(awk -v b="$DATA_BYTES" -v e="$FIO_IO_S" 'BEGIN {printf "%.1f", b / e / 1e6}') | - | - | - | 1.00 | - | - | - | - |"
     fi
   done
-  ((HAVE_DELTA)) || echo "| ${LABEL[restore_delta]} | skipped: this binary's restore has no --delta | | | | | | | | | |"
+  ((HAVE_DELTA)) || echo "| ${LABEL[restore_delta]} | skipped: this binary's restore has no --delta | | | | | | | | | | |"
   echo
   echo "## Ratios and targets"
   echo
@@ -500,16 +518,16 @@ REPRO="bench/incremental_bench.sh --bin $(printf '%q' "$BIN") --size $SIZE --see
     echo
     echo "## All rounds"
     echo
-    echo "| Measurement | Round | Elapsed s | of which sync s | MB/s | CPU s | Peak RSS MiB | Other CPU s |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| Measurement | Round | Elapsed s | of which sync s | MB/s | Disk MB written | CPU s | Peak RSS MiB | Other CPU s |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     for k in "${KEYS[@]}"; do
       for ((r = 1; r <= REPEAT; r++)); do
         if [[ "$k" == fio ]]; then b=$(fio_read_bytes fio "$r"); else b=$DATA_BYTES; fi
-        echo "| ${LABEL[$k]} | $r | ${R_EL[$k.$r]} | ${R_SYNC[$k.$r]} | $(awk -v b="$b" -v e="${R_EL[$k.$r]}" 'BEGIN {printf "%.1f", b / e / 1e6}') | ${R_CPU[$k.$r]} | $(awk -v k="${R_RSS[$k.$r]}" 'BEGIN {printf "%.1f", k / 1024}') | ${R_OTHER[$k.$r]} |"
+        echo "| ${LABEL[$k]} | $r | ${R_EL[$k.$r]} | ${R_SYNC[$k.$r]} | $(awk -v b="$b" -v e="${R_EL[$k.$r]}" 'BEGIN {printf "%.1f", b / e / 1e6}') | $(mb "${R_DISKW[$k.$r]}") | ${R_CPU[$k.$r]} | $(awk -v k="${R_RSS[$k.$r]}" 'BEGIN {printf "%.1f", k / 1024}') | ${R_OTHER[$k.$r]} |"
       done
       if [[ "$k" == fio ]]; then
         for ((r = 1; r <= REPEAT; r++)); do
-          echo "| fio read pass, I/O time only | $r | ${FIO_IO[$r]} | - | $(awk -v b="$DATA_BYTES" -v e="${FIO_IO[$r]}" 'BEGIN {printf "%.1f", b / e / 1e6}') | - | - | - |"
+          echo "| fio read pass, I/O time only | $r | ${FIO_IO[$r]} | - | $(awk -v b="$DATA_BYTES" -v e="${FIO_IO[$r]}" 'BEGIN {printf "%.1f", b / e / 1e6}') | - | - | - | - |"
         done
       fi
     done
