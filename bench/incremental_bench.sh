@@ -318,23 +318,6 @@ print("ok" if not bad else "; ".join(bad[:5]) + (f" (+{len(bad) - 5} more)" if l
 PY
 }
 
-# measure_w KEY ROUND CMD...: measure() (bench/bench_lib.sh), also recording in R_DISKW
-# the bytes written to the work directory's device from just before measure() drops the
-# page cache to the end of its timed "CMD; sync". The device's own count, independent of
-# what the command reports; everything else writing to that device meanwhile is in it too.
-DISK_DEV=$(basename "$(df --output=source "$DIR" | tail -1)")
-disk_written_bytes() {
-  awk -v d="$DISK_DEV" '$3 == d {printf "%.0f\n", $10 * 512; found = 1} END {if (!found) print 0}' /proc/diskstats
-}
-declare -A R_DISKW
-measure_w() {
-  local w0
-  sync
-  w0=$(disk_written_bytes)
-  measure "$@"
-  R_DISKW[$1.$2]=$(($(disk_written_bytes) - w0))
-}
-
 # ---- the measurements --------------------------------------------------------------------
 declare -A LABEL=(
   [l0]="level 0 backup"
@@ -358,20 +341,20 @@ for ((round = 1; round <= REPEAT; round++)); do
   cp -a "$PRISTINE" "$SRC"
   trim
 
-  measure_w l0 "$round" "$BIN" backup "$SRC" --to "$PIECES" --catalog "$CATALOG" \
+  measure l0 "$round" "$BIN" backup "$SRC" --to "$PIECES" --catalog "$CATALOG" \
     --level 0 --change-unit "$CHANGE_UNIT" --channels "$CHANNELS" --json
   check_backup l0 "$round" 0
   l0_id=$(json_field "$LOGS/l0.$round.out" backup_id)
 
   change_pages "$SRC" source "$LOGS/change.$round.json"
 
-  measure_w fio "$round" "${FIO_READ[@]}"
+  measure fio "$round" "${FIO_READ[@]}"
   check_fio fio "$round"
   FIO_IO[$round]=$(fio_io_s fio "$round")
   note "  fio read I/O time: ${FIO_IO[$round]} s (scaled to the data set's bytes)"
 
   trim
-  measure_w l1 "$round" "$BIN" backup "$SRC" --to "$PIECES" --catalog "$CATALOG" \
+  measure l1 "$round" "$BIN" backup "$SRC" --to "$PIECES" --catalog "$CATALOG" \
     --level 1 --change-unit "$CHANGE_UNIT" --channels "$CHANNELS" --json
   check_backup l1 "$round" 1
   l1_id=$(json_field "$LOGS/l1.$round.out" backup_id)
@@ -381,19 +364,19 @@ for ((round = 1; round <= REPEAT; round++)); do
   [[ "${L1_CHECK[$round]}" == ok ]] || note "  WARNING: the level 1 did not write exactly the changed units: ${L1_CHECK[$round]}"
 
   trim
-  measure_w full "$round" "$BIN" backup "$SRC" --to "$FULL_PIECES" --catalog "$FULL_CATALOG" \
+  measure full "$round" "$BIN" backup "$SRC" --to "$FULL_PIECES" --catalog "$FULL_CATALOG" \
     --channels "$CHANNELS" --json
   check_backup full "$round" ""
   full_id=$(json_field "$LOGS/full.$round.out" backup_id)
 
   trim
-  measure_w restore_full "$round" "$BIN" restore --catalog "$FULL_CATALOG" --backup "$full_id" \
+  measure restore_full "$round" "$BIN" restore --catalog "$FULL_CATALOG" --backup "$full_id" \
     --to "$RESTORE_FULL" --channels "$CHANNELS" --json
   check_restore restore_full "$round"
   verify_restore "restore_full.$round" "$RESTORE_FULL"
 
   trim
-  measure_w restore_chain "$round" "$BIN" restore --catalog "$CATALOG" --backup "$l1_id" \
+  measure restore_chain "$round" "$BIN" restore --catalog "$CATALOG" --backup "$l1_id" \
     --to "$RESTORE_CHAIN" --channels "$CHANNELS" --json
   check_restore restore_chain "$round"
   verify_restore "restore_chain.$round" "$RESTORE_CHAIN"
@@ -402,7 +385,7 @@ for ((round = 1; round <= REPEAT; round++)); do
   if ((HAVE_DELTA)); then
     change_pages "$RESTORE_FULL$SRC" target "$LOGS/change-target.$round.json"
     trim
-    measure_w restore_delta "$round" "$BIN" restore "${DELTA_ARGS[@]}" --catalog "$FULL_CATALOG" \
+    measure restore_delta "$round" "$BIN" restore "${DELTA_ARGS[@]}" --catalog "$FULL_CATALOG" \
       --backup "$full_id" --to "$RESTORE_FULL" --channels "$CHANNELS" --json
     check_restore restore_delta "$round"
     verify_restore "restore_delta.$round" "$RESTORE_FULL"
