@@ -33,6 +33,9 @@ busy_ticks() {  # CPU ticks spent not idle, all CPUs (user nice system irq softi
 disk_sectors() {  # sectors read + written on the work directory's device
   awk -v d="$DISK_DEV" '$3 == d {printf "%.0f\n", $6 + $10; found = 1} END {if (!found) print 0}' /proc/diskstats
 }
+disk_written() {  # bytes written to the work directory's device so far
+  awk -v d="$DISK_DEV" '$3 == d {printf "%.0f\n", $10 * 512; found = 1} END {if (!found) print 0}' /proc/diskstats
+}
 QUIET_NOTES=0
 wait_quiet() {  # wait until the rest of the machine is quiet, or QUIET_TIMEOUT passes
   [[ -n "$DISK_DEV" ]] || DISK_DEV=$(basename "$(df --output=source "$DIR" | tail -1)")
@@ -71,20 +74,22 @@ trap on_signal INT TERM
 
 # ---- measurement ---------------------------------------------------------------------
 # measure KEY ROUND CMD...: drops caches, waits for a quiet machine, then times
-# "CMD; sync". Records in R_EL, R_SYNC, R_CPU, R_RSS and R_OTHER (keyed KEY.ROUND) the
-# elapsed time, its sync part, user+sys CPU, max RSS (KiB) and the CPU time everything
-# else on the machine used meanwhile. stdout of CMD goes to $LOGS/KEY.ROUND.out. Needs
+# "CMD; sync". Records in R_EL, R_SYNC, R_CPU, R_RSS, R_OTHER and R_DISKW (keyed
+# KEY.ROUND) the elapsed time, its sync part, user+sys CPU, max RSS (KiB), the CPU time
+# everything else on the machine used meanwhile and the bytes written to the work
+# directory's device meanwhile (by anything). stdout of CMD goes to $LOGS/KEY.ROUND.out. Needs
 # GNU_TIME and LOGS; a failed CMD stops the script with its last error lines.
 BENCH_NAME=$(basename "$0" .sh)
-declare -A R_EL R_SYNC R_CPU R_RSS R_OTHER
+declare -A R_EL R_SYNC R_CPU R_RSS R_OTHER R_DISKW
 measure() {
   local key=$1 round=$2
   shift 2
   local tf="$LOGS/$key.$round.time" log="$LOGS/$key.$round.out" err="$LOGS/$key.$round.err"
   drop_caches
   wait_quiet
-  local t0 t1 t2 b0 b2 rc=0
+  local t0 t1 t2 b0 b2 w0 w2 rc=0
   b0=$(busy_ticks)
+  w0=$(disk_written)
   t0=$(now)
   "$GNU_TIME" -f '%U %S %M' -o "$tf" "$@" >"$log" 2>"$err" </dev/null &
   CHILD=$!
@@ -94,6 +99,7 @@ measure() {
   sync
   t2=$(now)
   b2=$(busy_ticks)
+  w2=$(disk_written)
   if ((rc != 0)); then
     echo "$BENCH_NAME: FAILED ($key, exit $rc): $*" >&2
     tail -n 20 "$err" >&2 || true
@@ -105,6 +111,7 @@ measure() {
   R_SYNC[$key.$round]=$(awk -v b="$t1" -v c="$t2" 'BEGIN {printf "%.3f", c - b}')
   R_CPU[$key.$round]=$(awk -v u="$u" -v s="$s" 'BEGIN {printf "%.2f", u + s}')
   R_RSS[$key.$round]=$m   # KiB
+  R_DISKW[$key.$round]=$((w2 - w0))
   R_OTHER[$key.$round]=$(awk -v b="$((b2 - b0))" -v t="$CLK_TCK" -v c="${R_CPU[$key.$round]}" \
     'BEGIN {o = b / t - c; printf "%.2f", (o < 0 ? 0 : o)}')
   note "  $key: ${R_EL[$key.$round]} s (sync ${R_SYNC[$key.$round]} s), cpu ${R_CPU[$key.$round]} s, rss $((m / 1024)) MiB, other cpu ${R_OTHER[$key.$round]} s"
