@@ -274,7 +274,12 @@ class ChunkRestore {
                                   std::to_string(e.file_offset));
       ++stats_.writes;
       if (--s.writes_left > 0) return ok();
-      stats_.bytes_written += e.raw_len;
+      // The file bytes this frame gave: all of it, or the ranges no newer backup holds.
+      if (s.pe->ranges.empty()) {
+        stats_.bytes_written += e.raw_len;
+      } else {
+        for (const auto& r : s.pe->ranges) stats_.bytes_written += r.second;
+      }
       pool_.release(slot);
       s.pe = nullptr;
       s.writing = false;
