@@ -111,26 +111,6 @@ std::string broken_chain(const catalog::Backup& b, const catalog::FileRecord& f,
   }
 }
 
-// The record that holds the data of `rec` (of backup `b`): itself, or for a file skipped by
-// backup optimization the record in the backup it names. Null when that is gone.
-std::pair<const catalog::Backup*, const catalog::FileRecord*> holder_of(
-    const catalog::Backup& b, const catalog::FileRecord& rec,
-    const std::vector<catalog::Backup>& backups) {
-  const catalog::Backup* cb = &b;
-  const catalog::FileRecord* cf = &rec;
-  while (cf && cf->held_by) {
-    auto pb = std::find_if(backups.begin(), backups.end(),
-                           [&](const catalog::Backup& x) { return x.id == cf->held_by; });
-    if (pb == backups.end() || pb->id >= cb->id || !pb->usable()) return {nullptr, nullptr};
-    auto next = std::find_if(pb->files.begin(), pb->files.end(),
-                             [&](const catalog::FileRecord& x) { return x.path == cf->path; });
-    if (next == pb->files.end()) return {nullptr, nullptr};
-    cb = &*pb;
-    cf = &*next;
-  }
-  return {cb, cf};
-}
-
 // --optimize: takes out of the plan every file whose newest copy in a backup with a level
 // has its size, mtime, ctime and inode, and whose chain can be restored; returns the
 // records that name the backups holding them.
@@ -156,13 +136,13 @@ std::map<std::string, UnitMap> find_parents(const BackupOptions& opts, const Pla
       auto w = wanted.find(skip_or_rec.path);
       if (w == wanted.end()) continue;
       wanted.erase(w);  // the newest backup holding the file decides
-      auto [hb, hr] = holder_of(b, skip_or_rec, backups);
-      if (!hb) {
-        warnings.push_back("'" + skip_or_rec.path + "' is backed up whole: the backup holding "
-                           "its copy in backup " + std::to_string(b.id) + " is gone");
+      auto held = held_copy(b, skip_or_rec, backups);
+      if (!held) {
+        warnings.push_back("'" + skip_or_rec.path + "' is backed up whole: " + held.error().what);
         continue;
       }
-      const catalog::FileRecord& rec = *hr;
+      const catalog::Backup* hb = held->backup;
+      const catalog::FileRecord& rec = *held->file;
       if (auto why = unusable_parent(rec, opts.change_unit); !why.empty()) {
         warnings.push_back("'" + rec.path + "' is backed up whole: in backup " +
                            std::to_string(hb->id) + " " + why);
@@ -261,9 +241,10 @@ std::vector<catalog::FileRecord> optimize_plan(Plan& plan,
       if (rec.inode == 0 || rec.size != f.size || rec.mtime_ns != f.mtime_ns ||
           rec.ctime_ns != f.ctime_ns || rec.inode != f.ino || (rec.mode & 0170000) != 0100000)
         continue;
-      auto [hb, hr] = holder_of(b, rec, backups);
-      if (!hb || !broken_chain(*hb, *hr, backups, cache).empty()) continue;
-      catalog::FileRecord r = *hr;
+      auto copy = held_copy(b, rec, backups);
+      if (!copy || !broken_chain(*copy->backup, *copy->file, backups, cache).empty()) continue;
+      const catalog::Backup* hb = copy->backup;
+      catalog::FileRecord r = *copy->file;
       r.pieces.clear();
       r.mode = f.mode;
       r.uid = f.uid;

@@ -37,6 +37,26 @@ Result<UnitMap> join_maps(std::vector<DigestMap> parts, uint64_t size, uint32_t 
   return m;
 }
 
+Result<HeldCopy> held_copy(const catalog::Backup& b, const catalog::FileRecord& f,
+                           const std::vector<catalog::Backup>& backups) {
+  HeldCopy c{&b, &f};
+  while (c.file->held_by) {
+    const uint64_t id = c.file->held_by;
+    auto pb = std::find_if(backups.begin(), backups.end(),
+                           [&](const catalog::Backup& x) { return x.id == id; });
+    const std::string what = "'" + f.path + "' (backup " + std::to_string(c.backup->id) +
+                             ") is held by backup " + std::to_string(id);
+    if (pb == backups.end() || pb->id >= c.backup->id)
+      return fail(Errc::not_found, what + ", which is not in the catalog");
+    if (!pb->usable()) return fail(Errc::not_found, what + ", which is " + pb->status_name());
+    auto next = std::find_if(pb->files.begin(), pb->files.end(),
+                             [&](const catalog::FileRecord& x) { return x.path == f.path; });
+    if (next == pb->files.end()) return fail(Errc::not_found, what + ", which does not hold it");
+    c = HeldCopy{&*pb, &*next};
+  }
+  return c;
+}
+
 std::string recorded_piece_path(const catalog::PieceRecord& p) {
   auto loc = storage::Location::parse(p.location);
   return loc ? loc->join(p.name).str() : p.location + "/" + p.name;

@@ -74,6 +74,16 @@ class PieceCache {
 Result<UnitMap> load_file_map(const catalog::Backup& b, const catalog::FileRecord& f,
                               PieceCache& cache);
 
+// The copy that holds the data of file `f` of backup `b`: that record itself, or for a file
+// skipped by backup optimization its record in the backup `held_by` names (followed in
+// turn). The error names the holding backup that is missing, unusable or without the file.
+struct HeldCopy {
+  const catalog::Backup* backup = nullptr;
+  const catalog::FileRecord* file = nullptr;
+};
+Result<HeldCopy> held_copy(const catalog::Backup& b, const catalog::FileRecord& f,
+                           const std::vector<catalog::Backup>& backups);
+
 // The path of a piece recorded in the catalog: its location joined with its name.
 std::string recorded_piece_path(const catalog::PieceRecord& p);
 

@@ -458,6 +458,22 @@ Result<void> plan_units(const RestoreItem& item, FileState& f, size_t max_frame)
   return ok();
 }
 
+// Cuts the file's extents into chunks of about kRestoreChunk bytes (one for an empty file).
+void cut_chunks(FileState& f, std::vector<RestoreChunk>& chunks) {
+  size_t begin = 0;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < f.extents.size(); ++i) {
+    bytes += f.extents[i].extent->raw_len;
+    if (bytes >= kRestoreChunk) {
+      chunks.push_back({&f, begin, i + 1});
+      begin = i + 1;
+      bytes = 0;
+    }
+  }
+  if (begin < f.extents.size() || f.extents.empty())
+    chunks.push_back({&f, begin, f.extents.size()});
+}
+
 }  // namespace
 
 Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size_t max_frame,
@@ -466,18 +482,7 @@ Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size
   f->item = &item;
   if (item.units) {
     SB_TRY(plan_units(item, *f, max_frame));
-    size_t begin = 0;
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < f->extents.size(); ++i) {
-      bytes += f->extents[i].extent->raw_len;
-      if (bytes >= kRestoreChunk) {
-        chunks.push_back({f.get(), begin, i + 1});
-        begin = i + 1;
-        bytes = 0;
-      }
-    }
-    if (begin < f->extents.size() || f->extents.empty())
-      chunks.push_back({f.get(), begin, f->extents.size()});
+    cut_chunks(*f, chunks);
     return f;
   }
   for (const RestorePart& part : item.parts) {
@@ -502,18 +507,7 @@ Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size
     return fail(Errc::corrupt, "the pieces of '" + item.file.path + "' cover " +
                                    std::to_string(expect) + " of " +
                                    std::to_string(item.file.size) + " bytes");
-  size_t begin = 0;
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < f->extents.size(); ++i) {
-    bytes += f->extents[i].extent->raw_len;
-    if (bytes >= kRestoreChunk) {
-      chunks.push_back({f.get(), begin, i + 1});
-      begin = i + 1;
-      bytes = 0;
-    }
-  }
-  if (begin < f->extents.size() || f->extents.empty())
-    chunks.push_back({f.get(), begin, f->extents.size()});
+  cut_chunks(*f, chunks);
   return f;
 }
 

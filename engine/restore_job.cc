@@ -222,28 +222,11 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     Choice c = chosen;
     if (S_ISDIR(c.file->mode)) continue;
     // A file backup optimization skipped comes from the backup holding that version.
-    std::string held_err;
-    while (c.file->held_by && held_err.empty()) {
-      auto it = by_id.find(c.file->held_by);
-      const std::string what = "'" + c.file->path + "' (backup " + std::to_string(c.backup->id) +
-                               ") is held by backup " + std::to_string(c.file->held_by);
-      if (it == by_id.end() || it->first >= c.backup->id || !it->second->usable()) {
-        held_err = what + ", which is " +
-                   (it == by_id.end() ? std::string("not in the catalog")
-                                      : it->second->status_name());
-        break;
-      }
-      auto fit = std::find_if(it->second->files.begin(), it->second->files.end(),
-                              [&](const catalog::FileRecord& f) { return f.path == c.file->path; });
-      if (fit == it->second->files.end()) {
-        held_err = what + ", which does not hold it";
-        break;
-      }
-      c = Choice{it->second, &*fit};
-    }
-    if (!held_err.empty()) {
-      sum.errors.push_back(held_err);
+    if (auto held = held_copy(*c.backup, *c.file, backups); !held) {
+      sum.errors.push_back(held.error().what);
       continue;
+    } else {
+      c = Choice{held->backup, held->file};
     }
     if (c.file->pieces.empty()) {
       sum.errors.push_back("catalog names no piece for '" + c.file->path + "'");
