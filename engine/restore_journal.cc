@@ -5,7 +5,9 @@
 
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <ctime>
+#include <thread>
 
 #include "engine/restore_job.h"
 #include "util/process.h"
@@ -16,6 +18,9 @@ namespace {
 constexpr const char* kMagic = "stripeback-restore-journal 1\n";
 constexpr size_t kRandomDigits = 16;
 constexpr size_t kMaxJournal = 64u << 20;
+// How long a journal with no header yet must stay so before it is taken for the leftover
+// of a restore killed as it started.
+constexpr std::chrono::milliseconds kStartPause{250};
 
 struct Owner {
   std::string host;
@@ -130,6 +135,12 @@ Result<std::unique_ptr<RestoreJournal>> RestoreJournal::create(storage::Director
     j->file_ = std::move(*made);
     SB_TRY(j->file_->write_at(reinterpret_cast<const std::byte*>(head.data()), head.size(), 0));
     j->offset_ = head.size();
+    // Another restore may have taken the journal, still empty, for a leftover and removed
+    // it (clean_restore_leftovers): then this one starts again under a new name.
+    if (auto st = root.stat(j->name_); !st && st.error().code == Errc::not_found) {
+      j->file_.reset();
+      continue;
+    }
     return j;
   }
   return fail(Errc::exists, "unable to find a free restore journal name in '" +
@@ -182,21 +193,29 @@ std::vector<std::string> clean_restore_leftovers(storage::Directory& root) {
     }
     if (!parse(*text, &owner, &temps)) {
       // A restore killed between creating its journal and writing the header leaves it
-      // empty or cut short; one still starting writes its header within microseconds, so
-      // only one older than a minute is taken for a leftover.
+      // empty or cut short. One still starting writes its header within microseconds of
+      // the create (and checks afterwards that its journal is still there, see create()),
+      // so a journal that stays cut short across a pause is taken for a leftover.
       std::string magic = kMagic;
-      bool cut_short = text->size() < magic.size() && magic.compare(0, text->size(), *text) == 0;
+      auto cut_short = [&](const std::string& t) {
+        return t.size() < magic.size() && magic.compare(0, t.size(), t) == 0;
+      };
+      if (!cut_short(*text)) {
+        out.push_back("'" + path + "' is not a restore journal; left alone");
+        continue;
+      }
       auto st = root.stat(name);
       bool old_enough = st && S_ISREG(st->mode) &&
                         st->mtime_ns / 1000000000 + 60 < static_cast<int64_t>(::time(nullptr));
-      if (!cut_short) {
-        out.push_back("'" + path + "' is not a restore journal; left alone");
-      } else if (old_enough) {
-        bool gone = root.remove(name).has_value();
-        out.push_back(gone ? "removed the empty journal '" + path +
-                                 "' of a restore killed as it started"
-                           : "unable to remove the empty restore journal '" + path + "'");
+      if (!old_enough) {
+        std::this_thread::sleep_for(kStartPause);
+        auto again = read_journal(root, name);
+        if (!again || *again != *text) continue;  // gone, or being written: a live restore
       }
+      bool gone = root.remove(name).has_value();
+      out.push_back(gone ? "removed the empty journal '" + path +
+                               "' of a restore killed as it started"
+                         : "unable to remove the empty restore journal '" + path + "'");
       continue;
     }
     if (util::process_alive(owner.host, owner.pid, owner.start)) {

@@ -166,8 +166,8 @@ TEST(HostileRestore, EmptyJournalOfARestoreKilledAsItStartedIsRemoved) {
   std::string target = t / "target";
   std::filesystem::create_directories(target);
   // Killed between creating its journal and writing the header: an empty journal, and one
-  // cut inside the header; both older than a minute. A fresh empty one may be a restore
-  // just starting: it is left alone.
+  // cut inside the header, both older than a minute; and an empty one made just now, which
+  // stays empty across the pause a restore gives a journal that may be just starting.
   std::string old_empty = target + "/.sbrestore-journal-00000000000000aa";
   std::string old_cut = target + "/.sbrestore-journal-00000000000000bb";
   std::string fresh = target + "/.sbrestore-journal-00000000000000cc";
@@ -182,7 +182,7 @@ TEST(HostileRestore, EmptyJournalOfARestoreKilledAsItStartedIsRemoved) {
   EXPECT_TRUE(contains(r.out, "removed the empty journal"));
   EXPECT_FALSE(exists(old_empty));
   EXPECT_FALSE(exists(old_cut));
-  EXPECT_TRUE(exists(fresh));
+  EXPECT_FALSE(exists(fresh));
   EXPECT_FALSE(contains(r.out, "is not a restore journal"));
 }
 
