@@ -278,6 +278,7 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   o.paths = f.paths;
   o.channels = f.channels;
   o.force = f.force;
+  o.delta = f.delta;
   o.verify_only = f.verify_only;
   o.channel = *cfg;
   o.cancel = &cancel;

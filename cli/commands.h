@@ -78,6 +78,7 @@ struct RestoreFlags {
   std::vector<std::string> paths;
   unsigned channels = 2;
   bool force = false;
+  bool delta = false;
   KeyFlags keys;
   bool verify_only = false;  // the validate command
   std::string tape_spool;  // ignored: tape pieces are streamed, not staged

@@ -240,6 +240,13 @@ int main(int argc, char** argv) {
   add_selection(restore, rf, "restore");
   restore->add_option("--to", rf.to, "directory to restore into")->required();
   restore->add_flag("--force", rf.force, "replace files that already exist");
+  restore->add_flag("--delta", rf.delta,
+                    "update files that already exist in place: read each one, compare its "
+                    "blocks (the change units of a --level backup, else its 1 MiB frames) "
+                    "with the backup's digests and write only those that differ; the old "
+                    "bytes are saved first, so a killed delta restore leaves every file as "
+                    "it was or verified new (see docs/incremental.md). Missing files are "
+                    "restored whole; local targets only");
   add_keys(restore, rf.keys, "of an encrypted backup");
   restore->add_option("--tape-spool", rf.tape_spool,
                       "accepted for old scripts and ignored: pieces on tape are read straight "

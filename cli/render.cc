@@ -235,6 +235,21 @@ std::string restore_json(const engine::RestoreSummary& s) {
   w.kv("files", s.files);
   w.kv("bytes", s.bytes);
   w.kv("piece_bytes_read", s.piece_bytes_read);
+  uint64_t written = 0;
+  for (const auto& c : s.channels) written += c.bytes_written;
+  if (!s.verify_only) w.kv("bytes_written", written);
+  if (s.delta) {
+    w.begin_object("delta");
+    w.kv("files_compared", s.delta_files);
+    w.kv("unchanged", s.delta_unchanged);
+    w.kv("updated", s.delta_updated);
+    w.kv("restored_whole", s.delta_whole);
+    w.kv("bytes_compared", s.delta_bytes_compared);
+    w.kv("bytes_differing", s.delta_bytes_differing);
+    w.kv("undo_bytes", s.delta_undo_bytes);
+    w.kv("compare_s", s.delta_compare_s);
+    w.end_object();
+  }
   if (!s.media_pieces.empty()) {
     // Named for the one kind of removable media there is.
     w.kv("tape_bytes_read", s.media_bytes_read);
@@ -269,6 +284,21 @@ std::string restore_text(const engine::RestoreSummary& r) {
                 static_cast<unsigned long long>(r.files), util::format_bytes(r.bytes).c_str(),
                 r.elapsed_s, util::mb_per_s(r.bytes, r.elapsed_s), verdict(r.channels).c_str());
   s += buf;
+  if (r.delta) {
+    uint64_t written = 0;
+    for (const auto& c : r.channels) written += c.bytes_written;
+    std::snprintf(buf, sizeof buf,
+                  "  delta: %llu existing files compared (%s read in %.2f s): %llu unchanged, "
+                  "%llu updated (%s written, %s of old bytes saved first), %llu restored whole\n",
+                  static_cast<unsigned long long>(r.delta_files),
+                  util::format_bytes(r.delta_bytes_compared).c_str(), r.delta_compare_s,
+                  static_cast<unsigned long long>(r.delta_unchanged),
+                  static_cast<unsigned long long>(r.delta_updated),
+                  util::format_bytes(written).c_str(),
+                  util::format_bytes(r.delta_undo_bytes).c_str(),
+                  static_cast<unsigned long long>(r.delta_whole));
+    s += buf;
+  }
   for (const auto& c : r.channels) {
     std::snprintf(buf, sizeof buf,
                   "  channel %u [%s%s]: %llu files, %s read from pieces, %.2f s: reading %.2f s, "

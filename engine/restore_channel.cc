@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "engine/compress.h"
+#include "engine/delta_undo.h"
+#include "engine/restore_delta.h"
 #include "engine/restore_job.h"
 #include "engine/backends.h"
 #include "io/buffer_pool.h"
@@ -19,16 +21,6 @@ namespace stripeback::engine {
 namespace {
 
 using storage::Clock;
-
-storage::Attrs attrs_of(const catalog::FileRecord& f, bool set_owner) {
-  storage::Attrs a;
-  a.set_owner = set_owner;
-  a.uid = f.uid;
-  a.gid = f.gid;
-  a.mode = f.mode & 07777;
-  a.mtime_ns = f.mtime_ns;
-  return a;
-}
 
 // Opens (creating as needed) the directories that lead to `comps.back()` below the target,
 // never following a symbolic link, so nothing lands outside it. Returns the deepest one
@@ -54,6 +46,16 @@ Result<std::unique_ptr<storage::Directory>> open_parent(storage::Directory& root
 
 }  // namespace
 
+storage::Attrs restore_attrs(const catalog::FileRecord& f, bool set_owner) {
+  storage::Attrs a;
+  a.set_owner = set_owner;
+  a.uid = f.uid;
+  a.gid = f.gid;
+  a.mode = f.mode & 07777;
+  a.mtime_ns = f.mtime_ns;
+  return a;
+}
+
 Result<void> open_restore_file(const RestoreContext& ctx, FileState& f) {
   if (ctx.verify_only) {
     f.shown = f.item->file.path;
@@ -66,6 +68,19 @@ Result<void> open_restore_file(const RestoreContext& ctx, FileState& f) {
   SB_ASSIGN(f.dir, open_parent(*ctx.root, comps, f.shown));
   storage::Directory& parent = f.dir ? *f.dir : *ctx.root;
   f.name = comps.back();
+  if (DeltaFile* d = f.delta) {
+    // The file moves to its temporary name (its undo log is durable by now), then is
+    // updated there in place.
+    f.temp = d->temp;
+    if (auto r = parent.rename(f.name, f.temp, /*replace=*/false); !r)
+      return r.error().wrap("unable to update '" + f.shown + "'");
+    f.temp_made = true;
+    util::crash_point("delta-file-renamed");
+    SB_ASSIGN(f.out, parent.open_write(f.temp, {ctx.config.direct == io::Direct::yes}));
+    if (f.item->file.size > d->old.size && ctx.caps->preallocate)
+      SB_TRY(f.out->preallocate(d->old.size, f.item->file.size - d->old.size));
+    return ok();
+  }
   storage::CreateOptions co;
   co.direct = ctx.config.direct == io::Direct::yes;
   co.mode = 0600;
@@ -103,9 +118,14 @@ Result<void> finish_restore_file(const RestoreContext& ctx, FileState& f) {
     if (map_file_digest(*want) != rec.digest)
       return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
   } else {
+    // Every frame of the file, written or (in a delta restore) found equal in place.
     util::DigestCombiner comb;
-    for (const PartExtent& pe : f.extents)
-      comb.add(pe.extent->file_offset, pe.extent->raw_len, pe.extent->raw_digest);
+    std::vector<const Extent*> all;
+    for (const RestorePart& part : f.item->parts)
+      for (const Extent& e : part.piece->trailer().extents[part.file_id]) all.push_back(&e);
+    std::sort(all.begin(), all.end(),
+              [](const Extent* a, const Extent* b) { return a->file_offset < b->file_offset; });
+    for (const Extent* e : all) comb.add(e->file_offset, e->raw_len, e->raw_digest);
     if (comb.finish() != rec.digest)
       return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
   }
@@ -113,12 +133,12 @@ Result<void> finish_restore_file(const RestoreContext& ctx, FileState& f) {
   // Zero frames were not written: setting the size makes them read as zeros.
   SB_TRY(f.out->truncate(rec.size));
   SB_TRY(f.out->commit());
-  SB_TRY(f.out->set_attrs(attrs_of(rec, ctx.set_owner)));
+  SB_TRY(f.out->set_attrs(restore_attrs(rec, ctx.set_owner)));
   SB_TRY(f.out->close());
   f.out.reset();
   util::crash_point("restore-file-synced");
   storage::Directory& parent = f.dir ? *f.dir : *ctx.root;
-  if (auto r = parent.rename(f.temp, f.name, ctx.force); !r) {
+  if (auto r = parent.rename(f.temp, f.name, ctx.force && !f.delta); !r) {
     if (r.error().code == Errc::exists)
       return fail(Errc::exists, "refusing to overwrite existing file '" + f.shown +
                                     "' (use --force to replace it)");
@@ -126,6 +146,11 @@ Result<void> finish_restore_file(const RestoreContext& ctx, FileState& f) {
   }
   util::crash_point("restore-file-renamed");
   f.temp_made = false;
+  if (f.delta) {
+    // Back under its name and durable there: the old bytes are no longer needed.
+    if (ctx.caps->dir_sync) SB_TRY(parent.sync());
+    SB_TRY(parent.remove(f.delta->undo_name));
+  }
   if (ctx.journal) ctx.journal->settle();
   if (ctx.caps->dir_sync)
     SB_TRY(parent.sync());
@@ -136,6 +161,22 @@ bool abandon_restore_file(const RestoreContext& ctx, FileState& f) {
   if (f.out) f.out->abandon();
   f.out.reset();
   bool removed = false;
+  if (f.delta && !ctx.verify_only) {
+    // Updated in place: put back as it was from its undo log (the next restore into the
+    // target does it when this fails).
+    storage::Directory& parent = f.dir ? *f.dir : *ctx.root;
+    Result<void> r = ok();
+    if (f.temp_made)
+      r = roll_back_delta(parent, f.temp, f.delta->undo_name, f.name, ctx.set_owner);
+    else
+      r = parent.remove(f.delta->undo_name);
+    if (r) {
+      f.temp_made = false;
+      if (ctx.journal) ctx.journal->settle();
+    }
+    f.dir.reset();
+    return r.has_value();
+  }
   if (f.temp_made) {
     storage::Directory& parent = f.dir ? *f.dir : *ctx.root;
     removed = parent.remove(f.temp).has_value();
@@ -220,10 +261,11 @@ class ChunkRestore {
         const PartExtent& pe = f.extents[next++];
         const Extent& e = *pe.extent;
         if (e.type == FrameType::zero) {
-          // The preallocated range reads as zeros.
           if (f.item->units)
             for (const auto& [off, len] : pe.ranges) note_units(f, off, nullptr, off, len);
-          continue;
+          // A new file's preallocated range reads as zeros; a file updated in place gets
+          // them written.
+          if (!f.delta || ctx_.verify_only) continue;
         }
         uint32_t slot = *pool_.acquire();
         Slot& sl = slots_[slot];
@@ -231,6 +273,11 @@ class ChunkRestore {
         sl.writing = false;
         sl.lens.clear();
         sl.writes_left = 0;
+        if (e.type == FrameType::zero) {
+          std::memset(pool_.header(slot), 0, align_up(e.raw_len));
+          SB_TRY(submit_writes(slot, pool_.header(slot), false));
+          continue;
+        }
         SB_TRY(loop_.submit({pe.part->piece->file(), storage::OpKind::read, e.frame_offset,
                              pool_.header(slot),
                              static_cast<uint32_t>(kBlock + align_up(e.stored_len)), slot,
@@ -318,9 +365,17 @@ class ChunkRestore {
       s.pe = nullptr;
       return ok();
     }
-    s.writing = true;
     const bool decoded = raw >= scratch_.region().first &&
                          raw < scratch_.region().first + scratch_.region().second;
+    return submit_writes(slot, raw, decoded);
+  }
+
+  // Writes the frame's bytes at `raw` (all of them, or its ranges) from the slot.
+  Result<void> submit_writes(uint32_t slot, const std::byte* raw, bool decoded) {
+    Slot& s = slots_[slot];
+    const Extent& e = *s.pe->extent;
+    const auto& pe = *s.pe;
+    s.writing = true;
     const bool direct = file_->out->direct();
     auto write = [&](uint64_t off, uint32_t n) -> Result<void> {
       std::byte* at = const_cast<std::byte*>(raw) + (off - e.file_offset);
@@ -379,7 +434,7 @@ Result<void> restore_dir_attributes(storage::Directory& root, const catalog::Fil
   comps.push_back(".");  // open_parent creates and opens every component before the last
   SB_ASSIGN(auto dir, open_parent(root, comps, shown));
   storage::Directory& at = dir ? *dir : root;
-  SB_TRY(at.set_attrs(attrs_of(d, set_owner)));
+  SB_TRY(at.set_attrs(restore_attrs(d, set_owner)));
   SB_TRY(at.sync());
   return ok();
 }
@@ -477,11 +532,38 @@ void cut_chunks(FileState& f, std::vector<RestoreChunk>& chunks) {
 }  // namespace
 
 Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size_t max_frame,
-                                                   std::vector<RestoreChunk>& chunks) {
+                                                   std::vector<RestoreChunk>& chunks,
+                                                   DeltaFile* delta) {
   auto f = std::make_unique<FileState>();
   f->item = &item;
+  f->delta = delta;
   if (item.units) {
     SB_TRY(plan_units(item, *f, max_frame));
+    if (delta) {
+      // Only the units that differ in place are written; the others were found equal to
+      // the units of the map.
+      const UnitMap& want = *item.units;
+      std::vector<PartExtent> kept;
+      for (PartExtent& pe : f->extents) {
+        std::vector<std::pair<uint64_t, uint32_t>> ranges;
+        for (const auto& [off, len] : pe.ranges)
+          for (uint64_t u = off / want.unit; u * want.unit < off + len; ++u) {
+            if (!delta->differs[u]) continue;
+            const uint64_t uo = u * want.unit;
+            const uint32_t ul = unit_length(item.file.size, want.unit, u);
+            if (!ranges.empty() && ranges.back().first + ranges.back().second == uo)
+              ranges.back().second += ul;
+            else
+              ranges.push_back({uo, ul});
+          }
+        if (ranges.empty()) continue;
+        pe.ranges = std::move(ranges);
+        kept.push_back(std::move(pe));
+      }
+      f->extents = std::move(kept);
+      for (uint64_t u = 0; u < f->got.size(); ++u)
+        if (!delta->differs[u]) f->got[u] = want.digests[u];
+    }
     cut_chunks(*f, chunks);
     return f;
   }
@@ -507,6 +589,13 @@ Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size
     return fail(Errc::corrupt, "the pieces of '" + item.file.path + "' cover " +
                                    std::to_string(expect) + " of " +
                                    std::to_string(item.file.size) + " bytes");
+  if (delta) {
+    // Frame i is block i of the compare (both in offset order): only those that differ.
+    std::vector<PartExtent> kept;
+    for (size_t i = 0; i < f->extents.size(); ++i)
+      if (delta->differs[i]) kept.push_back(f->extents[i]);
+    f->extents = std::move(kept);
+  }
   cut_chunks(*f, chunks);
   return f;
 }

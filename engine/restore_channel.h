@@ -60,6 +60,8 @@ struct PartExtent {
   std::vector<std::pair<uint64_t, uint32_t>> ranges;
 };
 
+struct DeltaFile;  // restore_delta.h
+
 // One file being restored, shared by the channels restoring its chunks. `extents` and
 // `chunks_total` are set before the channels start; the rest is guarded by `mu`.
 struct FileState {
@@ -68,6 +70,8 @@ struct FileState {
   size_t chunks_total = 0;
   // With a change map: the digest of each unit as restored (each written by one channel).
   std::vector<util::Digest> got;
+  // A delta restore updates the existing file in place (restore_delta.h).
+  DeltaFile* delta = nullptr;
 
   std::mutex mu;
   bool opened = false;
@@ -87,9 +91,11 @@ struct RestoreChunk {
 
 // Merges the extents of `item` from all its pieces, checks each piece's record of the file
 // and that together they cover it exactly, and cuts them into chunks. `max_frame` is the
-// largest frame the channel buffers hold.
+// largest frame the channel buffers hold. With `delta`, only the blocks that differ in the
+// existing file are written.
 Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size_t max_frame,
-                                                   std::vector<RestoreChunk>& chunks);
+                                                   std::vector<RestoreChunk>& chunks,
+                                                   DeltaFile* delta = nullptr);
 
 struct RestoreContext {
   bool verify_only = false;  // validate: read and check every frame, write nothing
@@ -128,6 +134,8 @@ Result<void> open_restore_file(const RestoreContext& ctx, FileState& f);
 Result<void> finish_restore_file(const RestoreContext& ctx, FileState& f);
 // After a failure: gives up the file and removes its temporary. True when removed.
 bool abandon_restore_file(const RestoreContext& ctx, FileState& f);
+// The attributes a restored file gets from its record (the owner with `set_owner`).
+storage::Attrs restore_attrs(const catalog::FileRecord& f, bool set_owner);
 // Records the file's first failure.
 void fail_file(FileState& f, const Error& e);
 

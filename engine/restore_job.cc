@@ -15,6 +15,7 @@
 #include "engine/change_map.h"
 #include "engine/planner.h"
 #include "engine/restore_channel.h"
+#include "engine/restore_delta.h"
 #include "engine/restore_journal.h"
 #include "engine/restore_stream.h"
 #include "io/file.h"
@@ -155,6 +156,8 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
   if (opts.target.empty() && !opts.verify_only)
     return fail(Errc::invalid_argument, "no restore target given (--to)");
+  if (opts.delta && opts.verify_only)
+    return fail(Errc::invalid_argument, "--delta updates a restore target; validate has none");
   auto start = std::chrono::steady_clock::now();
   auto backups = cat.backups();
   SB_ASSIGN(auto choices, select_files(opts, backups));
@@ -165,6 +168,10 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     auto pl = place_of(target);
     if (!pl) return fail(Errc::invalid_argument, "restore target is not usable: " + pl.error().what);
     target_place = std::move(*pl);
+    if (opts.delta && !target_place->at.is_local())
+      return fail(Errc::unsupported, "restore --delta updates files in place, which is not "
+                                     "supported on " + std::string(target_place->storage->scheme()) +
+                                     " targets yet ('" + target + "')");
   }
   // Check every destination before writing anything.
   std::vector<std::string> existing;
@@ -175,7 +182,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       dirs.push_back(c.file);
       continue;
     }
-    if (opts.force || opts.verify_only) continue;
+    if (opts.force || opts.verify_only || opts.delta) continue;
     storage::Location dest = target_place->at.join(relative_below(c.file->path));
     if (target_place->storage->stat(dest, /*follow=*/false)) existing.push_back(dest.str());
   }
@@ -313,7 +320,8 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   // one creates its own (restore_journal.h).
   std::unique_ptr<RestoreJournal> journal;
   if (!opts.verify_only) {
-    for (auto& w : clean_restore_leftovers(*root)) sum.warnings.push_back(std::move(w));
+    for (auto& w : clean_restore_leftovers(*root, ::geteuid() == 0))
+      sum.warnings.push_back(std::move(w));
     SB_ASSIGN(journal, RestoreJournal::create(*root));
   }
 
@@ -335,11 +343,87 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     for (const auto& l : it.older) fit_frames(l.parts);
   }
 
+  std::atomic<size_t> next{0};
+  RestoreContext ctx;
+  ctx.header_logs = nullptr;
+  ctx.verify_only = opts.verify_only;
+  ctx.job_start = start;
+  ctx.root = root.get();
+  ctx.caps = target_place ? &target_place->storage->caps() : nullptr;
+  ctx.force = opts.force || opts.delta;
+  ctx.set_owner = ::geteuid() == 0;
+  ctx.cancel = opts.cancel;
+  ctx.config = config;
+  ctx.journal = journal.get();
+
+  // A delta restore first compares the existing files with the backup, in parallel.
+  std::vector<std::unique_ptr<DeltaFile>> deltas(items.size());
+  std::vector<bool> done(items.size(), false);
+  if (opts.delta) {
+    sum.delta = true;
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<DeltaChunk> dchunks;
+    size_t span = config.buffer_size;
+    for (size_t i = 0; i < items.size(); ++i) {
+      auto d = open_delta_file(*root, items[i], config, dchunks);
+      if (!d) {
+        sum.errors.push_back(d.error().what);
+        done[i] = true;
+        continue;
+      }
+      deltas[i] = std::move(*d);
+      if (deltas[i])
+        for (const auto& b : deltas[i]->blocks) span = std::max<size_t>(span, align_up(b.len) + kBlock);
+    }
+    std::atomic<size_t> dnext{0};
+    const uint32_t n = std::max<uint32_t>(
+        1, std::min<uint32_t>(opts.channels, static_cast<uint32_t>(dchunks.size())));
+    std::vector<std::thread> cmp;
+    if (!dchunks.empty())
+      for (uint32_t c = 0; c < n; ++c)
+        cmp.emplace_back([&] { run_delta_compare(ctx, dchunks, dnext, span); });
+    for (auto& t : cmp) t.join();
+    DeltaTotals totals;
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (!deltas[i]) continue;
+      bool whole = false;
+      std::string err;
+      if (!settle_delta_file(ctx, *deltas[i], &whole, &err, totals)) {
+        done[i] = true;
+        if (!err.empty()) sum.errors.push_back(err);
+        else {
+          ++sum.files;
+          sum.bytes += items[i].file.size;
+        }
+      }
+      if (whole) deltas[i].reset();
+    }
+    sum.delta_files = totals.files;
+    sum.delta_unchanged = totals.unchanged;
+    sum.delta_updated = totals.updated;
+    sum.delta_whole = totals.whole;
+    sum.delta_bytes_compared = totals.bytes_compared;
+    sum.delta_bytes_differing = totals.bytes_differing;
+    sum.delta_undo_bytes = totals.undo_bytes;
+    sum.delta_compare_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
   std::vector<RestoreChunk> chunks;
   std::vector<std::unique_ptr<FileState>> states;
-  for (const auto& it : items) {
-    auto st = make_file_state(it, config.buffer_size, chunks);
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (done[i]) continue;
+    const auto& it = items[i];
+    auto st = make_file_state(it, config.buffer_size, chunks, deltas[i].get());
     if (!st) {
+      // A file compared for a delta restore gives up its undo log: nothing was changed.
+      if (deltas[i]) {
+        FileState gone;
+        gone.item = &it;
+        gone.delta = deltas[i].get();
+        gone.dir = std::move(deltas[i]->dir);
+        abandon_restore_file(ctx, gone);
+      }
       sum.errors.push_back(st.error().what);
       continue;
     }
@@ -354,21 +438,10 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     for (const auto& [name, reader] : cache.readers())
       header_logs[reader.get()] = std::make_unique<HeaderLog>();
 
-  std::atomic<size_t> next{0};
-  RestoreContext ctx;
   ctx.header_logs = opts.verify_only ? &header_logs : nullptr;
-  ctx.verify_only = opts.verify_only;
-  ctx.job_start = start;
   sum.verify_only = opts.verify_only;
-  ctx.root = root.get();
-  ctx.caps = target_place ? &target_place->storage->caps() : nullptr;
-  ctx.force = opts.force;
-  ctx.set_owner = ::geteuid() == 0;
   ctx.chunks = &chunks;
   ctx.next = &next;
-  ctx.cancel = opts.cancel;
-  ctx.config = config;
-  ctx.journal = journal.get();
   uint32_t nch = chunks.empty() ? 0
                               : std::max<uint32_t>(1, std::min<uint32_t>(
                                                           opts.channels,

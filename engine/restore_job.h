@@ -27,6 +27,8 @@ struct RestoreOptions {
   std::vector<std::string> paths;     // limit to these original files or directories
   uint32_t channels = kDefaultChannels;
   bool force = false;                 // replace existing files
+  // Update existing files in place, writing only the blocks that differ (restore_delta.h).
+  bool delta = false;
   bool verify_only = false;           // validate: check every frame, write nothing
   ChannelConfig channel;
   std::shared_ptr<Keyring> keys;  // opens encrypted pieces (engine/crypto.h)
@@ -49,6 +51,15 @@ struct RestoreSummary {
   std::vector<std::string> media_pieces;  // pieces read from removable media, in order
   double elapsed_s = 0;
   std::vector<uint64_t> backups_used;
+  bool delta = false;
+  uint64_t delta_files = 0;       // existing files compared
+  uint64_t delta_unchanged = 0;   // found equal: attributes only
+  uint64_t delta_updated = 0;     // updated in place by the blocks that differ
+  uint64_t delta_whole = 0;       // existing files restored whole (most blocks differed)
+  uint64_t delta_bytes_compared = 0;  // read from the target
+  uint64_t delta_bytes_differing = 0;
+  uint64_t delta_undo_bytes = 0;  // old bytes saved in undo logs
+  double delta_compare_s = 0;
   std::vector<ChannelStats> channels;
 
 };

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <thread>
 
+#include "engine/delta_undo.h"
 #include "engine/restore_job.h"
 #include "util/process.h"
 
@@ -93,6 +94,48 @@ bool remove_temp(storage::Directory& root, const std::string& rel) {
   return dir->remove(comps->back()).has_value();
 }
 
+// A file a killed delta restore was updating: put back as it was when it is still under its
+// temporary name (its undo log is complete then: the log is durable before the rename), and
+// its undo log removed. Returns a message when there was something to do.
+std::string recover_delta(storage::Directory& root, const std::string& entry, bool set_owner) {
+  std::vector<std::string> comps;
+  size_t i = 1;
+  while (i <= entry.size()) {
+    size_t j = entry.find('/', i);
+    if (j == std::string::npos) j = entry.size();
+    comps.push_back(entry.substr(i, j - i));
+    i = j + 1;
+  }
+  if (comps.size() < 3) return "";
+  const std::string final = comps.back();
+  const std::string undo = comps[comps.size() - 2];
+  const std::string temp = comps[comps.size() - 3];
+  if (!safe_component(final) || !is_restore_temp_name(temp) || !is_restore_temp_name(undo))
+    return "";
+  std::unique_ptr<storage::Directory> sub;
+  storage::Directory* dir = &root;
+  std::string rel;
+  for (size_t k = 0; k + 3 < comps.size(); ++k) {
+    if (!safe_component(comps[k])) return "";
+    auto next = dir->open_dir(comps[k], /*create=*/false);
+    if (!next) return "";
+    sub = std::move(*next);
+    dir = sub.get();
+    rel += comps[k] + "/";
+  }
+  const std::string shown = root.location().join(rel + final).str();
+  auto t = dir->stat(temp);
+  auto u = dir->stat(undo);
+  if (t && S_ISREG(t->mode) && u && S_ISREG(u->mode)) {
+    if (auto r = roll_back_delta(*dir, temp, undo, final, set_owner); !r)
+      return r.error().what + " (it is kept as '" + root.location().join(rel + temp).str() +
+             "', its undo log as '" + undo + "')";
+    return "put '" + shown + "' back as it was before an interrupted delta restore";
+  }
+  if (u && S_ISREG(u->mode)) (void)dir->remove(undo);
+  return "";
+}
+
 Result<std::vector<std::string>> list_journals(storage::Directory& root) {
   SB_ASSIGN(auto names, root.list());
   std::vector<std::string> out;
@@ -150,6 +193,19 @@ Result<std::unique_ptr<RestoreJournal>> RestoreJournal::create(storage::Director
 Result<void> RestoreJournal::note(const std::vector<std::string>& rel) {
   std::string entry;
   for (const auto& c : rel) entry += (entry.empty() ? "" : "/") + c;
+  return append(entry);
+}
+
+Result<void> RestoreJournal::note_delta(const std::vector<std::string>& dir,
+                                        const std::string& temp, const std::string& undo,
+                                        const std::string& final) {
+  std::string entry;
+  for (const auto& c : dir) entry += "/" + c;
+  entry += "/" + temp + "/" + undo + "/" + final;
+  return append(entry);
+}
+
+Result<void> RestoreJournal::append(std::string entry) {
   entry.push_back('\0');
   std::lock_guard lock(mu_);
   SB_TRY(file_->write_at(reinterpret_cast<const std::byte*>(entry.data()), entry.size(), offset_));
@@ -175,7 +231,7 @@ std::string RestoreJournal::finish() {
   return "";
 }
 
-std::vector<std::string> clean_restore_leftovers(storage::Directory& root) {
+std::vector<std::string> clean_restore_leftovers(storage::Directory& root, bool set_owner) {
   std::vector<std::string> out;
   auto journals = list_journals(root);
   if (!journals) {
@@ -225,8 +281,19 @@ std::vector<std::string> clean_restore_leftovers(storage::Directory& root) {
       continue;  // a restore running now into the same target: its files are its own
     }
     size_t removed = 0;
-    for (const auto& rel : temps) removed += remove_temp(root, rel) ? 1 : 0;
-    bool gone = root.remove(name).has_value();
+    bool kept = false;
+    for (const auto& rel : temps) {
+      if (rel.empty() || rel[0] != '/') {
+        removed += remove_temp(root, rel) ? 1 : 0;
+        continue;
+      }
+      std::string said = recover_delta(root, rel, set_owner);
+      if (said.empty()) continue;
+      kept = kept || said.rfind("unable", 0) == 0;
+      out.push_back(std::move(said));
+    }
+    // A file that could not be put back keeps its journal entry for the next restore.
+    bool gone = !kept && root.remove(name).has_value();
     out.push_back("removed " + std::to_string(removed) +
                   " temporary file(s) left by an interrupted restore (pid " +
                   std::to_string(owner.pid) + ")" +

@@ -11,6 +11,11 @@
 // removes every listed temporary that is still there and still has the temporary form, then
 // the journal. Journals of a running restore (or of another host) are left alone.
 //
+// A delta restore (delta_undo.h) notes, before it creates a file's undo log, an entry that
+// starts with '/': the file's directory components, its temporary name, its undo log's name
+// and its final name. For such an entry a later restore puts the file back as it was when
+// it is still under its temporary name, and removes the undo log.
+//
 // The target is reached through its Directory (storage.h), never following links.
 // Thread safety: note() and settle() may be called from any channel.
 #pragma once
@@ -40,6 +45,11 @@ class RestoreJournal {
   ~RestoreJournal();
   // Records a temporary about to be created, by its components below the target.
   Result<void> note(const std::vector<std::string>& rel);
+  // Records a file a delta restore is about to update in place: the components of its
+  // directory below the target, the temporary name it gets while updated, its undo log's
+  // name and its final name.
+  Result<void> note_delta(const std::vector<std::string>& dir, const std::string& temp,
+                          const std::string& undo, const std::string& final);
   // A noted temporary is gone (renamed into place or removed).
   void settle();
   // Removes the journal when every noted temporary has settled; otherwise keeps it for the
@@ -52,6 +62,7 @@ class RestoreJournal {
   storage::Directory* root_ = nullptr;
   std::string name_, path_;
   std::unique_ptr<storage::WriteFile> file_;
+  Result<void> append(std::string entry);
   std::mutex mu_;
   uint64_t offset_ = 0;
   uint64_t open_temps_ = 0;
@@ -59,6 +70,8 @@ class RestoreJournal {
 
 // Removes the temporaries listed by journals in the target whose restore is gone, and those
 // journals. Returns one message per journal handled (what was removed, or why not).
-std::vector<std::string> clean_restore_leftovers(storage::Directory& root);
+// Files a killed delta restore was updating are put back as they were (`set_owner`: their
+// owner too).
+std::vector<std::string> clean_restore_leftovers(storage::Directory& root, bool set_owner);
 
 }  // namespace stripeback::engine

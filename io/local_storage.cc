@@ -215,6 +215,26 @@ class LocalDirectory final : public storage::Directory {
         std::make_unique<LocalFile>(OpenedFile{UniqueFd(fd), direct}, shown));
   }
 
+  Result<std::unique_ptr<storage::WriteFile>> open_write(const std::string& name,
+                                                         const storage::OpenOptions& o) override {
+    const std::string shown = child_name(at_, name);
+    const int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+    bool direct = o.direct;
+    int fd = ::openat(fd_.get(), name.c_str(), flags | (direct ? O_DIRECT : 0));
+    if (fd < 0 && errno == EINVAL && direct) {
+      direct = false;
+      fd = ::openat(fd_.get(), name.c_str(), flags);
+    }
+    if (fd < 0) return sys_error(errno, "unable to open " + q(shown) + " for write");
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return fail(Errc::invalid_argument, q(shown) + " is not a regular file");
+    }
+    return std::unique_ptr<storage::WriteFile>(
+        std::make_unique<LocalWriteFile>(OpenedFile{UniqueFd(fd), direct}, shown));
+  }
+
   Result<FileInfo> stat(const std::string& name) override {
     struct stat st {};
     if (::fstatat(fd_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)

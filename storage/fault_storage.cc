@@ -458,6 +458,14 @@ class FaultDirectory final : public Directory {
         [&] { return wrap(s_, in_->open(name, o)); });
   }
 
+  Result<std::unique_ptr<WriteFile>> open_write(const std::string& name,
+                                                const OpenOptions& o) override {
+    const std::string at = child(name);
+    return run(
+        *s_, FaultOp::open, at, {}, [&] { return "unable to open " + quoted(at) + " for write"; },
+        [&] { return wrap(s_, in_->open_write(name, o)); });
+  }
+
   Result<FileInfo> stat(const std::string& name) override {
     const std::string at = child(name);
     return run(

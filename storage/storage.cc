@@ -42,6 +42,13 @@ const Counter* CounterGroup::find(const std::string& key) const {
   return nullptr;
 }
 
+Result<std::unique_ptr<WriteFile>> Directory::open_write(const std::string& name,
+                                                        const OpenOptions&) {
+  return Error{Errc::unsupported, 0,
+               "updating a file in place is not supported on this storage ('" +
+                   location().join(name).str() + "')"};
+}
+
 Error Storage::unsupported(const char* op, const Location& at) const {
   return Error{Errc::unsupported, 0,
                std::string(op) + " is not supported on " + scheme() + " storage ('" + at.str() +

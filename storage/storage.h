@@ -166,6 +166,11 @@ class Directory {
                                                     const CreateOptions& o) = 0;
   // Opens a file for reading; never follows a link at `name`.
   virtual Result<std::unique_ptr<ReadFile>> open(const std::string& name, const OpenOptions& o) = 0;
+  // Opens an existing regular file for writing in place: never creates, truncates or
+  // follows a link at `name` (a delta restore updates files this way). Errc::unsupported
+  // where the medium cannot.
+  virtual Result<std::unique_ptr<WriteFile>> open_write(const std::string& name,
+                                                        const OpenOptions& o);
   virtual Result<FileInfo> stat(const std::string& name) = 0;
   virtual Result<std::vector<std::string>> list() = 0;
   virtual Result<void> remove(const std::string& name) = 0;
