@@ -320,6 +320,7 @@ class ChunkRestore {
                                   " of " + std::to_string(want) + " bytes written at offset " +
                                   std::to_string(e.file_offset));
       ++stats_.writes;
+      if (file_->delta) util::crash_point("delta-block-written");
       if (--s.writes_left > 0) return ok();
       // The file bytes this frame gave: all of it, or the ranges no newer backup holds.
       if (s.pe->ranges.empty()) {

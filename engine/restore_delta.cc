@@ -36,8 +36,8 @@ storage::Directory& parent_of(const RestoreContext& ctx, DeltaFile& f) {
   return f.dir ? *f.dir : *ctx.root;
 }
 
-// Saves the old bytes [off, off + len) of `f`, making its undo log (noted in the journal
-// first) at the first call.
+// Saves the old bytes [off, off + len) of `f` (none when `len` is 0), making its undo log
+// (noted in the journal first) at the first call.
 Result<void> save_old(const RestoreContext& ctx, DeltaFile& f, uint64_t off, const std::byte* data,
                       uint32_t len) {
   UndoLog* undo = nullptr;
@@ -56,6 +56,7 @@ Result<void> save_old(const RestoreContext& ctx, DeltaFile& f, uint64_t off, con
     }
     undo = f.undo.get();
   }
+  if (len == 0) return ok();
   return undo->save(off, data, len);
 }
 
@@ -149,8 +150,10 @@ class Comparer {
       if (b.off < f.old.size) f.bytes_compared += old_end - b.off;
       if (!differs) continue;
       if (!b.tail) f.differs[i] = 1;
-      if (b.off < f.old.size)
-        SB_TRY(save_old(ctx_, f, b.off, at, static_cast<uint32_t>(old_end - b.off)));
+      // Past the old end there is nothing to save, but the log is made all the same: it
+      // holds the old size.
+      const uint32_t keep = b.off < f.old.size ? static_cast<uint32_t>(old_end - b.off) : 0;
+      SB_TRY(save_old(ctx_, f, b.off, at, keep));
     }
     return ok();
   }
