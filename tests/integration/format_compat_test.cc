@@ -2,6 +2,8 @@
 // version must list, validate and restore them identical.
 //   v1  stripeback 0.1 (piece format 1, catalog format 1)
 //   v2  the build before the storage redesign (8c6532d: piece format 2, catalog identity)
+//   v3  incremental backups (piece format 3 with digest maps and trailer version 2,
+//       catalog payload version 3): each of the three backups is a level 0
 //
 // The fixtures were made by this file's FormatFixtures.DISABLED_Write with
 //   SB_FIXTURE_VERSION=v2 SB_FIXTURE_BIN=<that build's stripeback>
@@ -63,6 +65,8 @@ TEST(FormatFixtures, DISABLED_Write) {
                                   std::string(kRoot) + "/p-" + kind, "--catalog",
                                   std::string(kRoot) + "/cat", "--tag", kind, "--channels", "2"};
     if (kind == "compressed") args.insert(args.end(), {"--compress", "low"});
+    // From v3 on, level 0 backups: digest maps in the pieces, levels in the catalog.
+    if (std::string(v) >= "v3") args.insert(args.end(), {"--level", "0", "--change-unit", "64K"});
     if (kind == "encrypted")
       args.insert(args.end(), {"--encrypt", "--key-file", std::string(kRoot) + "/k.key"});
     if (with) {
@@ -112,7 +116,7 @@ class FormatFixture : public FormatBase, public ::testing::WithParamInterface<co
   FormatFixture() : FormatBase(GetParam()) {}
 };
 
-INSTANTIATE_TEST_SUITE_P(Versions, FormatFixture, ::testing::Values("v1", "v2"));
+INSTANTIATE_TEST_SUITE_P(Versions, FormatFixture, ::testing::Values("v1", "v2", "v3"));
 
 TEST_P(FormatFixture, CatalogListsTheThreeBackupsComplete) {
   RunResult l = sb({"list", "--catalog", cat(), "--json"});
@@ -147,6 +151,41 @@ TEST_P(FormatFixture, EveryBackupValidatesAndRestoresIdentical) {
       EXPECT_EQ(st.st_mtim.tv_sec, kMtime / 1000000000) << kind << f;
     }
   }
+}
+
+class FormatV3 : public FormatBase {
+ protected:
+  FormatV3() : FormatBase("v3") {}
+};
+
+// A level 1 made now builds on the version-3 level 0 (its digest map read from the old
+// piece) and the chain restores identical to the changed source.
+TEST_F(FormatV3, LevelOneBuildsOnTheOldLevelZero) {
+  const std::string src = kRoot + "/src";
+  make_v1_source(src);
+  const std::string page(8192, 'x');
+  FILE* f = std::fopen((src + "/a.dbf").c_str(), "r+");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fseek(f, 300000, SEEK_SET), 0);
+  ASSERT_EQ(std::fwrite(page.data(), 1, page.size(), f), page.size());
+  std::fclose(f);
+  RunResult b = sb({"backup", src, "--to", kRoot + "/p-l1", "--catalog", cat(), "--level", "1",
+                    "--encrypt", "--key-file", key(), "--json"});
+  SB_ASSERT_EXIT(b, 0);
+  Json j = parse_json(b);
+  ASSERT_EQ(j["parents"].size(), 1u) << b.out;
+  EXPECT_EQ(*j["parents"][0].as_u64(), 3u) << "the newest level 0: the encrypted one";
+  for (const auto& fc : j["file_changes"].items())
+    if (fc["path"].as_string() == src + "/a.dbf") {
+      EXPECT_EQ(fc["change"].as_string(), "changed");
+      EXPECT_EQ(*fc["units_written"].as_u64(), 1u);
+    }
+  std::string target = t_ / "r-l1";
+  SB_ASSERT_EXIT(sb({"restore", "--catalog", cat(), "--to", target, "--key-file", key()}), 0);
+  for (const char* name : {"/a.dbf", "/sub/b.dbf", "/sub/empty"})
+    EXPECT_EQ(stripeback::testing::read_file(target + src + name),
+              stripeback::testing::read_file(src + name))
+        << name;
 }
 
 // The first backup into the version-1 catalog gives it an identity and names its pieces
