@@ -53,7 +53,8 @@ the page cache before each timed step:
   chain restore      restore of the level 1 (level 0 + level 1) into a fresh directory
   delta restore      only when 'stripeback restore --help' lists --delta: the full
                      restore's tree gets --percent of its pages changed again (other
-                     pages, other bytes), then restore --delta of the full backup over it
+                     pages, other bytes), then restore --delta of the level 1 (the same
+                     tree, with its change units' digests) over it
 
 Every restored tree is verified against DIR/src (contents with diff -r, plus sizes,
 modes and mtimes); the script fails loudly if one differs. Every timed region is
@@ -388,8 +389,10 @@ for ((round = 1; round <= REPEAT; round++)); do
   if ((HAVE_DELTA)); then
     change_pages "$RESTORE_FULL$SRC" target "$LOGS/change-target.$round.json"
     trim
-    measure restore_delta "$round" "$BIN" restore "${DELTA_ARGS[@]}" --catalog "$FULL_CATALOG" \
-      --backup "$full_id" --to "$RESTORE_FULL" --channels "$CHANNELS" --json
+    # The level 1 holds the same tree as the full backup, with the digest map of its
+    # change units: the delta restore compares by unit, not by 1 MiB frame.
+    measure restore_delta "$round" "$BIN" restore "${DELTA_ARGS[@]}" --catalog "$CATALOG" \
+      --backup "$l1_id" --to "$RESTORE_FULL" --channels "$CHANNELS" --json
     check_restore restore_delta "$round"
     verify_restore "restore_delta.$round" "$RESTORE_FULL"
   fi
