@@ -271,7 +271,7 @@ bool settle_delta_file(const RestoreContext& ctx, DeltaFile& f, bool* whole, std
                        DeltaTotals& totals) {
   *whole = false;
   ++totals.files;
-  totals.bytes_compared += f.bytes_compared;
+  totals.bytes_compared += f.bytes_compared.load();
   f.in.reset();
   storage::Directory& parent = parent_of(ctx, f);
   auto drop_undo = [&] {

@@ -47,7 +47,7 @@ struct DeltaFile {
   Error error;
   std::unique_ptr<UndoLog> undo;  // made at the first block that differs
   std::string temp, undo_name;
-  uint64_t bytes_compared = 0;
+  std::atomic<uint64_t> bytes_compared{0};  // by every channel comparing a chunk of it
 };
 
 struct DeltaChunk {
