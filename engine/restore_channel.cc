@@ -118,13 +118,18 @@ Result<void> finish_restore_file(const RestoreContext& ctx, FileState& f) {
     if (map_file_digest(*want) != rec.digest)
       return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
   } else {
-    // Every frame of the file, written or (in a delta restore) found equal in place.
+    // Every frame of the file: those written, and in a delta restore those found equal in
+    // place (f.extents holds only the frames written then).
     util::DigestCombiner comb;
     std::vector<const Extent*> all;
-    for (const RestorePart& part : f.item->parts)
-      for (const Extent& e : part.piece->trailer().extents[part.file_id]) all.push_back(&e);
-    std::sort(all.begin(), all.end(),
-              [](const Extent* a, const Extent* b) { return a->file_offset < b->file_offset; });
+    if (f.delta) {
+      for (const RestorePart& part : f.item->parts)
+        for (const Extent& e : part.piece->trailer().extents[part.file_id]) all.push_back(&e);
+      std::sort(all.begin(), all.end(),
+                [](const Extent* a, const Extent* b) { return a->file_offset < b->file_offset; });
+    } else {
+      for (const PartExtent& pe : f.extents) all.push_back(pe.extent);
+    }
     for (const Extent* e : all) comb.add(e->file_offset, e->raw_len, e->raw_digest);
     if (comb.finish() != rec.digest)
       return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
