@@ -70,9 +70,6 @@ Result<void> check_options(const BackupOptions& o) {
     return fail(Errc::invalid_argument, "--buffer-size must be a multiple of --change-unit");
   if ((o.optimize || o.force) && !o.level)
     return fail(Errc::invalid_argument, "--optimize and --force need --level");
-  if (o.level && o.media)
-    return fail(Errc::unsupported,
-                "--level is not supported on removable media yet: back up to a directory");
   return ok();
 }
 
@@ -93,8 +90,14 @@ std::string broken_chain(const catalog::Backup& b, const catalog::FileRecord& f,
   const catalog::Backup* cur = &b;
   const catalog::FileRecord* rec = &f;
   while (true) {
-    for (const auto& name : rec->pieces)
+    // Pieces on removable media are checked when they are read (in order, from their
+    // volume); here only that the catalog records them.
+    for (const auto& name : rec->pieces) {
+      auto pit = std::find_if(cur->pieces.begin(), cur->pieces.end(),
+                              [&](const catalog::PieceRecord& p) { return p.name == name; });
+      if (pit != cur->pieces.end() && pit->media) continue;
       if (auto r = cache.get(*cur, name); !r) return r.error().what;
+    }
     if (!rec->parent) return "";
     auto pb = std::find_if(backups.begin(), backups.end(),
                            [&](const catalog::Backup& x) { return x.id == rec->parent; });
@@ -123,15 +126,21 @@ std::vector<catalog::FileRecord> optimize_plan(Plan& plan,
 // backed up whole; why is in the warnings when a parent existed but cannot serve.
 std::map<std::string, UnitMap> find_parents(const BackupOptions& opts, const Plan& plan,
                                             const std::vector<catalog::Backup>& backups,
+                                            const std::string& catalog_dir,
                                             std::vector<std::string>& warnings) {
   std::map<std::string, UnitMap> out;
   if (!opts.level || *opts.level != 1) return out;
   std::map<std::string, const FileTask*> wanted;
   for (const auto& f : plan.files) wanted[f.path] = &f;
   PieceCache cache(opts.channel.direct, opts.keys.get());
+  cache.set_catalog_dir(catalog_dir);
+  // A chain stays on one kind of medium: a level 1 to tape builds on backups to tape (their
+  // maps kept with the catalog), one to a directory on backups to directories.
+  const bool media = opts.media.has_value();
   for (auto it = backups.rbegin(); it != backups.rend() && !wanted.empty(); ++it) {
     const catalog::Backup& b = *it;
     if (!b.usable() || b.begin.level < 0 || (opts.cumulative && b.begin.level != 0)) continue;
+    if (on_media(b) != media) continue;
     for (const auto& skip_or_rec : b.files) {
       auto w = wanted.find(skip_or_rec.path);
       if (w == wanted.end()) continue;
@@ -143,6 +152,13 @@ std::map<std::string, UnitMap> find_parents(const BackupOptions& opts, const Pla
       }
       const catalog::Backup* hb = held->backup;
       const catalog::FileRecord& rec = *held->file;
+      if (on_media(*hb) != media) {
+        warnings.push_back("'" + rec.path + "' is backed up whole: backup " +
+                           std::to_string(hb->id) + ", which holds it, is on " +
+                           (media ? "a directory" : "removable media") +
+                           " and a chain stays on one kind of medium");
+        continue;
+      }
       if (auto why = unusable_parent(rec, opts.change_unit); !why.empty()) {
         warnings.push_back("'" + rec.path + "' is backed up whole: in backup " +
                            std::to_string(hb->id) + " " + why);
@@ -281,9 +297,10 @@ struct FileAssembly {
 // Files whose every section is in a durable piece, with their whole-file digests. In a
 // backup with a change unit the digest combines the unit digests (change_map.h), and each
 // record says how it relates to its parent.
-std::vector<catalog::FileRecord> assemble_files(std::vector<ChannelOutcome>& outcomes,
-                                                uint32_t unit,
-                                                const std::map<std::string, UnitMap>& parents) {
+std::vector<catalog::FileRecord> assemble_files(
+    std::vector<ChannelOutcome>& outcomes, uint32_t unit,
+    const std::map<std::string, UnitMap>& parents,
+    std::vector<std::pair<std::string, UnitMap>>* maps) {
   std::map<std::string, FileAssembly> byname;
   for (auto& o : outcomes)
     for (auto& u : o.units) {
@@ -319,6 +336,7 @@ std::vector<catalog::FileRecord> assemble_files(std::vector<ChannelOutcome>& out
       auto m = join_maps(std::move(a.maps), r.size, unit, path);
       if (!m) continue;  // cannot happen: the channels hashed every unit they read
       r.digest = map_file_digest(*m);
+      if (maps) maps->emplace_back(path, *m);
       r.unit = unit;
       r.ctime_ns = a.file->ctime_ns;
       r.inode = a.file->ino;
@@ -450,7 +468,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       PieceCache cache(opts.channel.direct, opts.keys.get());
       held = optimize_plan(plan, known, cache);
     }
-    parents = find_parents(opts, plan, known, parent_warnings);
+    parents = find_parents(opts, plan, known, cat.dir(), parent_warnings);
     if (*opts.level == 1 && parents.empty() && !plan.files.empty()) {
       std::string what = std::string("no ") + (opts.cumulative ? "level 0" : "level 0 or 1") +
                          " backup in the catalog holds any of these files";
@@ -579,7 +597,9 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       sum.error = o.status.error().what;
     }
   }
-  auto files = assemble_files(outcomes, ctx.change_unit, parents);
+  std::vector<std::pair<std::string, UnitMap>> media_maps;
+  auto files = assemble_files(outcomes, ctx.change_unit, parents,
+                              opts.level && opts.media ? &media_maps : nullptr);
   const size_t read_files = files.size();
   files.insert(files.end(), held.begin(), held.end());
   std::sort(files.begin(), files.end(),
@@ -633,6 +653,13 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     pieces = std::move(kept);
     sum.pieces = static_cast<uint32_t>(pieces.size());
   }
+  // A level backup on removable media keeps its maps with the catalog before it is
+  // recorded: a later level 1 reads them there instead of mounting the volumes.
+  if (status != catalog::BackupStatus::failed && !media_maps.empty())
+    if (auto r = save_media_maps(cat.dir(), id, media_maps); !r) {
+      sum.error = r.error().what;
+      status = catalog::BackupStatus::failed;
+    }
   // Record pieces, then files, then the end: a reader sees the backup complete (or
   // partial) only when all it names is there. A failed backup keeps nothing.
   if (status != catalog::BackupStatus::failed) {

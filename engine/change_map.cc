@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
+#include "engine/backends.h"
 #include "engine/piece_reader.h"
 #include "storage/location.h"
+#include "util/bytes.h"
+#include "util/crc32c.h"
 
 namespace stripeback::engine {
 
@@ -110,6 +114,14 @@ Result<UnitMap> load_file_map(const catalog::Backup& b, const catalog::FileRecor
   if (f.unit == 0)
     return fail(Errc::invalid_argument, "'" + f.path + "' in backup " + std::to_string(b.id) +
                                             " has no change map (a plain full backup)");
+  if (on_media(b)) {
+    SB_ASSIGN(UnitMap m, cache.media_map(b, f.path));
+    if (m.unit != f.unit || m.size != f.size || map_file_digest(m) != f.digest)
+      return fail(Errc::corrupt, "the change map of '" + f.path + "' kept for backup " +
+                                     std::to_string(b.id) + " does not match its file record");
+    m.backup = b.id;
+    return m;
+  }
   std::vector<DigestMap> parts;
   for (const auto& name : f.pieces) {
     SB_ASSIGN(PieceReader * r, cache.get(b, name));
@@ -125,6 +137,121 @@ Result<UnitMap> load_file_map(const catalog::Backup& b, const catalog::FileRecor
                                    std::to_string(b.id) + " does not match its file record");
   m.backup = b.id;
   return m;
+}
+
+namespace {
+
+constexpr char kMapsMagic[8] = {'S', 'B', 'M', 'A', 'P', 'S', '0', '1'};
+constexpr uint32_t kMapsVersion = 1;
+constexpr uint64_t kMaxMapsFile = 1ull << 30;
+
+std::string maps_name(uint64_t backup_id) { return std::to_string(backup_id) + ".sbmap"; }
+
+}  // namespace
+
+bool on_media(const catalog::Backup& b) {
+  return std::any_of(b.pieces.begin(), b.pieces.end(),
+                     [](const catalog::PieceRecord& p) { return p.media.has_value(); });
+}
+
+Result<void> save_media_maps(const std::string& catalog_dir, uint64_t backup_id,
+                             const std::vector<std::pair<std::string, UnitMap>>& maps) {
+  util::ByteWriter w;
+  w.bytes(kMapsMagic, sizeof kMapsMagic);
+  w.u32(kMapsVersion);
+  w.u64(backup_id);
+  w.u32(static_cast<uint32_t>(maps.size()));
+  for (const auto& [path, m] : maps) {
+    w.str(path);
+    w.u64(m.size);
+    w.u32(m.unit);
+    w.u32(static_cast<uint32_t>(m.digests.size()));
+    for (const auto& d : m.digests) w.bytes(d.data(), d.size());
+  }
+  w.u32(util::crc32c(w.buffer().data(), w.size()));
+  SB_ASSIGN(Place dir, place_of(catalog_dir + "/maps"));
+  const std::string shown = dir.at.join(maps_name(backup_id)).str();
+  auto what = [&](const Error& e) {
+    return e.wrap("unable to keep the change maps of backup " + std::to_string(backup_id) +
+                  " with the catalog ('" + shown + "')");
+  };
+  if (auto r = dir.storage->make_dirs(dir.at, 0700); !r) return what(r.error());
+  const storage::Location tmp = dir.at.join(maps_name(backup_id) + ".tmp");
+  (void)dir.storage->remove(tmp);  // of an earlier attempt killed half-way
+  storage::CreateOptions co;
+  co.direct = false;
+  co.mode = 0600;
+  auto out = dir.storage->create(tmp, co);
+  if (!out) return what(out.error());
+  auto written = [&]() -> Result<void> {
+    SB_TRY((*out)->write_at(reinterpret_cast<const std::byte*>(w.buffer().data()), w.size(), 0));
+    SB_TRY((*out)->commit());
+    SB_TRY((*out)->close());
+    SB_TRY(dir.storage->rename(tmp, dir.at.join(maps_name(backup_id)), /*replace=*/true));
+    if (dir.storage->caps().dir_sync) SB_TRY(dir.storage->sync_dir(dir.at));
+    return ok();
+  }();
+  if (!written) {
+    (*out)->abandon();
+    (void)dir.storage->remove(tmp);
+    return what(written.error());
+  }
+  return ok();
+}
+
+Result<std::map<std::string, UnitMap>> load_media_maps(const std::string& catalog_dir,
+                                                       uint64_t backup_id) {
+  SB_ASSIGN(Place dir, place_of(catalog_dir + "/maps"));
+  const storage::Location at = dir.at.join(maps_name(backup_id));
+  const std::string shown = at.str();
+  auto in = dir.storage->open_read(at, {false});
+  if (!in)
+    return in.error().wrap("the change maps of backup " + std::to_string(backup_id) +
+                           " (on removable media) are not kept with the catalog");
+  SB_ASSIGN(storage::FileInfo st, (*in)->stat());
+  if (st.size > kMaxMapsFile || st.size < sizeof kMapsMagic + 20)
+    return fail(Errc::corrupt, "'" + shown + "' is not a file of change maps");
+  std::vector<uint8_t> buf(st.size);
+  SB_ASSIGN(size_t got, (*in)->read_at(reinterpret_cast<std::byte*>(buf.data()), buf.size(), 0));
+  if (got != buf.size() ||
+      util::crc32c(buf.data(), buf.size() - 4) != util::get_le32(buf.data() + buf.size() - 4) ||
+      std::memcmp(buf.data(), kMapsMagic, sizeof kMapsMagic) != 0)
+    return fail(Errc::corrupt, "'" + shown + "' is damaged (its checksum does not match)");
+  util::ByteReader r({buf.data() + sizeof kMapsMagic, buf.size() - sizeof kMapsMagic - 4});
+  const uint32_t version = r.u32();
+  const uint64_t id = r.u64();
+  const uint32_t n = r.u32();
+  if (version != kMapsVersion || id != backup_id)
+    return fail(Errc::corrupt, "'" + shown + "' holds the maps of backup " + std::to_string(id) +
+                                   " in version " + std::to_string(version));
+  std::map<std::string, UnitMap> out;
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    std::string path = r.str(1u << 16);
+    UnitMap m;
+    m.backup = backup_id;
+    m.size = r.u64();
+    m.unit = r.u32();
+    const uint32_t count = r.u32();
+    if (!r.ok() || m.unit == 0 || count != units_of(m.size, m.unit)) break;
+    m.digests.resize(count);
+    for (auto& d : m.digests) r.bytes(d.data(), d.size());
+    out.emplace(std::move(path), std::move(m));
+  }
+  if (!r.ok() || out.size() != n)
+    return fail(Errc::corrupt, "'" + shown + "' is damaged (a record is cut short)");
+  return out;
+}
+
+Result<UnitMap> PieceCache::media_map(const catalog::Backup& b, const std::string& path) {
+  auto it = media_maps_.find(b.id);
+  if (it == media_maps_.end())
+    it = media_maps_.emplace(b.id, load_media_maps(catalog_dir_, b.id)).first;
+  if (!it->second) return it->second.error();
+  auto m = it->second->find(path);
+  if (m == it->second->end())
+    return fail(Errc::not_found, "the change maps kept for backup " + std::to_string(b.id) +
+                                     " have none for '" + path + "'");
+  return m->second;
 }
 
 }  // namespace stripeback::engine

@@ -50,10 +50,30 @@ util::Digest map_file_digest(const UnitMap& m);
 Result<UnitMap> join_maps(std::vector<DigestMap> parts, uint64_t size, uint32_t unit,
                           const std::string& path);
 
+// Backups on removable media keep a copy of their files' change maps with the catalog, so
+// a later level 1 finds its parents' digests without mounting their volumes:
+// `<catalog dir>/maps/<backup id>.sbmap`. The maps are on the media too (map frames), the
+// copy only saves reading them. Format (little-endian): "SBMAPS01", u32 version (1), u64
+// backup id, u32 files; per file u32 path length, the path, u64 size, u32 unit, u32 digests,
+// 16 bytes each; then u32 CRC32C of all before it. Written under a temporary name, synced,
+// renamed into place.
+Result<void> save_media_maps(const std::string& catalog_dir, uint64_t backup_id,
+                             const std::vector<std::pair<std::string, UnitMap>>& maps);
+Result<std::map<std::string, UnitMap>> load_media_maps(const std::string& catalog_dir,
+                                                       uint64_t backup_id);
+
+// True when the backup's pieces are on removable media.
+bool on_media(const catalog::Backup& b);
+
 // Pieces opened once for the maps of many files (and kept for reading their frames).
 class PieceCache {
  public:
   PieceCache(io::Direct direct, Keyring* keys);
+  // Where the maps of backups on removable media are kept (the catalog's directory).
+  void set_catalog_dir(std::string dir) { catalog_dir_ = std::move(dir); }
+  // The change map of `path` in backup `b` on removable media, from the copy kept with
+  // the catalog.
+  Result<UnitMap> media_map(const catalog::Backup& b, const std::string& path);
   ~PieceCache();
   // The reader of piece `name` of backup `b`, opened and checked against its catalog record
   // (size and checksum) on first use. Errors name the piece; a piece on removable media is
@@ -68,6 +88,8 @@ class PieceCache {
   Keyring* keys_;
   std::map<std::string, std::unique_ptr<PieceReader>> readers_;
   uint64_t metadata_bytes_ = 0;
+  std::string catalog_dir_;
+  std::map<uint64_t, Result<std::map<std::string, UnitMap>>> media_maps_;
 };
 
 // Reads the change map of file `f` of backup `b` from its pieces.

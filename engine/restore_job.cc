@@ -97,6 +97,68 @@ Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
   return out;
 }
 
+// The chain of a file of a backup with a level on removable media: the backups it builds
+// on (newest first, each on such media), its change map and the backup each unit is read
+// from: the newest of the chain that wrote it (the rule a level 1 follows to write a unit:
+// its digest or length differs from its parent's, or the parent has no such unit).
+struct MediaChain {
+  std::shared_ptr<const UnitMap> units;
+  std::vector<std::pair<const catalog::Backup*, const catalog::FileRecord*>> older;
+  std::vector<uint64_t> owner;
+};
+
+Result<MediaChain> media_chain(const catalog::Backup& b, const catalog::FileRecord& f,
+                               const std::map<uint64_t, const catalog::Backup*>& by_id,
+                               PieceCache& cache) {
+  MediaChain c;
+  std::vector<UnitMap> maps;
+  SB_ASSIGN(UnitMap top, load_file_map(b, f, cache));
+  maps.push_back(std::move(top));
+  const catalog::FileRecord* cur = &f;
+  uint64_t below = b.id;
+  while (cur->parent) {
+    const std::string needs = "'" + f.path + "' (backup " + std::to_string(b.id) +
+                              ") builds on backup " + std::to_string(cur->parent);
+    auto it = by_id.find(cur->parent);
+    if (it == by_id.end() || cur->parent >= below)
+      return fail(Errc::not_found, needs + ", which is not in the catalog");
+    const catalog::Backup& pb = *it->second;
+    if (!pb.usable())
+      return fail(Errc::not_found, needs + ", which is " + pb.status_name() + ": it cannot be restored");
+    if (!on_media(pb))
+      return fail(Errc::unsupported, needs + ", which is not on removable media");
+    auto fit = std::find_if(pb.files.begin(), pb.files.end(),
+                            [&](const catalog::FileRecord& x) { return x.path == cur->path; });
+    if (fit == pb.files.end() || fit->unit != f.unit)
+      return fail(Errc::not_found, needs + ", which does not hold it");
+    auto m = load_file_map(pb, *fit, cache);
+    if (!m) return m.error().wrap(needs);
+    maps.push_back(std::move(*m));
+    c.older.push_back({&pb, &*fit});
+    below = pb.id;
+    cur = &*fit;
+  }
+  const UnitMap& want = maps.front();
+  std::vector<uint64_t> ids{b.id};
+  for (const auto& [ob, of] : c.older) ids.push_back(ob->id);
+  c.owner.assign(want.digests.size(), 0);
+  for (uint64_t u = 0; u < want.digests.size(); ++u) {
+    size_t i = 0;
+    for (; i + 1 < maps.size(); ++i) {
+      const UnitMap& mine = maps[i];
+      const UnitMap& parent = maps[i + 1];
+      // The unit as this backup read it; its parent had it the same: the parent owns it.
+      if (u >= mine.digests.size() || u >= parent.digests.size() ||
+          unit_length(parent.size, parent.unit, u) != unit_length(mine.size, mine.unit, u) ||
+          parent.digests[u] != mine.digests[u])
+        break;
+    }
+    c.owner[u] = ids[i];
+  }
+  c.units = std::make_shared<const UnitMap>(maps.front());
+  return c;
+}
+
 // Where `original` is restored below the target, relative to it ("a/b/c").
 std::string relative_below(const std::string& original) {
   auto comps = safe_components(original);
@@ -195,6 +257,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   RestoreSummary sum;
   // Open each needed piece once and load its index.
   PieceCache cache(opts.channel.direct, opts.keys.get());
+  cache.set_catalog_dir(cat.dir());
   std::vector<RestoreItem> items;
   std::set<uint64_t> used;
   // Files whose pieces are on media read in order only: streamed, piece by piece.
@@ -240,11 +303,25 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       continue;
     }
     RestoreItem item{*c.file, c.backup->id, {}, {}, {}};
-    if (!c.backup->pieces.empty() &&
-        std::any_of(c.backup->pieces.begin(), c.backup->pieces.end(),
-                    [](const catalog::PieceRecord& p) { return p.media.has_value(); })) {
-      if (auto r = stream.add(*c.file, *c.backup); !r) sum.errors.push_back(r.error().what);
-      else used.insert(c.backup->id);
+    if (on_media(*c.backup)) {
+      if (!c.file->unit) {
+        if (auto r = stream.add(*c.file, *c.backup); !r) sum.errors.push_back(r.error().what);
+        else used.insert(c.backup->id);
+        continue;
+      }
+      auto chain = media_chain(*c.backup, *c.file, by_id, cache);
+      if (!chain) {
+        sum.errors.push_back(chain.error().what);
+        continue;
+      }
+      auto r = stream.add_chain(*c.file, *c.backup, chain->units, chain->older,
+                                std::move(chain->owner));
+      if (!r) {
+        sum.errors.push_back(r.error().what);
+        continue;
+      }
+      used.insert(c.backup->id);
+      for (const auto& [ob, of] : chain->older) used.insert(ob->id);
       continue;
     }
     bool fatal = false;

@@ -18,6 +18,8 @@ struct StreamPlan::File {
   RestoreItem item;
   FileState state;             // chunks_total: pieces holding the file
   std::deque<Extent> extents;  // seen so far, guarded by state.mu
+  // A file with a change map: the backup each unit is read from (add_chain).
+  std::vector<uint64_t> owner;
 };
 
 struct StreamPlan::Piece {
@@ -155,6 +157,8 @@ class PieceStream {
       seen_[h.file_id].push_back(e);
       std::lock_guard lock(f->state.mu);
       f->extents.push_back(e);
+      // A new file reads as zeros where nothing is written.
+      if (!f->owner.empty()) SB_TRY(owned_units(*f, h, nullptr, nullptr));
       return ok();
     }
     SB_ASSIGN(auto b, payload(h, off, header_block));
@@ -178,22 +182,30 @@ class PieceStream {
     if (!h.sealed && e.raw_digest != h.raw_digest)
       return corrupt(off + kBlock, "data digest mismatch (file '" + f->item.file.path + "')");
     seen_[h.file_id].push_back(e);
+    std::vector<std::pair<uint64_t, uint32_t>> ranges;  // of a chain file: the units owned
     {
       std::lock_guard lock(f->state.mu);
       f->extents.push_back(e);
+      if (!f->owner.empty()) SB_TRY(owned_units(*f, h, *raw, &ranges));
       if (f->state.failed || ctx_.verify_only) return ok();
     }
-    // The write goes out from the buffer that holds the raw bytes; it is kept until done.
-    std::unique_ptr<AlignedBlock> keep = scratch ? std::move(scratch) : std::move(b);
+    if (f->owner.empty()) ranges.push_back({h.offset, h.raw_len});
+    if (ranges.empty()) return reap(0);
+    // The writes go out from the buffer that holds the raw bytes; it is kept until done.
+    std::shared_ptr<AlignedBlock> keep(scratch ? std::move(scratch) : std::move(b));
     std::byte* data = h.compressed ? keep->data : keep->data + kBlock;
     storage::WriteFile* out = f->state.out.get();
     if (!out) return ok();
-    uint32_t wlen = out->direct() ? static_cast<uint32_t>(align_up(h.raw_len)) : h.raw_len;
-    if (wlen > h.raw_len) std::memset(data + h.raw_len, 0, wlen - h.raw_len);
-    uint64_t tag = next_tag_++;
-    writes_[tag] = Write{std::move(keep), f, wlen, h.offset};
-    ++writes_out_;
-    SB_TRY(loop_.submit({out, storage::OpKind::write, h.offset, data, wlen, tag}));
+    for (const auto& [at, n] : ranges) {
+      uint32_t wlen = out->direct() ? static_cast<uint32_t>(align_up(n)) : n;
+      std::byte* from = data + (at - h.offset);
+      // Only a range ending at the frame's end is padded (a unit inside ends aligned).
+      if (wlen > n) std::memset(from + n, 0, wlen - n);
+      uint64_t tag = next_tag_++;
+      writes_[tag] = Write{keep, f, wlen, at};
+      ++writes_out_;
+      SB_TRY(loop_.submit({out, storage::OpKind::write, at, from, wlen, tag}));
+    }
     // Keep a bounded number of writes in flight.
     while (writes_out_ >= kMaxWrites) SB_TRY(reap(1));
     return reap(0);
@@ -270,8 +282,34 @@ class PieceStream {
     return ok();
   }
 
+  // A frame of a chain file (call with f.state.mu held): records the digest of each unit
+  // of it this piece's backup owns (from `raw`, or zeros when null) and, with `ranges`,
+  // the byte ranges to write.
+  Result<void> owned_units(StreamPlan::File& f, const FrameHeader& h, const std::byte* raw,
+                           std::vector<std::pair<uint64_t, uint32_t>>* ranges) {
+    const UnitMap& m = *f.item.units;
+    const uint64_t n = f.state.got.size();
+    const uint64_t end = h.offset + h.raw_len;
+    if (h.offset % m.unit != 0)
+      return corrupt(h.offset, "a frame of '" + f.item.file.path + "' does not start at a change unit");
+    for (uint64_t u = h.offset / m.unit; u < n && u * m.unit < end; ++u) {
+      if (f.owner[u] != p_.backup_id) continue;
+      const uint64_t at = u * m.unit;
+      const uint32_t len = unit_length(m.size, m.unit, u);
+      if (at + len > end)
+        return corrupt(h.offset, "a frame of '" + f.item.file.path + "' ends inside a change unit");
+      f.state.got[u] = raw ? util::digest(raw + (at - h.offset), len) : util::zero_digest(len);
+      if (!ranges) continue;
+      if (!ranges->empty() && ranges->back().first + ranges->back().second == at)
+        ranges->back().second += len;
+      else
+        ranges->push_back({at, len});
+    }
+    return ok();
+  }
+
   struct Write {
-    std::unique_ptr<AlignedBlock> block;
+    std::shared_ptr<AlignedBlock> block;
     StreamPlan::File* file = nullptr;
     uint32_t len = 0;
     uint64_t offset = 0;
@@ -320,6 +358,39 @@ Result<void> StreamPlan::add(const catalog::FileRecord& f, const catalog::Backup
     }
     p->files[f.path] = &file;
     ++file.state.chunks_total;
+  }
+  return ok();
+}
+
+Result<void> StreamPlan::add_chain(
+    const catalog::FileRecord& f, const catalog::Backup& b, std::shared_ptr<const UnitMap> units,
+    const std::vector<std::pair<const catalog::Backup*, const catalog::FileRecord*>>& older,
+    std::vector<uint64_t> owner) {
+  SB_TRY(add(f, b));
+  File& file = files_.back();
+  file.item.units = std::move(units);
+  file.owner = std::move(owner);
+  file.state.got.assign(file.owner.size(), util::Digest{});
+  for (const auto& [ob, of] : older) {
+    if (of->pieces.empty())
+      return fail(Errc::corrupt, "catalog names no piece for '" + f.path + "' in backup " +
+                                     std::to_string(ob->id));
+    for (const std::string& name : of->pieces) {
+      auto pit = std::find_if(ob->pieces.begin(), ob->pieces.end(),
+                              [&](const catalog::PieceRecord& p) { return p.name == name; });
+      if (pit == ob->pieces.end() || !pit->media)
+        return fail(Errc::corrupt, "piece '" + name + "' of '" + f.path + "' (backup " +
+                                       std::to_string(ob->id) + ") is not recorded in the catalog");
+      Piece*& p = piece_by_name_[name];
+      if (!p) {
+        pieces_.emplace_back();
+        p = &pieces_.back();
+        p->rec = &*pit;
+        p->backup_id = ob->id;
+      }
+      p->files[f.path] = &file;
+      ++file.state.chunks_total;
+    }
   }
   return ok();
 }
@@ -415,7 +486,10 @@ RestoreOutcome StreamPlan::run_channel(const RestoreContext& ctx, uint32_t index
         fail_file(f->state, Error{Errc::corrupt, 0,
                                   "piece '" + p->rec->name + "' does not hold '" + path + "'"});
       if (++f->state.chunks_done < f->state.chunks_total) continue;
-      if (!f->state.failed) {
+      if (!f->state.failed && !f->owner.empty()) {
+        // Every unit was checked as written; the map check proves them all there.
+        if (auto r = finish_restore_file(ctx, f->state); !r) fail_file(f->state, r.error());
+      } else if (!f->state.failed) {
         std::sort(f->extents.begin(), f->extents.end(), [](const Extent& a, const Extent& b) {
           return a.file_offset < b.file_offset;
         });

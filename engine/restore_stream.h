@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "engine/change_map.h"
 #include "engine/restore_channel.h"
 
 namespace stripeback::engine {
@@ -38,6 +39,16 @@ class StreamPlan {
   ~StreamPlan();
   // A file of `b` whose pieces are on media read in order.
   Result<void> add(const catalog::FileRecord& f, const catalog::Backup& b);
+  // A file of a backup with a level on such media: `units` is its change map in `b`,
+  // `older` the chain it builds on (newest first, each on such media too), and `owner` the
+  // backup each change unit is read from (the newest of the chain that wrote it). Each
+  // piece of the chain is read once; from each frame only the units its backup owns are
+  // written, and every unit is checked against `units`.
+  Result<void> add_chain(const catalog::FileRecord& f, const catalog::Backup& b,
+                         std::shared_ptr<const UnitMap> units,
+                         const std::vector<std::pair<const catalog::Backup*,
+                                                     const catalog::FileRecord*>>& older,
+                         std::vector<uint64_t> owner);
   // Opens the first piece of each channel and checks its header and key, before the
   // target is created: a missing key is invalid_argument, a wrong one wrong_key.
   Result<void> check_keys(Keyring* keys, const std::vector<std::string>& drives);
