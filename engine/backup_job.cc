@@ -656,7 +656,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   // A level backup on removable media keeps its maps with the catalog before it is
   // recorded: a later level 1 reads them there instead of mounting the volumes.
   if (status != catalog::BackupStatus::failed && !media_maps.empty())
-    if (auto r = save_media_maps(cat.dir(), id, media_maps); !r) {
+    if (auto r = save_media_maps(cat.dir(), id, media_maps, opts.keys.get()); !r) {
       sum.error = r.error().what;
       status = catalog::BackupStatus::failed;
     }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/backends.h"
+#include "engine/crypto.h"
 #include "engine/piece_reader.h"
 #include "storage/location.h"
 #include "util/bytes.h"
@@ -155,7 +156,8 @@ bool on_media(const catalog::Backup& b) {
 }
 
 Result<void> save_media_maps(const std::string& catalog_dir, uint64_t backup_id,
-                             const std::vector<std::pair<std::string, UnitMap>>& maps) {
+                             const std::vector<std::pair<std::string, UnitMap>>& maps,
+                             Keyring* keys) {
   util::ByteWriter w;
   w.bytes(kMapsMagic, sizeof kMapsMagic);
   w.u32(kMapsVersion);
@@ -169,6 +171,20 @@ Result<void> save_media_maps(const std::string& catalog_dir, uint64_t backup_id,
     for (const auto& d : m.digests) w.bytes(d.data(), d.size());
   }
   w.u32(util::crc32c(w.buffer().data(), w.size()));
+  if (keys) {
+    // Sealed: a piece header with the wrapped key, then the maps and their tag.
+    PieceHeader h;
+    h.backup_id = backup_id;
+    h.name = maps_name(backup_id);
+    SB_ASSIGN(auto cipher, keys->new_piece(h));
+    std::vector<uint8_t> body = w.take();
+    std::vector<uint8_t> sealed(kBlock + body.size() + kTagSize);
+    encode_piece_header(h, std::span<std::byte, kBlock>(
+                               reinterpret_cast<std::byte*>(sealed.data()), kBlock));
+    std::memcpy(sealed.data() + kBlock, body.data(), body.size());
+    SB_TRY(cipher->seal(reinterpret_cast<std::byte*>(sealed.data() + kBlock), body.size(), 0, {}));
+    w.buffer() = std::move(sealed);
+  }
   SB_ASSIGN(Place dir, place_of(catalog_dir + "/maps"));
   const std::string shown = dir.at.join(maps_name(backup_id)).str();
   auto what = [&](const Error& e) {
@@ -200,7 +216,7 @@ Result<void> save_media_maps(const std::string& catalog_dir, uint64_t backup_id,
 }
 
 Result<std::map<std::string, UnitMap>> load_media_maps(const std::string& catalog_dir,
-                                                       uint64_t backup_id) {
+                                                       uint64_t backup_id, Keyring* keys) {
   SB_ASSIGN(Place dir, place_of(catalog_dir + "/maps"));
   const storage::Location at = dir.at.join(maps_name(backup_id));
   const std::string shown = at.str();
@@ -213,7 +229,24 @@ Result<std::map<std::string, UnitMap>> load_media_maps(const std::string& catalo
     return fail(Errc::corrupt, "'" + shown + "' is not a file of change maps");
   std::vector<uint8_t> buf(st.size);
   SB_ASSIGN(size_t got, (*in)->read_at(reinterpret_cast<std::byte*>(buf.data()), buf.size(), 0));
-  if (got != buf.size() ||
+  if (got == buf.size() && std::memcmp(buf.data(), kMapsMagic, sizeof kMapsMagic) != 0 &&
+      buf.size() > kBlock + kTagSize) {
+    // Sealed (an encrypted backup's): opened with the backup's key.
+    auto h = decode_piece_header({reinterpret_cast<const std::byte*>(buf.data()), kBlock});
+    if (!h) return fail(Errc::corrupt, "'" + shown + "' is not a file of change maps");
+    if (h->cipher != Cipher::none) {
+      if (!keys)
+        return fail(Errc::invalid_argument,
+                    "'" + shown + "' holds the change maps of an encrypted backup: give its "
+                    "passphrase or key with --passphrase-file, --passphrase-env or --key-file");
+      SB_ASSIGN(auto cipher, keys->open_piece(*h, shown));
+      SB_TRY(cipher->open(reinterpret_cast<std::byte*>(buf.data() + kBlock), buf.size() - kBlock,
+                          0, {}));
+      buf.erase(buf.begin(), buf.begin() + kBlock);
+      buf.resize(buf.size() - kTagSize);
+    }
+  }
+  if (buf.size() < sizeof kMapsMagic + 20 || got != st.size ||
       util::crc32c(buf.data(), buf.size() - 4) != util::get_le32(buf.data() + buf.size() - 4) ||
       std::memcmp(buf.data(), kMapsMagic, sizeof kMapsMagic) != 0)
     return fail(Errc::corrupt, "'" + shown + "' is damaged (its checksum does not match)");
@@ -245,7 +278,7 @@ Result<std::map<std::string, UnitMap>> load_media_maps(const std::string& catalo
 Result<UnitMap> PieceCache::media_map(const catalog::Backup& b, const std::string& path) {
   auto it = media_maps_.find(b.id);
   if (it == media_maps_.end())
-    it = media_maps_.emplace(b.id, load_media_maps(catalog_dir_, b.id)).first;
+    it = media_maps_.emplace(b.id, load_media_maps(catalog_dir_, b.id, keys_)).first;
   if (!it->second) return it->second.error();
   auto m = it->second->find(path);
   if (m == it->second->end())

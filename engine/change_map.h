@@ -56,11 +56,15 @@ Result<UnitMap> join_maps(std::vector<DigestMap> parts, uint64_t size, uint32_t 
 // copy only saves reading them. Format (little-endian): "SBMAPS01", u32 version (1), u64
 // backup id, u32 files; per file u32 path length, the path, u64 size, u32 unit, u32 digests,
 // 16 bytes each; then u32 CRC32C of all before it. Written under a temporary name, synced,
-// renamed into place.
+// renamed into place. For an encrypted backup (`keys`) the file is sealed as a piece's
+// frame is: a 4 KiB piece header with a fresh wrapped data key, then all of the above
+// encrypted with AES-256-GCM and its tag, so the unit digests are no plainer than in the
+// pieces.
 Result<void> save_media_maps(const std::string& catalog_dir, uint64_t backup_id,
-                             const std::vector<std::pair<std::string, UnitMap>>& maps);
+                             const std::vector<std::pair<std::string, UnitMap>>& maps,
+                             Keyring* keys);
 Result<std::map<std::string, UnitMap>> load_media_maps(const std::string& catalog_dir,
-                                                       uint64_t backup_id);
+                                                       uint64_t backup_id, Keyring* keys);
 
 // True when the backup's pieces are on removable media.
 bool on_media(const catalog::Backup& b);

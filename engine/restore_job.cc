@@ -311,6 +311,10 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       }
       auto chain = media_chain(*c.backup, *c.file, by_id, cache);
       if (!chain) {
+        // A missing or wrong key stops the restore before anything is written.
+        if (chain.error().code == Errc::wrong_key ||
+            (chain.error().code == Errc::invalid_argument && !opts.keys))
+          return chain.error();
         sum.errors.push_back(chain.error().what);
         continue;
       }

@@ -329,6 +329,38 @@ TEST_F(TapeBackup, LevelZeroAndLevelOneRestoreIdenticalFromTheChain) {
   EXPECT_TRUE(contains(bad.err, "are not kept with the catalog")) << bad.err;
 }
 
+// An encrypted chain on tape: the maps kept with the catalog are sealed like the pieces
+// (no digest in the clear), and the chain restores with the key, not without it.
+TEST_F(TapeBackup, EncryptedLevelOneOnTapeKeepsItsMapsSealed) {
+  label(0, "INC-E");
+  std::string src = make_source({2u << 20, 1u << 20});
+  std::string key = tmp / "k.key";
+  SB_ASSERT_EXIT(sb({"keygen", key}), 0);
+  auto l0 = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--level", "0", "--encrypt",
+                "--key-file", key, "--json"});
+  SB_ASSERT_EXIT(l0, 0);
+  const std::string maps = cat + "/maps/" + std::to_string(backup_id_of(parse_json(l0))) + ".sbmap";
+  ASSERT_TRUE(exists(maps));
+  EXPECT_FALSE(contains(stripeback::testing::read_file(maps), "SBMAPS01"))
+      << "the maps of an encrypted backup are sealed";
+  EXPECT_FALSE(contains(stripeback::testing::read_file(maps), src)) << "no path in the clear";
+  FILE* f = std::fopen((src + "/f1.dbf").c_str(), "r+");
+  ASSERT_NE(f, nullptr);
+  std::fputs(std::string(8192, 'e').c_str(), f);
+  std::fclose(f);
+  auto l1 = sb({"backup", src, "--to", drive[0], "--catalog", cat, "--level", "1", "--encrypt",
+                "--key-file", key, "--json"});
+  SB_ASSERT_EXIT(l1, 0);
+  Json j1 = parse_json(l1);
+  ASSERT_EQ(j1["parents"].size(), 1u) << l1.out;
+  auto none = sb({"restore", "--to", tmp / "r-none", "--catalog", cat});
+  SB_EXPECT_EXIT(none, 2);
+  EXPECT_TRUE(contains(none.err, "--key-file")) << none.err;
+  auto r = sb({"restore", "--to", tmp / "r", "--catalog", cat, "--key-file", key});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(restored_tree(tmp / "r", src));
+}
+
 TEST_F(TapeBackup, NotReadyDriveGivesWaitStateAndError) {
   label(0, "NR-1");
   ASSERT_EQ(TapeServer::tgtadm({"--lld", "iscsi", "--mode", "logicalunit", "--op", "update",
