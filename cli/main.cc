@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
                     "with the backup's digests and write only those that differ; the old "
                     "bytes are saved first, so a killed delta restore leaves every file as "
                     "it was or verified new (see docs/incremental.md). Missing files are "
-                    "restored whole; local targets only");
+                    "restored whole");
   add_keys(restore, rf.keys, "of an encrypted backup");
   restore->add_option("--tape-spool", rf.tape_spool,
                       "accepted for old scripts and ignored: pieces on tape are read straight "

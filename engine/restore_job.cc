@@ -230,10 +230,10 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
     auto pl = place_of(target);
     if (!pl) return fail(Errc::invalid_argument, "restore target is not usable: " + pl.error().what);
     target_place = std::move(*pl);
-    if (opts.delta && !target_place->at.is_local())
-      return fail(Errc::unsupported, "restore --delta updates files in place, which is not "
-                                     "supported on " + std::string(target_place->storage->scheme()) +
-                                     " targets yet ('" + target + "')");
+    if (opts.delta && !target_place->storage->caps().random_write)
+      return fail(Errc::unsupported, "restore --delta updates files in place, which " +
+                                         std::string(target_place->storage->scheme()) +
+                                         " targets cannot ('" + target + "')");
   }
   // Check every destination before writing anything.
   std::vector<std::string> existing;

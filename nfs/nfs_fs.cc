@@ -174,6 +174,24 @@ class NfsFs {
     return id;
   }
 
+  // Opens an existing regular file for writing in place (a link is refused, not followed).
+  Result<int> open_write(const std::string& path) {
+    SB_ASSIGN(struct stat st, stat(path));
+    if (!S_ISREG(st.st_mode))
+      return fail(Errc::invalid_argument, q(path) + " is not a regular file");
+    SB_ASSIGN(Located l, locate(path));
+    nfsfh* fh = nullptr;
+    SB_TRY(l.conn->call(
+        "unable to open " + q(path) + " for write",
+        [&](nfs_context* c, nfs_cb cb, void* p) {
+          return nfs_open_async(c, l.rel.c_str(), O_WRONLY | O_SYNC, cb, p);
+        },
+        [&](int, void* data) { fh = static_cast<nfsfh*>(data); }));
+    int id = new_id(Handle{l.url, l.mount, l.rel, path, true});
+    l.conn->handles()[id] = fh;
+    return id;
+  }
+
   Result<int> create_exclusive(const std::string& path, mode_t mode) {
     SB_ASSIGN(Located l, locate(path));
     nfsfh* fh = nullptr;
@@ -553,6 +571,15 @@ class NfsStorage final : public storage::Storage {
     std::string url = at.str();
     SB_ASSIGN(int id, fs().create_exclusive(url, o.mode));
     return std::unique_ptr<storage::WriteFile>(std::make_unique<NfsWriteFile>(id, url));
+  }
+  // In place: the existing file, else a new one.
+  Result<std::unique_ptr<storage::WriteFile>> open_write(const storage::Location& at,
+                                                         mode_t mode) override {
+    std::string url = at.str();
+    auto id = fs().open_write(url);
+    if (!id && id.error().code == Errc::not_found) id = fs().create_exclusive(url, mode);
+    if (!id) return id.error();
+    return std::unique_ptr<storage::WriteFile>(std::make_unique<NfsWriteFile>(*id, url));
   }
   Result<std::unique_ptr<storage::Directory>> open_dir(const storage::Location& at,
                                                        bool create) override {

@@ -30,6 +30,14 @@ class PathDirectory final : public Directory {
   Result<std::unique_ptr<ReadFile>> open(const std::string& name, const OpenOptions& o) override {
     return st_.open_read(at_.join(name), o);
   }
+  Result<std::unique_ptr<WriteFile>> open_write(const std::string& name,
+                                                const OpenOptions&) override {
+    // Only an existing regular file: never one made here, never a link followed.
+    SB_ASSIGN(FileInfo info, st_.stat(at_.join(name), /*follow=*/false));
+    if (!S_ISREG(info.mode))
+      return fail(Errc::invalid_argument, "'" + at_.join(name).str() + "' is not a regular file");
+    return st_.open_write(at_.join(name), 0600);
+  }
   Result<FileInfo> stat(const std::string& name) override { return st_.stat(at_.join(name), false); }
   Result<std::vector<std::string>> list() override { return st_.list(at_); }
   Result<void> remove(const std::string& name) override { return st_.remove(at_.join(name)); }

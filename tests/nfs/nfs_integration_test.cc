@@ -139,6 +139,46 @@ TEST(NfsIntegration, RestoreToNfsTakesLongNamesAndLeavesNoTemporaryOrJournal) {
     EXPECT_EQ(e.find(".sbrestore-"), std::string::npos) << "left behind: " << e;
 }
 
+// restore --delta into an NFS target: an older backup's tree there is brought to a newer
+// one by writing only the changed pages, through the same Directory seam as locally.
+TEST(NfsIntegration, DeltaRestoreIntoNfsWritesOnlyTheChangedPages) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs-delta");
+  const std::string a = t / "src/a.dbf", b = t / "src/sub/b.dbf";
+  make_file(a, (6u << 20) + 4096, 81);
+  make_file(b, 3u << 20, 82);
+  auto backup = [&] {
+    Json j = backup_json({"backup", t / "src", "--to", t / "p", "--catalog", t / "cat", "--level",
+                          "0", "--change-unit", "8K", "--json"});
+    return std::to_string(backup_id_of(j));
+  };
+  const std::string id0 = backup();
+  FILE* f = std::fopen(a.c_str(), "r+");
+  ASSERT_NE(f, nullptr);
+  for (long page : {3l, 300l, 700l}) {
+    std::fseek(f, page * 8192, SEEK_SET);
+    std::fputs(std::string(8192, 'n').c_str(), f);
+  }
+  std::fclose(f);
+  const std::string id1 = backup();
+  SB_ASSERT_EXIT(sb({"restore", "--backup", id0, "--to", s.url_of("delta1"), "--catalog",
+                     t / "cat"}),
+                 0);
+  RunResult r = sb({"restore", "--delta", "--backup", id1, "--to", s.url_of("delta1"),
+                    "--catalog", t / "cat", "--json"});
+  SB_ASSERT_EXIT(r, 0);
+  Json j = parse_json(r);
+  EXPECT_EQ(*j["bytes_written"].as_u64(), 3u * 8192);
+  EXPECT_EQ(*j["delta"]["updated"].as_u64(), 1u);
+  EXPECT_EQ(*j["delta"]["unchanged"].as_u64(), 1u);
+  for (const auto& file : {a, b})
+    EXPECT_EQ(testing::read_file(s.export_dir() + "/delta1" + file), testing::read_file(file))
+        << file;
+  for (const auto& e : entries_under(s.export_dir() + "/delta1"))
+    EXPECT_EQ(e.find(".sbrestore-"), std::string::npos) << "left behind: " << e;
+}
+
 TEST(NfsIntegration, UnstableWritesAreCommittedAndStableWritesNeedNoCommit) {
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
