@@ -36,6 +36,7 @@ TSAN_TESTS='^(CatalogConcurrency\.'
 TSAN_TESTS+='|RoundTripVariants\.(SmallBuffersManyFrames|SyncFallbackEngine)'
 TSAN_TESTS+='|RoundTripVariants\.ConcurrentBackupsShareCatalogAndDestination'
 TSAN_TESTS+='|Levels/Compress\.RoundTripIdenticalAndSmaller/auto'
+TSAN_TESTS+='|DeltaRestore\.OnePercentOfPagesChangedWritesOnlyThosePages'
 TSAN_TESTS+='|nfs_test$|Modes/HelperTest\.)'
 
 sanitizers=1 fuzz=1 long=0 fuzz_time= only=

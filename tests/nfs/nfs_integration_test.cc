@@ -179,6 +179,53 @@ TEST(NfsIntegration, DeltaRestoreIntoNfsWritesOnlyTheChangedPages) {
     EXPECT_EQ(e.find(".sbrestore-"), std::string::npos) << "left behind: " << e;
 }
 
+// Level backups with NFS on either side. A local source into NFS pieces: the level 1
+// reads its parent's maps from the pieces on the server and writes only the changed units.
+// An NFS source (left unchanged: files are only made behind ganesha's back before it sees
+// them): its level 1 holds file records only. Both chains restore identical.
+TEST(NfsIntegration, LevelOneWithNfsPiecesAndAnNfsSource) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs-inc");
+  const std::string a = t / "src/a.dbf";
+  make_file(a, (4u << 20) + 100, 93);
+  make_file(t / "src/b.dbf", 1u << 20, 94);
+  auto local = [&](const std::string& level) {
+    return backup_json({"backup", t / "src", "--to", s.url_of("inc-pieces"), "--catalog",
+                        t / "cat", "--level", level, "--json"});
+  };
+  local("0");
+  FILE* f = std::fopen(a.c_str(), "r+");
+  ASSERT_NE(f, nullptr);
+  for (long at : {100000l, 3000000l}) {
+    std::fseek(f, at, SEEK_SET);
+    std::fputs(std::string(8192, 'v').c_str(), f);
+  }
+  std::fclose(f);
+  Json l1 = local("1");
+  ASSERT_EQ(l1["parents"].size(), 1u);
+  uint64_t units = 0;
+  for (const auto& fc : l1["file_changes"].items()) units += *fc["units_written"].as_u64();
+  EXPECT_EQ(units, 2u);
+  expect_restores_source(t);
+
+  auto files = make_source("inc-src", 1u << 20, 91);
+  auto remote = [&](const std::string& level) {
+    return backup_json({"backup", s.url_of("inc-src"), "--to", t / "p2", "--catalog",
+                        t / "cat2", "--level", level, "--channels", "2", "--json"});
+  };
+  remote("0");
+  Json same = remote("1");
+  EXPECT_EQ(same["parents"].size(), 1u);
+  for (const auto& fc : same["file_changes"].items())
+    EXPECT_EQ(fc["change"].as_string(), "unchanged") << fc["path"].as_string();
+  RunResult rr = sb({"restore", "--to", t / "out2", "--catalog", t / "cat2"});
+  SB_ASSERT_EXIT(rr, 0);
+  for (const auto& file : files)
+    EXPECT_EQ(testing::read_file(restored_from_nfs(t / "out2", file)), testing::read_file(file))
+        << file;
+}
+
 TEST(NfsIntegration, UnstableWritesAreCommittedAndStableWritesNeedNoCommit) {
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
