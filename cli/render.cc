@@ -238,16 +238,16 @@ std::string restore_json(const engine::RestoreSummary& s) {
   uint64_t written = 0;
   for (const auto& c : s.channels) written += c.bytes_written;
   if (!s.verify_only) w.kv("bytes_written", written);
-  if (s.delta) {
+  if (s.delta.used) {
     w.begin_object("delta");
-    w.kv("files_compared", s.delta_files);
-    w.kv("unchanged", s.delta_unchanged);
-    w.kv("updated", s.delta_updated);
-    w.kv("restored_whole", s.delta_whole);
-    w.kv("bytes_compared", s.delta_bytes_compared);
-    w.kv("bytes_differing", s.delta_bytes_differing);
-    w.kv("undo_bytes", s.delta_undo_bytes);
-    w.kv("compare_s", s.delta_compare_s);
+    w.kv("files_compared", s.delta.files);
+    w.kv("unchanged", s.delta.unchanged);
+    w.kv("updated", s.delta.updated);
+    w.kv("restored_whole", s.delta.whole);
+    w.kv("bytes_compared", s.delta.bytes_compared);
+    w.kv("bytes_differing", s.delta.bytes_differing);
+    w.kv("undo_bytes", s.delta.undo_bytes);
+    w.kv("compare_s", s.delta.compare_s);
     w.end_object();
   }
   if (!s.media_pieces.empty()) {
@@ -284,19 +284,19 @@ std::string restore_text(const engine::RestoreSummary& r) {
                 static_cast<unsigned long long>(r.files), util::format_bytes(r.bytes).c_str(),
                 r.elapsed_s, util::mb_per_s(r.bytes, r.elapsed_s), verdict(r.channels).c_str());
   s += buf;
-  if (r.delta) {
+  if (r.delta.used) {
     uint64_t written = 0;
     for (const auto& c : r.channels) written += c.bytes_written;
     std::snprintf(buf, sizeof buf,
                   "  delta: %llu existing files compared (%s read in %.2f s): %llu unchanged, "
                   "%llu updated (%s written, %s of old bytes saved first), %llu restored whole\n",
-                  static_cast<unsigned long long>(r.delta_files),
-                  util::format_bytes(r.delta_bytes_compared).c_str(), r.delta_compare_s,
-                  static_cast<unsigned long long>(r.delta_unchanged),
-                  static_cast<unsigned long long>(r.delta_updated),
+                  static_cast<unsigned long long>(r.delta.files),
+                  util::format_bytes(r.delta.bytes_compared).c_str(), r.delta.compare_s,
+                  static_cast<unsigned long long>(r.delta.unchanged),
+                  static_cast<unsigned long long>(r.delta.updated),
                   util::format_bytes(written).c_str(),
-                  util::format_bytes(r.delta_undo_bytes).c_str(),
-                  static_cast<unsigned long long>(r.delta_whole));
+                  util::format_bytes(r.delta.undo_bytes).c_str(),
+                  static_cast<unsigned long long>(r.delta.whole));
     s += buf;
   }
   for (const auto& c : r.channels) {

@@ -134,8 +134,9 @@ std::map<std::string, UnitMap> find_parents(const BackupOptions& opts, const Pla
   for (const auto& f : plan.files) wanted[f.path] = &f;
   PieceCache cache(opts.channel.direct, opts.keys.get());
   cache.set_catalog_dir(catalog_dir);
-  // A chain stays on one kind of medium: a level 1 to tape builds on backups to tape (their
-  // maps kept with the catalog), one to a directory on backups to directories.
+  // A chain stays on one kind of medium: a level 1 to removable media builds on backups to
+  // removable media (their maps kept with the catalog), one to a directory on backups to
+  // directories.
   const bool media = opts.media.has_value();
   for (auto it = backups.rbegin(); it != backups.rend() && !wanted.empty(); ++it) {
     const catalog::Backup& b = *it;

@@ -268,7 +268,7 @@ std::vector<std::pair<uint64_t, uint64_t>> differing_ranges(const DeltaFile& f) 
 }
 
 bool settle_delta_file(const RestoreContext& ctx, DeltaFile& f, bool* whole, std::string* err,
-                       DeltaTotals& totals) {
+                       DeltaSummary& totals) {
   *whole = false;
   ++totals.files;
   totals.bytes_compared += f.bytes_compared.load();

@@ -21,6 +21,7 @@
 
 #include "engine/delta_undo.h"
 #include "engine/restore_channel.h"
+#include "engine/restore_job.h"
 #include "util/digest.h"
 
 namespace stripeback::engine {
@@ -55,16 +56,6 @@ struct DeltaChunk {
   size_t begin = 0, end = 0;  // blocks
 };
 
-struct DeltaTotals {
-  uint64_t files = 0;      // existing files compared
-  uint64_t unchanged = 0;  // no block differed
-  uint64_t updated = 0;    // restored by their differing blocks
-  uint64_t whole = 0;      // restored whole (missing, or most blocks differed)
-  uint64_t bytes_compared = 0;  // read from the target
-  uint64_t bytes_differing = 0;
-  uint64_t undo_bytes = 0;
-  double compare_s = 0;
-};
 
 // The file of `item` in the target, when it exists as a regular file: its DeltaFile with
 // its blocks and compare chunks. Null when it is missing (it is restored whole); an error
@@ -84,7 +75,7 @@ void run_delta_compare(const RestoreContext& ctx, std::vector<DeltaChunk>& chunk
 // done (unchanged, or failed with the error in *err); true when it goes on to the restore
 // proper, with *whole set when it is restored whole.
 bool settle_delta_file(const RestoreContext& ctx, DeltaFile& f, bool* whole, std::string* err,
-                       DeltaTotals& totals);
+                       DeltaSummary& totals);
 
 // The block ranges (offset, length) of `f` that differ, clipped to the backup's size.
 std::vector<std::pair<uint64_t, uint64_t>> differing_ranges(const DeltaFile& f);

@@ -441,7 +441,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   std::vector<std::unique_ptr<DeltaFile>> deltas(items.size());
   std::vector<bool> done(items.size(), false);
   if (opts.delta) {
-    sum.delta = true;
+    sum.delta.used = true;
     auto t0 = std::chrono::steady_clock::now();
     std::vector<DeltaChunk> dchunks;
     size_t span = config.buffer_size;
@@ -464,7 +464,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       for (uint32_t c = 0; c < n; ++c)
         cmp.emplace_back([&] { run_delta_compare(ctx, dchunks, dnext, span); });
     for (auto& t : cmp) t.join();
-    DeltaTotals totals;
+    DeltaSummary& totals = sum.delta;
     for (size_t i = 0; i < items.size(); ++i) {
       if (!deltas[i]) continue;
       bool whole = false;
@@ -479,14 +479,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       }
       if (whole) deltas[i].reset();
     }
-    sum.delta_files = totals.files;
-    sum.delta_unchanged = totals.unchanged;
-    sum.delta_updated = totals.updated;
-    sum.delta_whole = totals.whole;
-    sum.delta_bytes_compared = totals.bytes_compared;
-    sum.delta_bytes_differing = totals.bytes_differing;
-    sum.delta_undo_bytes = totals.undo_bytes;
-    sum.delta_compare_s =
+    totals.compare_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 

@@ -39,6 +39,19 @@ struct RestoreOptions {
   std::vector<std::string> media_drives;
 };
 
+// What a delta restore (restore_delta.h) found and did.
+struct DeltaSummary {
+  bool used = false;         // the restore was a delta restore
+  uint64_t files = 0;        // existing files compared
+  uint64_t unchanged = 0;    // found equal: attributes only
+  uint64_t updated = 0;      // updated in place by the blocks that differ
+  uint64_t whole = 0;        // existing files restored whole (most blocks differed)
+  uint64_t bytes_compared = 0;  // read from the target
+  uint64_t bytes_differing = 0;
+  uint64_t undo_bytes = 0;   // old bytes saved in undo logs
+  double compare_s = 0;
+};
+
 struct RestoreSummary {
   bool verify_only = false;
   std::string status;  // "complete" or "failed"
@@ -51,15 +64,7 @@ struct RestoreSummary {
   std::vector<std::string> media_pieces;  // pieces read from removable media, in order
   double elapsed_s = 0;
   std::vector<uint64_t> backups_used;
-  bool delta = false;
-  uint64_t delta_files = 0;       // existing files compared
-  uint64_t delta_unchanged = 0;   // found equal: attributes only
-  uint64_t delta_updated = 0;     // updated in place by the blocks that differ
-  uint64_t delta_whole = 0;       // existing files restored whole (most blocks differed)
-  uint64_t delta_bytes_compared = 0;  // read from the target
-  uint64_t delta_bytes_differing = 0;
-  uint64_t delta_undo_bytes = 0;  // old bytes saved in undo logs
-  double delta_compare_s = 0;
+  DeltaSummary delta;
   std::vector<ChannelStats> channels;
 
 };

@@ -98,25 +98,18 @@ bool remove_temp(storage::Directory& root, const std::string& rel) {
 // temporary name (its undo log is complete then: the log is durable before the rename), and
 // its undo log removed. Returns a message when there was something to do.
 std::string recover_delta(storage::Directory& root, const std::string& entry, bool set_owner) {
-  std::vector<std::string> comps;
-  size_t i = 1;
-  while (i <= entry.size()) {
-    size_t j = entry.find('/', i);
-    if (j == std::string::npos) j = entry.size();
-    comps.push_back(entry.substr(i, j - i));
-    i = j + 1;
-  }
-  if (comps.size() < 3) return "";
+  // The same components a restore's paths have, each passing safe_component().
+  auto split = safe_components(entry);
+  if (!split || split->size() < 3) return "";
+  const std::vector<std::string>& comps = *split;
   const std::string final = comps.back();
   const std::string undo = comps[comps.size() - 2];
   const std::string temp = comps[comps.size() - 3];
-  if (!safe_component(final) || !is_restore_temp_name(temp) || !is_restore_temp_name(undo))
-    return "";
+  if (!is_restore_temp_name(temp) || !is_restore_temp_name(undo)) return "";
   std::unique_ptr<storage::Directory> sub;
   storage::Directory* dir = &root;
   std::string rel;
   for (size_t k = 0; k + 3 < comps.size(); ++k) {
-    if (!safe_component(comps[k])) return "";
     auto next = dir->open_dir(comps[k], /*create=*/false);
     if (!next) return "";
     sub = std::move(*next);

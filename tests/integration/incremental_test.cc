@@ -409,6 +409,33 @@ TEST(Incremental, OptimizeSkipsUnchangedFilesAndForceDoesNot) {
   SB_EXPECT_EXIT(bad, 2);
 }
 
+// A level 0 cut short by its --duration window keeps the files it finished (--partial);
+// the next level 1 builds on those and backs up the others whole, and restores identical.
+TEST(Incremental, PartialLevelZeroWindowIsFinishedByTheNextLevelOne) {
+  TempDir work("sb-inc-partial");
+  std::string src = work / "src", cat = work / "cat";
+  make_tree(src);
+  auto l0 = sb({"backup", src, "--to", work / "p", "--catalog", cat, "--level", "0", "--json",
+                "--channels", "1", "--files-per-set", "1", "--rate", "10M", "--duration",
+                "0:00:03", "--partial"});
+  SB_ASSERT_EXIT(l0, 3);
+  Json j0 = parse_json(l0);
+  ASSERT_EQ(j0["status"].as_string(), "partial") << l0.describe();
+  const uint64_t kept = *j0["files"].as_u64();
+  ASSERT_GT(kept, 0u) << "the window kept no file";
+  ASSERT_LT(kept, files_under(src).size()) << "the window did not cut in";
+  change_pages(src, 0.01, 21);
+  Json l1 = backup({"backup", src, "--to", work / "p", "--catalog", cat, "--level", "1",
+                    "--json"});
+  std::set<std::string> kinds;
+  for (const auto& f : l1["file_changes"].items()) kinds.insert(f["change"].as_string());
+  EXPECT_EQ(kinds, (std::set<std::string>{"changed", "new"}))
+      << "files of the partial level 0 changed, the others new";
+  auto r = sb({"restore", "--to", work / "r", "--catalog", cat});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(restored_tree(work / "r", src));
+}
+
 TEST(Incremental, NoParentAndBadUsage) {
   TempDir work("sb-inc-usage");
   std::string src = work / "src", cat = work / "cat";
