@@ -12,6 +12,7 @@ PACKAGES=(
   tgt libiscsi-dev libiscsi-bin
   nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-dev libnfs-utils
   clang-14 libclang-rt-14-dev
+  postgresql-15
 )
 
 missing=()

@@ -1,0 +1,257 @@
+#include "engine/page_check.h"
+
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "util/bytes.h"
+#include "util/crc32c.h"
+
+namespace stripeback::engine {
+namespace {
+
+// pg_control: the fields after floatFormat (the double 1234567.0, FLOATFORMAT_VALUE) have
+// kept their order since 9.3: blcksz, relseg_size, xlog_blcksz, xlog_seg_size, nameDataLen,
+// indexMaxKeys, toast_max_chunk_size, loblksize (u32 each), float8ByVal (bool, padded),
+// data_checksum_version (u32), mock_authentication_nonce (32 bytes), crc (CRC-32C of all
+// before it). The checkpoint's position (XLogRecPtr) is at offset 32.
+constexpr double kFloatFormat = 1234567.0;
+constexpr size_t kCheckpointAt = 32;
+constexpr size_t kControlRead = 8192;
+
+// Page header (PageHeaderData): pd_lsn (u32 xlogid, u32 xrecoff), pd_checksum u16 at 8,
+// pd_flags u16 at 10, pd_lower 12, pd_upper 14, pd_special 16, pd_pagesize_version 18,
+// pd_prune_xid u32 at 20; 24 bytes.
+constexpr uint32_t kPageHeader = 24;
+constexpr uint16_t kValidFlags = 0x0007;  // PD_HAS_FREE_LINES | PD_PAGE_FULL | PD_ALL_VISIBLE
+constexpr uint16_t kLayoutVersion = 4;
+constexpr uint32_t kMaxAlign = 8;
+
+constexpr uint32_t kSums = 32;
+constexpr uint32_t kFnvPrime = 16777619;
+constexpr uint32_t kBaseOffsets[kSums] = {
+    0x5B1F36E9, 0xB8525960, 0x02AB50AA, 0x1DE66D2A, 0x79FF467A, 0x9BB9F8A3, 0x217E7CD2,
+    0x83E13D2C, 0xF8D4474F, 0xE39EB970, 0x42C6AE16, 0x993216FA, 0x7B093B5D, 0x98DAFF3C,
+    0xF718902A, 0x0B1C9CDB, 0xE58F764B, 0x187636BC, 0x5D7B3BB1, 0xE73DE7DE, 0x92BEC979,
+    0xCCA6C0B2, 0x304A0979, 0x85AA43D4, 0x783125BB, 0x6CA8EAA2, 0xE407EAC6, 0x4B5CFC3E,
+    0x9FBF8C76, 0x15CA20BE, 0xF2CA9FD3, 0x959BD756};
+
+inline uint32_t mix(uint32_t sum, uint32_t value) {
+  const uint32_t t = sum ^ value;
+  return (t * kFnvPrime) ^ (t >> 17);
+}
+
+uint16_t u16_at(const std::byte* p, size_t off) {
+  return util::get_le16(reinterpret_cast<const uint8_t*>(p) + off);
+}
+
+std::string hex4(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%04x", v);
+  return buf;
+}
+
+bool all_digits(const std::string& s, size_t from, size_t to) {
+  if (from >= to) return false;
+  for (size_t i = from; i < to; ++i)
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+
+// A relation file's name: <relfilenode>[_fsm|_vm|_init][.<segment>]. The segment, or -1.
+long relation_segment(const std::string& name) {
+  size_t dot = name.find('.');
+  std::string base = dot == std::string::npos ? name : name.substr(0, dot);
+  long seg = 0;
+  if (dot != std::string::npos) {
+    if (!all_digits(name, dot + 1, name.size()) || name.size() - dot > 10) return -1;
+    seg = std::stol(name.substr(dot + 1));
+  }
+  for (const char* fork : {"_fsm", "_vm", "_init"}) {
+    const size_t n = std::strlen(fork);
+    if (base.size() > n && base.compare(base.size() - n, n, fork) == 0) {
+      base.resize(base.size() - n);
+      break;
+    }
+  }
+  return all_digits(base, 0, base.size()) ? seg : -1;
+}
+
+std::vector<std::string> split(const std::string& rel) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= rel.size()) {
+    size_t j = rel.find('/', i);
+    if (j == std::string::npos) j = rel.size();
+    if (j > i) out.push_back(rel.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+class PostgresValidator final : public PageValidator {
+ public:
+  PostgresValidator(std::string data_dir, PgControl c) : dir_(std::move(data_dir)), c_(c) {
+    while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  }
+  const char* name() const override { return "postgres"; }
+  uint32_t page_size() const override { return c_.page_size; }
+
+  bool checks(const std::string& path) const override { return segment_of(path) >= 0; }
+
+  std::string check(const std::string& path, uint64_t offset,
+                    const std::byte* page) const override {
+    const uint16_t upper = u16_at(page, 14);
+    if (upper == 0) {
+      // A new page: valid only when every byte is zero (as PostgreSQL reads it).
+      for (uint32_t i = 0; i < c_.page_size; ++i)
+        if (page[i] != std::byte{0})
+          return "bad header: pd_upper is 0 (a new page) but the page is not all zeros";
+      return "";
+    }
+    if (c_.checksum_version != 0) {
+      const uint64_t block = static_cast<uint64_t>(segment_of(path)) * c_.segment_pages +
+                             offset / c_.page_size;
+      const uint16_t stored = u16_at(page, 8);
+      const uint16_t computed = pg_page_checksum(page, c_.page_size, block);
+      if (stored != computed)
+        return "checksum mismatch: stored " + hex4(stored) + ", computed " + hex4(computed);
+    }
+    const uint16_t flags = u16_at(page, 10), lower = u16_at(page, 12),
+                   special = u16_at(page, 16), size_version = u16_at(page, 18);
+    if ((flags & ~kValidFlags) != 0) return "bad header: unknown flag bits in pd_flags " + hex4(flags);
+    if (lower < kPageHeader || lower > upper || upper > special || special > c_.page_size ||
+        special % kMaxAlign != 0)
+      return "bad header: pd_lower " + std::to_string(lower) + ", pd_upper " +
+             std::to_string(upper) + ", pd_special " + std::to_string(special) +
+             " are out of order or out of the page";
+    if ((size_version & 0xff00u) != c_.page_size || (size_version & 0xffu) != kLayoutVersion)
+      return "bad header: page size and layout version " + hex4(size_version) + " (expected " +
+             hex4((c_.page_size & 0xff00u) | kLayoutVersion) + ")";
+    return "";
+  }
+
+  uint64_t page_lsn(const std::byte* page) const override {
+    const auto* p = reinterpret_cast<const uint8_t*>(page);
+    return (uint64_t{util::get_le32(p)} << 32) | util::get_le32(p + 4);
+  }
+  uint64_t start_lsn() const override { return c_.checkpoint_lsn; }
+
+ private:
+  // The segment number of a relation file of this cluster, or -1 for anything else: a file
+  // under base/<db>/, global/ or pg_tblspc/<oid>/<version dir>/<db>/ named as a relation
+  // fork; not WAL, not config or map files, not temporary relations (t<backend>_<node>).
+  long segment_of(const std::string& path) const {
+    if (path.size() <= dir_.size() + 1 || path.compare(0, dir_.size(), dir_) != 0 ||
+        path[dir_.size()] != '/')
+      return -1;
+    auto c = split(path.substr(dir_.size() + 1));
+    const bool in_base = c.size() == 3 && c[0] == "base" && all_digits(c[1], 0, c[1].size());
+    const bool in_global = c.size() == 2 && c[0] == "global";
+    const bool in_space = c.size() == 5 && c[0] == "pg_tblspc" && all_digits(c[1], 0, c[1].size()) &&
+                          c[2].rfind("PG_", 0) == 0 && all_digits(c[3], 0, c[3].size());
+    if (!in_base && !in_global && !in_space) return -1;
+    return relation_segment(c.back());
+  }
+
+  std::string dir_;
+  PgControl c_;
+};
+
+}  // namespace
+
+uint16_t pg_page_checksum(const std::byte* page, uint32_t page_size, uint64_t block) {
+  uint32_t sums[kSums];
+  std::memcpy(sums, kBaseOffsets, sizeof sums);
+  const auto* p = reinterpret_cast<const uint8_t*>(page);
+  const uint32_t rows = page_size / (4 * kSums);
+  for (uint32_t i = 0; i < rows; ++i)
+    for (uint32_t j = 0; j < kSums; ++j) {
+      const size_t at = (size_t{i} * kSums + j) * 4;
+      // The checksum field (bytes 8-9 of the first row) counts as zero.
+      uint32_t v = util::get_le32(p + at);
+      if (at == 8) v &= 0xffff0000u;
+      sums[j] = mix(sums[j], v);
+    }
+  for (uint32_t round = 0; round < 2; ++round)
+    for (uint32_t j = 0; j < kSums; ++j) sums[j] = mix(sums[j], 0);
+  uint32_t result = 0;
+  for (uint32_t s : sums) result ^= s;
+  result ^= static_cast<uint32_t>(block);
+  return static_cast<uint16_t>(result % 65535 + 1);
+}
+
+Result<PgControl> read_pg_control(const std::string& data_dir) {
+  const std::string path = data_dir + "/global/pg_control";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(Errc::not_found, "unable to read '" + path + "': no PostgreSQL control file");
+  std::vector<uint8_t> b(kControlRead);
+  in.read(reinterpret_cast<char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  b.resize(static_cast<size_t>(in.gcount()));
+  uint8_t pattern[8];
+  std::memcpy(pattern, &kFloatFormat, sizeof pattern);
+  for (size_t off = 0; off + 84 <= b.size() && off < 1024; off += 8) {
+    if (std::memcmp(b.data() + off, pattern, sizeof pattern) != 0) continue;
+    PgControl c;
+    c.page_size = util::get_le32(b.data() + off + 8);
+    c.segment_pages = util::get_le32(b.data() + off + 12);
+    c.checksum_version = util::get_le32(b.data() + off + 44);
+    const size_t crc_at = off + 48 + 32;
+    if (util::crc32c(b.data(), crc_at) != util::get_le32(b.data() + crc_at))
+      return fail(Errc::corrupt, "'" + path + "' fails its CRC check: it is damaged or of an "
+                                 "unknown PostgreSQL version");
+    c.checkpoint_lsn = util::get_le64(b.data() + kCheckpointAt);
+    if (c.page_size < 1024 || c.page_size > 32768 || (c.page_size & (c.page_size - 1)) != 0 ||
+        c.segment_pages == 0 || c.checksum_version > 1)
+      return fail(Errc::corrupt, "'" + path + "' gives an impossible page size " +
+                                     std::to_string(c.page_size) + " or segment size");
+    return c;
+  }
+  return fail(Errc::corrupt, "'" + path + "' is not a PostgreSQL control file this version reads");
+}
+
+bool is_postgres_data_dir(const std::string& dir) {
+  struct stat st {};
+  return ::stat((dir + "/PG_VERSION").c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         ::stat((dir + "/global/pg_control").c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+Result<std::unique_ptr<PageValidator>> postgres_validator(const std::string& data_dir,
+                                                          std::optional<uint32_t> page_size) {
+  SB_ASSIGN(PgControl c, read_pg_control(data_dir));
+  if (page_size) {
+    if (*page_size < 1024 || *page_size > 32768 || (*page_size & (*page_size - 1)) != 0)
+      return fail(Errc::invalid_argument, "--page-size must be a power of two from 1K to 32K");
+    c.page_size = *page_size;
+  }
+  return std::unique_ptr<PageValidator>(std::make_unique<PostgresValidator>(data_dir, c));
+}
+
+Result<std::unique_ptr<PageValidator>> make_validator(const std::string& format,
+                                                      const std::vector<std::string>& sources,
+                                                      std::optional<uint32_t> page_size) {
+  if (format != "auto" && format != "postgres")
+    return fail(Errc::invalid_argument, "--check-logical: unknown page format '" + format +
+                                            "' (known: auto, postgres)");
+  // The data directory: a source that is one, or the nearest one above a source.
+  for (const auto& s : sources) {
+    std::string dir = s;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    while (!dir.empty()) {
+      if (is_postgres_data_dir(dir)) return postgres_validator(dir, page_size);
+      size_t slash = dir.rfind('/');
+      if (slash == std::string::npos || slash == 0) break;
+      dir.resize(slash);
+    }
+  }
+  return fail(Errc::invalid_argument,
+              "--check-logical" + std::string(format == "auto" ? "" : "=" + format) +
+                  ": no source is or lies in a PostgreSQL data directory (PG_VERSION and "
+                  "global/pg_control)");
+}
+
+}  // namespace stripeback::engine

@@ -1,0 +1,72 @@
+// Page validators (backup --check-logical, docs/page-checks.md): look inside each block a
+// backup reads and say which pages are corrupt.
+//
+// A validator knows one database's block format. It decides which files hold its pages
+// (checks()), their page size, and whether one page is valid (check()): an empty string,
+// or the reason it is not. It is stateless once made, so every channel may call it at
+// once. The first is PostgreSQL's; another format is added by implementing the interface
+// and naming it in make_validator().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stripeback/result.h"
+
+namespace stripeback::engine {
+
+class PageValidator {
+ public:
+  virtual ~PageValidator() = default;
+  virtual const char* name() const = 0;  // "postgres"
+  virtual uint32_t page_size() const = 0;
+  // Whether the file at `path` (as the backup names it) holds pages to check.
+  virtual bool checks(const std::string& path) const = 0;
+  // The page at byte `offset` of `path` (page_size() bytes at `page`): empty when valid,
+  // else why not ("checksum mismatch: stored 0x1a2b, computed 0x3c4d", "bad header: ...").
+  virtual std::string check(const std::string& path, uint64_t offset,
+                            const std::byte* page) const = 0;
+  // The position in the database's log of the page's last change (0 when the format has
+  // none): during a hot backup a page changed after the backup began is being rewritten
+  // and will be replaced by the database's redo, so it is not reported.
+  virtual uint64_t page_lsn(const std::byte* page) const = 0;
+  // The log position the backup began at (pages changed after it: see page_lsn()).
+  virtual uint64_t start_lsn() const = 0;
+};
+
+// --- PostgreSQL ---
+
+// What a validator needs from a cluster's global/pg_control.
+struct PgControl {
+  uint32_t page_size = 0;          // BLCKSZ
+  uint32_t segment_pages = 0;      // RELSEG_SIZE: pages per segment file (name.1, name.2, ...)
+  uint32_t checksum_version = 0;   // 0: no data checksums
+  uint64_t checkpoint_lsn = 0;     // the latest checkpoint when it was read
+};
+// Reads and checks (its CRC-32C) `<data_dir>/global/pg_control`.
+Result<PgControl> read_pg_control(const std::string& data_dir);
+
+// PostgreSQL's page checksum (the FNV-1a based algorithm of its storage/checksum_impl.h,
+// as documented there): of a page of `page_size` bytes that is block `block` of its
+// relation fork, with its pd_checksum field taken as zero.
+uint16_t pg_page_checksum(const std::byte* page, uint32_t page_size, uint64_t block);
+
+// The validator of the cluster whose data directory is `data_dir` (page size from
+// pg_control unless `page_size` is given).
+Result<std::unique_ptr<PageValidator>> postgres_validator(const std::string& data_dir,
+                                                          std::optional<uint32_t> page_size = {});
+
+// True for the data directory of a PostgreSQL cluster (PG_VERSION and global/pg_control).
+bool is_postgres_data_dir(const std::string& dir);
+
+// --check-logical[=FORMAT]: FORMAT "postgres", or "auto" (a source that is a PostgreSQL data
+// directory, or lies in one). Errors name the format or say no source is one.
+Result<std::unique_ptr<PageValidator>> make_validator(const std::string& format,
+                                                      const std::vector<std::string>& sources,
+                                                      std::optional<uint32_t> page_size = {});
+
+}  // namespace stripeback::engine

@@ -1,0 +1,122 @@
+#include "tests/support/pg_cluster.h"
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace stripeback::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kBin = "/usr/lib/postgresql/15/bin";
+
+bool chown_postgres(const std::string& path) {
+  const passwd* pw = ::getpwnam("postgres");
+  return pw != nullptr && ::chown(path.c_str(), pw->pw_uid, pw->pw_gid) == 0;
+}
+
+}  // namespace
+
+std::string PgCluster::bin_dir() { return kBin; }
+
+std::string PgCluster::skip_reason() {
+  if (!fs::exists(std::string(kBin) + "/initdb"))
+    return "PostgreSQL 15 is not installed (apt-get install postgresql-15; "
+           "scripts/install-deps.sh does it)";
+  if (::getpwnam("postgres") == nullptr) return "there is no postgres user to run PostgreSQL as";
+  if (::geteuid() != 0) return "the tests must run as root to start PostgreSQL as postgres";
+  return "";
+}
+
+PgCluster::PgCluster(bool checksums) {
+  char tmpl[] = "/var/tmp/sbpg.XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) {
+    error_ = "mkdtemp failed";
+    return;
+  }
+  root_ = tmpl;
+  data_ = root_ + "/data";
+  if (!chown_postgres(root_)) {
+    error_ = "unable to give " + root_ + " to postgres";
+    return;
+  }
+  std::vector<std::string> args{"-D", data_, "-A", "trust", "-U", "postgres", "--no-sync"};
+  if (checksums) args.push_back("--data-checksums");
+  RunResult r = run("initdb", args);
+  if (!r.exited(0)) {
+    error_ = "initdb failed: " + r.describe();
+    return;
+  }
+  ok_ = true;
+}
+
+PgCluster::~PgCluster() {
+  if (running_) stop();
+  if (!root_.empty() && std::getenv("STRIPEBACK_KEEP_TEST_DIRS") == nullptr) {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+}
+
+RunResult PgCluster::run(const std::string& program, const std::vector<std::string>& args,
+                         std::chrono::milliseconds timeout) const {
+  std::vector<std::string> argv{"/usr/sbin/runuser", "-u", "postgres", "--",
+                                std::string(kBin) + "/" + program};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunOptions o;
+  o.timeout = timeout;
+  return testing::run(argv, o);
+}
+
+bool PgCluster::start() {
+  RunResult r = run("pg_ctl", {"-D", data_, "-w", "-l", root_ + "/server.log", "-o",
+                               "-k " + root_ + " -c listen_addresses='' -c fsync=off", "start"});
+  if (!r.exited(0)) {
+    error_ = "pg_ctl start failed: " + r.describe();
+    return false;
+  }
+  running_ = true;
+  return true;
+}
+
+bool PgCluster::stop() {
+  RunResult r = run("pg_ctl", {"-D", data_, "-w", "-m", "fast", "stop"});
+  running_ = false;
+  if (!r.exited(0)) {
+    error_ = "pg_ctl stop failed: " + r.describe();
+    return false;
+  }
+  return true;
+}
+
+bool PgCluster::pgbench_init(int scale) {
+  RunResult r = run("pgbench", {"-i", "-q", "-s", std::to_string(scale), "-h", root_, "-U",
+                                "postgres", "postgres"});
+  if (!r.exited(0)) {
+    error_ = "pgbench -i failed: " + r.describe();
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Subprocess> PgCluster::pgbench_run(int seconds, int clients) const {
+  return std::make_unique<Subprocess>(std::vector<std::string>{
+      "/usr/sbin/runuser", "-u", "postgres", "--", std::string(kBin) + "/pgbench", "-n", "-T",
+      std::to_string(seconds), "-c", std::to_string(clients), "-h", root_, "-U", "postgres",
+      "postgres"});
+}
+
+std::string PgCluster::copy_data(const std::string& name) const {
+  const std::string to = root_ + "/" + name;
+  fs::copy(data_, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  for (const auto& e : fs::recursive_directory_iterator(to)) chown_postgres(e.path().string());
+  chown_postgres(to);
+  ::chmod(to.c_str(), 0700);
+  return to;
+}
+
+}  // namespace stripeback::testing

@@ -1,0 +1,54 @@
+// A real PostgreSQL 15 cluster for tests (Debian's postgresql-15): made with initdb as the
+// postgres user in a temporary directory, started on a Unix socket there (no TCP), filled
+// with pgbench, stopped and removed when the object goes.
+//
+// Tests call PgCluster::skip_reason() and skip with it when it is not empty (PostgreSQL is
+// not installed, or the tests do not run as root and cannot become postgres).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/run.h"
+
+namespace stripeback::testing {
+
+class PgCluster {
+ public:
+  // Why clusters cannot be made here; empty when they can.
+  static std::string skip_reason();
+  // The directory of PostgreSQL's programs (initdb, pg_ctl, pgbench, pg_checksums, ...).
+  static std::string bin_dir();
+
+  // initdb into a new temporary directory (with data checksums unless told otherwise).
+  explicit PgCluster(bool checksums = true);
+  ~PgCluster();
+  PgCluster(const PgCluster&) = delete;
+  PgCluster& operator=(const PgCluster&) = delete;
+
+  bool ok() const { return ok_; }
+  const std::string& error() const { return error_; }  // why initdb or start failed
+  const std::string& data_dir() const { return data_; }
+  const std::string& socket_dir() const { return root_; }
+
+  bool start();
+  bool stop();
+  // Runs one of PostgreSQL's programs as the postgres user.
+  RunResult run(const std::string& program, const std::vector<std::string>& args,
+                std::chrono::milliseconds timeout = std::chrono::minutes(5)) const;
+  // pgbench -i at `scale` (about 15 MB per unit) into database postgres; the cluster runs.
+  bool pgbench_init(int scale);
+  // Starts pgbench writing for `seconds` with `clients`, returning the process.
+  std::unique_ptr<Subprocess> pgbench_run(int seconds, int clients) const;
+  // Copies the data directory (the cluster stopped) to a new directory, owned by postgres.
+  std::string copy_data(const std::string& name) const;
+
+ private:
+  std::string root_, data_;
+  bool ok_ = false, running_ = false;
+  std::string error_;
+};
+
+}  // namespace stripeback::testing
