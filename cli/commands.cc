@@ -202,6 +202,20 @@ Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupF
   o.require_parent = f.require_parent;
   o.optimize = f.optimize;
   o.force = f.force;
+  o.validate_only = f.validate;
+  if (f.validate && !f.to_all.empty())
+    return fail(Errc::invalid_argument, "backup --validate writes nothing: it takes no --to");
+  if (!f.validate && f.to_all.empty())
+    return fail(Errc::invalid_argument,
+                "backup needs --to DIR or tape:URL (or --validate to read and check the "
+                "sources without writing)");
+  if (!f.check_logical.empty()) o.check_logical = f.check_logical;
+  o.max_corrupt = f.max_corrupt;
+  if (!f.page_size.empty()) {
+    SB_ASSIGN(uint64_t ps, size_flag(f.page_size, "--page-size"));
+    if (ps > 65536) return fail(Errc::invalid_argument, "--page-size must be at most 32K");
+    o.page_size = static_cast<uint32_t>(ps);
+  }
   if (!f.change_unit.empty()) {
     if (!f.level) return fail(Errc::invalid_argument, "--change-unit needs --level");
     SB_ASSIGN(uint64_t unit, size_flag(f.change_unit, "--change-unit"));
@@ -242,6 +256,20 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   for (const auto& w : sum->warnings) spdlog::warn("{}", w);
   if (c.json) std::printf("%s\n", backup_json(*sum).c_str());
   else std::fputs(backup_text(*sum).c_str(), stdout);
+  if (sum->validate_only) {
+    if (sum->status != "complete") {
+      print_error("validate failed: " + sum->error);
+      return kExitFailed;
+    }
+    if (!sum->pages.corrupt.empty()) {
+      print_error(std::to_string(sum->pages.corrupt.size()) + " corrupt page(s) found, e.g. '" +
+                  sum->pages.corrupt.front().file + "' block " +
+                  std::to_string(sum->pages.corrupt.front().block) + ": " +
+                  sum->pages.corrupt.front().reason);
+      return kExitFailed;
+    }
+    return kExitOk;
+  }
   std::string id = std::to_string(sum->backup_id);
   if (sum->status == "partial") {
     print_error("backup " + id + " is partial: " + sum->error);

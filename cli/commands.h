@@ -62,6 +62,11 @@ struct BackupFlags {
   bool require_parent = false;
   bool optimize = false;
   bool force = false;
+  // Source validation (docs/page-checks.md)
+  bool validate = false;
+  std::string check_logical;  // empty: not given; "auto" when given without a format
+  uint64_t max_corrupt = 0;
+  std::string page_size;
   // Tape (see cli/tape_commands.h): every --to as given; tape:URL ones become drives. The
   // tape flags are unset when not given (a backup to a directory refuses them).
   std::vector<std::string> to_all;

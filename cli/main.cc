@@ -146,10 +146,30 @@ int main(int argc, char** argv) {
   backup->add_option("--to", bf.to_all,
                      "directory that receives the backup pieces, or a tape drive "
                      "tape:iscsi://HOST:PORT/IQN/LUN or tape:/dev/sgN (repeat for more drives: "
-                     "one channel each)")
-      ->required()
+                     "one channel each); not with --validate")
       ->allow_extra_args(false);
   add_backup_tape_flags(backup, bf);
+  backup->add_flag("--validate", bf.validate,
+                   "read every block as a backup would (channels, multiplexing, sections, "
+                   "rate, duration, NFS sources) and report every problem found, writing "
+                   "nothing: no --to, no piece, no catalog record. Exit 0 when clean, 1 when "
+                   "corruption was found (docs/page-checks.md)")
+      ->group("Validation");
+  backup->add_flag("--check-logical{auto}", bf.check_logical,
+                   "check the pages inside each block as they are read: "
+                   "--check-logical=postgres (page header, and the page checksum when the "
+                   "cluster has data checksums; relation files only), or bare/auto to detect "
+                   "a PostgreSQL data directory among the sources. Corrupt pages are listed "
+                   "in the summary and --json (file, block, offset, reason)")
+      ->group("Validation");
+  backup->add_option("--max-corrupt", bf.max_corrupt,
+                     "with --check-logical: corrupt pages a file may have before the backup "
+                     "fails (default 0); up to it they are listed")
+      ->group("Validation");
+  backup->add_option("--page-size", bf.page_size,
+                     "with --check-logical: the page size, instead of the one the database's "
+                     "control file gives (e.g. 8K)")
+      ->group("Validation");
   backup->add_option("--channels", bf.channels,
                      "parallel channels, each with its own I/O ring and pieces (a backup to "
                      "tape runs one per drive)")

@@ -49,6 +49,7 @@ void channel_json(util::JsonWriter& w, const engine::ChannelStats& c) {
   w.kv("compress_in", c.bytes_compressed_in);
   w.kv("compress_out", c.bytes_compressed_out);
   w.kv("compress_s", c.compress_s);
+  w.kv("page_check_s", c.page_check_s);
   w.kv("encrypt_s", c.encrypt_s);
   w.begin_object("compress_levels");
   for (const auto& [level, bytes] : c.level_bytes) w.kv(std::to_string(level), bytes);
@@ -86,7 +87,9 @@ std::string group_text(const storage::CounterGroup& g) {
 std::string backup_json(const engine::BackupSummary& s) {
   util::JsonWriter w;
   w.begin_object();
-  w.kv("backup_id", s.backup_id);
+  w.kv("operation", s.validate_only ? "validate" : "backup");
+  if (s.validate_only) w.kv_null("backup_id");
+  else w.kv("backup_id", s.backup_id);
   w.kv("status", s.status);
   if (!s.error.empty()) w.kv("error", s.error);
   w.kv("files", s.files);
@@ -96,6 +99,23 @@ std::string backup_json(const engine::BackupSummary& s) {
   w.kv("elapsed_s", s.elapsed_s);
   w.kv("mb_per_s", util::mb_per_s(s.bytes_read, s.elapsed_s));
   w.kv("bound_by", verdict(s.channels));
+  if (!s.page_format.empty()) {
+    w.kv("check_logical", s.page_format);
+    w.kv("pages_checked", s.pages.checked);
+    w.kv("pages_retried", s.pages.retried);
+    w.kv("pages_recovered", s.pages.recovered);
+    w.kv("pages_newer", s.pages.newer);
+    w.kv("pages_corrupt", static_cast<uint64_t>(s.pages.corrupt.size()));
+    w.begin_array("corrupt");
+    for (const auto& c : s.pages.corrupt)
+      w.begin_object()
+          .kv("file", c.file)
+          .kv("block", c.block)
+          .kv("offset", c.offset)
+          .kv("reason", c.reason)
+          .end_object();
+    w.end_array();
+  }
   w.kv("files_planned", s.files_planned);
   w.kv("sets", s.sets);
   w.kv("sections", s.sections);
@@ -154,14 +174,34 @@ std::string backup_json(const engine::BackupSummary& s) {
 std::string backup_text(const engine::BackupSummary& b) {
   std::string s;
   char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "backup %llu %s: %llu files, %s read, %s written, %u pieces, %.2f s, %.1f MB/s "
-                "(bound by %s)\n",
-                static_cast<unsigned long long>(b.backup_id), b.status.c_str(),
-                static_cast<unsigned long long>(b.files), util::format_bytes(b.bytes_read).c_str(),
-                util::format_bytes(b.bytes_written).c_str(), b.pieces, b.elapsed_s,
-                util::mb_per_s(b.bytes_read, b.elapsed_s), verdict(b.channels).c_str());
+  if (b.validate_only) {
+    std::snprintf(buf, sizeof buf, "validate %s: %llu files, %s read, %.2f s, %.1f MB/s (bound by %s)\n",
+                  b.status.c_str(), static_cast<unsigned long long>(b.files),
+                  util::format_bytes(b.bytes_read).c_str(), b.elapsed_s,
+                  util::mb_per_s(b.bytes_read, b.elapsed_s), verdict(b.channels).c_str());
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "backup %llu %s: %llu files, %s read, %s written, %u pieces, %.2f s, %.1f MB/s "
+                  "(bound by %s)\n",
+                  static_cast<unsigned long long>(b.backup_id), b.status.c_str(),
+                  static_cast<unsigned long long>(b.files), util::format_bytes(b.bytes_read).c_str(),
+                  util::format_bytes(b.bytes_written).c_str(), b.pieces, b.elapsed_s,
+                  util::mb_per_s(b.bytes_read, b.elapsed_s), verdict(b.channels).c_str());
+  }
   s += buf;
+  if (!b.page_format.empty()) {
+    std::snprintf(buf, sizeof buf,
+                  "  pages (%s): %llu checked, %llu read again (%llu valid then), %llu changed "
+                  "since the backup began, %zu corrupt\n",
+                  b.page_format.c_str(), static_cast<unsigned long long>(b.pages.checked),
+                  static_cast<unsigned long long>(b.pages.retried),
+                  static_cast<unsigned long long>(b.pages.recovered),
+                  static_cast<unsigned long long>(b.pages.newer), b.pages.corrupt.size());
+    s += buf;
+    for (const auto& c : b.pages.corrupt)
+      s += "  corrupt: " + escape_text(c.file) + " block " + std::to_string(c.block) +
+           " (offset " + std::to_string(c.offset) + "): " + c.reason + "\n";
+  }
   std::snprintf(buf, sizeof buf,
                 "  %u sets (%u sections), multiplexing %u, %zu x %s buffers per channel%s%s\n",
                 b.sets, b.sections, b.buffers.multiplexing, b.buffers.buffers,

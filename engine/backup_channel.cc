@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <cstring>
 #include <thread>
 
 #include "engine/backends.h"
@@ -280,8 +281,10 @@ class BackupChannel {
           src->parent = &it->second;
     }
     // Register it in the current piece right away, so even an empty file has its record.
-    SB_ASSIGN(OpenPiece * p, piece_for(0));
-    SB_TRY(ensure_registered(*src, *p));
+    if (!ctx_.validate_only) {
+      SB_ASSIGN(OpenPiece * p, piece_for(0));
+      SB_TRY(ensure_registered(*src, *p));
+    }
     sources_.push_back(std::move(src));
     if (sources_.back()->next >= sources_.back()->end) SB_TRY(maybe_done(sources_.back().get()));
     return ok();
@@ -290,6 +293,8 @@ class BackupChannel {
   // The piece the next frame of `frame_length` bytes goes to: the current one, or a new one
   // when that frame would pass the size limit.
   Result<OpenPiece*> piece_for(uint64_t frame_length) {
+    if (ctx_.validate_only)  // a validation writes nothing, anywhere
+      return fail(Errc::invalid_argument, "backup --validate does not write pieces");
     OpenPiece* cur = pieces_.empty() || pieces_.back()->closing ? nullptr : pieces_.back().get();
     uint64_t limit = ctx_.config.max_piece_size;
     if (cur && limit && cur->writer->file_count() > 0 &&
@@ -417,7 +422,10 @@ class BackupChannel {
     ++out_.stats.reads;
     out_.stats.bytes_read += sl.want;
     if (ctx_.bytes_done) ctx_.bytes_done->fetch_add(sl.want, std::memory_order_relaxed);
+    if (ctx_.validator && ctx_.validator->checks(path))
+      SB_TRY(check_pages(*s, sl.offset, pool_->data(slot), sl.want));
     sl.writing = true;
+    if (ctx_.validate_only) return slot_done(slot);
     const uint32_t unit = ctx_.change_unit;
     if (!unit) {
       SB_TRY(emit_frame(slot, 0, sl.want, cpool_ ? cpool_->header(slot) : nullptr,
@@ -464,6 +472,47 @@ class BackupChannel {
       i = j;
     }
     if (sl.frames.empty()) return slot_done(slot);
+    return ok();
+  }
+
+  // --check-logical: checks every whole page of the `len` bytes read at file offset `off`.
+  // A page that fails is read again (a running database may be writing it) up to
+  // kPageRetries times, a short pause apart; a page valid then replaces the one read. One
+  // still failing is reported unless it changed after the backup began (its redo will
+  // replace it).
+  Result<void> check_pages(Source& s, uint64_t off, std::byte* data, uint32_t len) {
+    const PageValidator& v = *ctx_.validator;
+    const uint32_t ps = v.page_size();
+    if (off % ps != 0) return ok();  // buffers start at multiples of the page size
+    const double t0 = thread_cpu_seconds();
+    for (uint32_t at = 0; at + ps <= len; at += ps) {
+      std::byte* page = data + at;
+      ++out_.pages.checked;
+      std::string why = v.check(s.meta.path, off + at, page);
+      if (why.empty()) continue;
+      for (int attempt = 0; attempt < kPageRetries && !why.empty(); ++attempt) {
+        std::this_thread::sleep_for(kPageRetryPause);
+        if (!retry_page_ || retry_page_->size < ps) {
+          retry_page_ = AlignedBlock::make(std::max<size_t>(ps, kBlock));
+          if (!retry_page_) return fail(Errc::no_space, "out of memory checking pages");
+        }
+        ++out_.pages.retried;
+        auto got = s.file->read_at(retry_page_->data, ps, off + at);
+        if (!got || *got < ps) break;
+        why = v.check(s.meta.path, off + at, retry_page_->data);
+        if (why.empty()) {
+          ++out_.pages.recovered;
+          std::memcpy(page, retry_page_->data, ps);
+        }
+      }
+      if (why.empty()) continue;
+      if (v.page_lsn(page) > v.start_lsn() && v.start_lsn() != 0) {
+        ++out_.pages.newer;
+        continue;
+      }
+      out_.pages.corrupt.push_back({s.meta.path, (off + at) / ps, off + at, std::move(why)});
+    }
+    out_.stats.page_check_s += thread_cpu_seconds() - t0;
     return ok();
   }
 
@@ -522,7 +571,7 @@ class BackupChannel {
   // counts as backed up once the pieces holding it are finished.
   Result<void> maybe_done(Source* s) {
     if (s->ops_out > 0 || s->next < s->end) return ok();
-    if (ctx_.change_unit && !s->done.unit_digests.empty()) {
+    if (ctx_.change_unit && !s->done.unit_digests.empty() && !ctx_.validate_only) {
       // The unit digests of what was read go into a map frame beside the file's frames.
       DigestMap map{ctx_.change_unit, s->done.first_unit * ctx_.change_unit,
                     s->done.unit_digests};
@@ -651,6 +700,9 @@ class BackupChannel {
   std::vector<std::unique_ptr<OpenPiece>> pieces_;
   uint32_t pieces_made_ = 0;
   std::vector<UnitDone> finished_;
+  std::unique_ptr<AlignedBlock> retry_page_;  // a page read again (check_pages)
+  static constexpr int kPageRetries = 3;
+  static constexpr std::chrono::milliseconds kPageRetryPause{50};
   std::map<uint64_t, Meta> meta_;
   uint64_t next_meta_ = 0;
 };

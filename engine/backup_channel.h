@@ -19,6 +19,7 @@
 
 #include "catalog/catalog.h"
 #include "engine/change_map.h"
+#include "engine/page_check.h"
 #include "engine/leftovers.h"
 #include "engine/planner.h"
 #include "engine/stats.h"
@@ -84,6 +85,27 @@ struct BackupContext {
   // Channel N writes its pieces to targets[(N - 1) % targets.size()]: one directory for
   // all, or one drive each.
   std::vector<PieceTarget> targets;
+  // --check-logical (page_check.h): every page of the files it checks is checked as read.
+  const PageValidator* validator = nullptr;
+  // backup --validate: read and check everything, write nothing (no piece, no target).
+  bool validate_only = false;
+};
+
+// A page --check-logical found corrupt.
+struct CorruptBlock {
+  std::string file;
+  uint64_t block = 0;   // the page's number in the file
+  uint64_t offset = 0;  // its byte offset in the file
+  std::string reason;
+};
+
+// What the page checks of a channel did.
+struct PageStats {
+  uint64_t checked = 0;  // pages checked
+  uint64_t retried = 0;  // pages read again after failing a check
+  uint64_t recovered = 0;  // of those, valid when read again (a hot backup's page being written)
+  uint64_t newer = 0;    // failing, but changed after the backup began: not reported
+  std::vector<CorruptBlock> corrupt;
 };
 
 struct UnitExtent {
@@ -120,6 +142,7 @@ struct ChannelOutcome {
   Result<void> status;
   bool deadline_hit = false;
   std::vector<std::string> warnings;
+  PageStats pages;
 };
 
 // Runs the channel to completion on the calling thread.

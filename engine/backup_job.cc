@@ -37,7 +37,8 @@ int64_t now_ns() {
 Result<void> check_options(const BackupOptions& o) {
   if (o.channels < 1 || o.channels > 256)
     return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
-  if (o.destination.empty()) return fail(Errc::invalid_argument, "no destination given (--to)");
+  if (o.destination.empty() && !o.validate_only)
+    return fail(Errc::invalid_argument, "no destination given (--to)");
   if (o.media && o.media->drives.size() != o.channels)
     return fail(Errc::invalid_argument, "a backup to removable media runs one channel per drive: " +
                                             std::to_string(o.media->drives.size()) +
@@ -70,6 +71,12 @@ Result<void> check_options(const BackupOptions& o) {
     return fail(Errc::invalid_argument, "--buffer-size must be a multiple of --change-unit");
   if ((o.optimize || o.force) && !o.level)
     return fail(Errc::invalid_argument, "--optimize and --force need --level");
+  if (o.validate_only && (o.level || o.keys || o.media || o.channel.compress_level != 0))
+    return fail(Errc::invalid_argument,
+                "backup --validate writes nothing: --level, --encrypt, --compress and tape "
+                "destinations do not go with it");
+  if ((o.max_corrupt != 0 || o.page_size) && !o.check_logical)
+    return fail(Errc::invalid_argument, "--max-corrupt and --page-size need --check-logical");
   return ok();
 }
 
@@ -433,7 +440,15 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   std::string dest = opts.media ? opts.destination : normal_path(opts.destination);
   std::optional<MediaDestination> media_dest;
   std::vector<PieceTarget> targets;
-  if (opts.media) {
+  std::unique_ptr<PageValidator> validator;
+  if (opts.check_logical) {
+    SB_ASSIGN(validator, make_validator(*opts.check_logical, opts.sources, opts.page_size));
+  }
+  if (opts.validate_only) {
+    // Nothing is written: the channels get a target they never use.
+    SB_ASSIGN(Place nowhere, place_of("/"));
+    targets.push_back({nowhere.storage, nowhere.at});
+  } else if (opts.media) {
     // Drives, labels and block size are checked before anything is written.
     SB_ASSIGN(MediaDestination md, open_media_destination(*opts.media, cat));
     media_dest = std::move(md);
@@ -452,7 +467,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   std::vector<int64_t> last_backup;
   if (opts.partial) last_backup = order_least_recent_first(plan.files, cat);
   std::vector<PieceFile> leftovers;
-  if (!opts.media) leftovers = find_unused_pieces(cat.backups(), dest);
+  if (!opts.media && !opts.validate_only) leftovers = find_unused_pieces(cat.backups(), dest);
 
   SetOptions so;
   so.section_size = opts.section_size;
@@ -517,7 +532,10 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     begin.cumulative = opts.cumulative;
     begin.change_unit = opts.change_unit;
   }
-  SB_ASSIGN(uint64_t id, cat.begin_backup(begin));
+  uint64_t id = 0;
+  if (!opts.validate_only) {
+    SB_ASSIGN(id, cat.begin_backup(begin));
+  }
 
   WorkQueue queue(sets);
   BackupContext ctx;
@@ -535,6 +553,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   ctx.config.buffer_size = buffers.buffer_size;
   if (opts.partial) ctx.config.read_order = ReadOrder::set_order;
   ctx.keys = opts.keys.get();
+  ctx.validator = validator.get();
+  ctx.validate_only = opts.validate_only;
   if (opts.level) {
     ctx.change_unit = opts.change_unit;
     ctx.parents = &parents;
@@ -565,6 +585,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
 
   BackupSummary sum;
   sum.backup_id = id;
+  sum.validate_only = opts.validate_only;
+  if (validator) sum.page_format = validator->name();
   if (!leftovers.empty()) sum.warnings.push_back(leftover_warning(leftovers, dest));
   for (auto& w : parent_warnings) sum.warnings.push_back(std::move(w));
   if (opts.level) {
@@ -593,6 +615,11 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     sum.deadline_hit = sum.deadline_hit || o.deadline_hit;
     pieces.insert(pieces.end(), o.pieces.begin(), o.pieces.end());
     for (auto& w : o.warnings) sum.warnings.push_back(w);
+    sum.pages.checked += o.pages.checked;
+    sum.pages.retried += o.pages.retried;
+    sum.pages.recovered += o.pages.recovered;
+    sum.pages.newer += o.pages.newer;
+    for (auto& c : o.pages.corrupt) sum.pages.corrupt.push_back(std::move(c));
     if (!o.status && (sum.error.empty() || first_is_secondary)) {
       first_is_secondary = o.status.error().code == Errc::cancelled && abort.load();
       sum.error = o.status.error().what;
@@ -638,6 +665,32 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
                       std::to_string(planned) + " files backed up";
     status = opts.partial ? catalog::BackupStatus::partial : catalog::BackupStatus::failed;
     sum.error = opts.partial ? why : why + " (use --partial to keep them)";
+  }
+  // --max-corrupt: a file with more corrupt pages fails the backup (each is listed).
+  std::sort(sum.pages.corrupt.begin(), sum.pages.corrupt.end(),
+            [](const CorruptBlock& a, const CorruptBlock& b) {
+              return a.file != b.file ? a.file < b.file : a.offset < b.offset;
+            });
+  if (!opts.validate_only) {
+    std::map<std::string, uint64_t> per_file;
+    for (const auto& c : sum.pages.corrupt) ++per_file[c.file];
+    for (const auto& [file, n] : per_file)
+      if (n > opts.max_corrupt && status != catalog::BackupStatus::failed) {
+        status = catalog::BackupStatus::failed;
+        sum.error = "'" + file + "' has " + std::to_string(n) + " corrupt page(s), more than "
+                    "--max-corrupt " + std::to_string(opts.max_corrupt) +
+                    " allows (the first: block " +
+                    std::to_string(std::find_if(sum.pages.corrupt.begin(), sum.pages.corrupt.end(),
+                                                [&](const CorruptBlock& c) { return c.file == file; })
+                                       ->block) +
+                    ")";
+      }
+  }
+  if (opts.validate_only) {
+    // Nothing was written and nothing is recorded: the summary is the whole result.
+    sum.status = status == catalog::BackupStatus::failed ? "failed" : "complete";
+    if (status == catalog::BackupStatus::partial) sum.status = "partial";
+    return sum;
   }
   // Pieces that hold no completed file (the deadline cut their files short) are of no use.
   if (status == catalog::BackupStatus::partial) {

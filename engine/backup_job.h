@@ -54,6 +54,14 @@ struct BackupOptions {
   // Backup to drives of removable media instead of a directory: `destination` is then only
   // recorded, and `channels` must equal the number of drives.
   std::optional<MediaOptions> media;
+  // Source validation (docs/page-checks.md). `check_logical`: a page format ("auto",
+  // "postgres") whose pages are checked as they are read; `max_corrupt`: corrupt pages a
+  // file may have before the backup fails; `validate_only`: read and check, write nothing
+  // (no destination, no catalog record).
+  std::optional<std::string> check_logical;
+  std::optional<uint32_t> page_size;
+  uint64_t max_corrupt = 0;
+  bool validate_only = false;
 };
 
 struct BufferChoice {
@@ -82,6 +90,9 @@ struct FileChangeInfo {
 
 struct BackupSummary {
   uint64_t backup_id = 0;
+  bool validate_only = false;
+  std::string page_format;  // the --check-logical validator's name, or empty
+  PageStats pages;          // all channels' page checks, corrupt blocks in file order
   std::string status;  // "complete", "partial" or "failed"
   std::string error;   // set when failed or partial
   uint64_t files = 0;

@@ -33,6 +33,7 @@ struct ChannelStats {
   uint32_t pieces = 0;
   uint64_t bytes_compressed_in = 0, bytes_compressed_out = 0;  // data frames only
   double compress_s = 0;   // CPU spent compressing (or decompressing, in a restore)
+  double page_check_s = 0;  // CPU spent in page checks (--check-logical)
   double encrypt_s = 0;    // CPU spent sealing (or opening, in a restore) frames
   std::map<int, uint64_t> level_bytes;  // raw bytes given to the compressor, by zstd level
   bool throttled = false;  // a rate limit held reads back
