@@ -50,6 +50,9 @@ void channel_json(util::JsonWriter& w, const engine::ChannelStats& c) {
   w.kv("compress_out", c.bytes_compressed_out);
   w.kv("compress_s", c.compress_s);
   w.kv("page_check_s", c.page_check_s);
+  w.kv("pages_checked", c.pages_checked);
+  w.kv("pages_retried", c.pages_retried);
+  w.kv("pages_corrupt", c.pages_corrupt);
   w.kv("encrypt_s", c.encrypt_s);
   w.begin_object("compress_levels");
   for (const auto& [level, bytes] : c.level_bytes) w.kv(std::to_string(level), bytes);
@@ -252,6 +255,16 @@ std::string backup_text(const engine::BackupSummary& b) {
                               static_cast<double>(c.bytes_compressed_out)
                         : 0.0,
                     c.compress_s, levels.c_str());
+      s += buf;
+    }
+    if (c.pages_checked > 0) {
+      std::snprintf(buf, sizeof buf,
+                    "    pages: %llu checked (%.1f MB/s), %llu read again, %llu corrupt, in %.2f s "
+                    "cpu\n",
+                    static_cast<unsigned long long>(c.pages_checked),
+                    util::mb_per_s(c.bytes_read, c.elapsed_s),
+                    static_cast<unsigned long long>(c.pages_retried),
+                    static_cast<unsigned long long>(c.pages_corrupt), c.page_check_s);
       s += buf;
     }
     if (c.encrypt_s > 0) {

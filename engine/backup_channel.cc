@@ -97,6 +97,9 @@ class BackupChannel {
       }
     }
     clock_.finish(out_.stats, ctx_.job_start);
+    out_.stats.pages_checked = out_.pages.checked;
+    out_.stats.pages_retried = out_.pages.retried;
+    out_.stats.pages_corrupt = out_.pages.corrupt.size();
     out_.stats.io_engine = loop_.names();
     loop_.drain();
     loop_.close();  // before the thread's connections go

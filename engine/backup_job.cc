@@ -73,7 +73,7 @@ Result<void> check_options(const BackupOptions& o) {
     return fail(Errc::invalid_argument, "--optimize and --force need --level");
   if (o.validate_only && (o.level || o.keys || o.media || o.channel.compress_level != 0))
     return fail(Errc::invalid_argument,
-                "backup --validate writes nothing: --level, --encrypt, --compress and tape "
+                "backup --validate writes nothing: --level, --encrypt, --compress and removable "
                 "destinations do not go with it");
   if ((o.max_corrupt != 0 || o.page_size) && !o.check_logical)
     return fail(Errc::invalid_argument, "--max-corrupt and --page-size need --check-logical");

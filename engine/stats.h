@@ -34,6 +34,7 @@ struct ChannelStats {
   uint64_t bytes_compressed_in = 0, bytes_compressed_out = 0;  // data frames only
   double compress_s = 0;   // CPU spent compressing (or decompressing, in a restore)
   double page_check_s = 0;  // CPU spent in page checks (--check-logical)
+  uint64_t pages_checked = 0, pages_retried = 0, pages_corrupt = 0;
   double encrypt_s = 0;    // CPU spent sealing (or opening, in a restore) frames
   std::map<int, uint64_t> level_bytes;  // raw bytes given to the compressor, by zstd level
   bool throttled = false;  // a rate limit held reads back

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "engine/page_check.h"
@@ -61,14 +60,7 @@ class PageCheck : public ::testing::Test {
   // The blocks pg_checksums --check reports (file, block number in the file).
   static std::set<std::pair<std::string, uint64_t>> pg_checksums(const std::string& dir,
                                                                  int* exit_code) {
-    auto r = cluster_->run("pg_checksums", {"--check", "-D", dir});
-    *exit_code = r.exit_code;
-    std::set<std::pair<std::string, uint64_t>> out;
-    std::regex line("checksum verification failed in file \"([^\"]+)\", block ([0-9]+)");
-    const std::string text = r.out + r.err;
-    for (std::sregex_iterator it(text.begin(), text.end(), line), end; it != end; ++it)
-      out.insert({(*it)[1].str(), std::stoull((*it)[2].str())});
-    return out;
+    return cluster_->pg_checksums_failures(dir, exit_code);
   }
 
   static void write_at(const std::string& path, uint64_t off, const std::string& bytes) {
@@ -99,9 +91,10 @@ TEST_F(PageCheck, ControlFileReadsAsPgControldataShowsIt) {
   auto r = cluster_->run("pg_controldata", {data()});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   auto field = [&](const std::string& name) {
-    std::smatch m;
-    std::regex re(name + ":\\s+([^\\n]+)");
-    return std::regex_search(r.out, m, re) ? m[1].str() : std::string("(missing)");
+    size_t at = r.out.find(name + ":");
+    if (at == std::string::npos) return std::string("(missing)");
+    at = r.out.find_first_not_of(" \t", at + name.size() + 1);
+    return r.out.substr(at, r.out.find('\n', at) - at);
   };
   EXPECT_EQ(std::to_string(c->page_size), field("Database block size"));
   EXPECT_EQ(std::to_string(c->segment_pages), field("Blocks per segment of large relation"));
@@ -172,7 +165,8 @@ TEST_F(PageCheck, BrokenHeaderWithAValidChecksumIsABadHeader) {
     in.read(reinterpret_cast<char*>(page.data()), ps);
   }
   // pd_lower past pd_upper, and the checksum made right for it.
-  const uint16_t upper = static_cast<uint16_t>(page[14]) | static_cast<uint16_t>(page[15]) << 8;
+  const auto upper = static_cast<uint16_t>(static_cast<uint16_t>(page[14]) |
+                                          static_cast<uint16_t>(page[15]) << 8);
   const uint16_t lower = static_cast<uint16_t>(upper + 8);
   page[12] = static_cast<std::byte>(lower & 0xff);
   page[13] = static_cast<std::byte>(lower >> 8);

@@ -5,7 +5,6 @@
 // pgbench writes reports no false corruption; bad usage is refused.
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <thread>
 
@@ -50,13 +49,7 @@ class SourceValidation : public ::testing::Test {
     return out;
   }
   static BlockSet pg_checksums(const std::string& data) {
-    auto r = cluster_->run("pg_checksums", {"--check", "-D", data});
-    BlockSet out;
-    std::regex line("checksum verification failed in file \"([^\"]+)\", block ([0-9]+)");
-    const std::string text = r.out + r.err;
-    for (std::sregex_iterator it(text.begin(), text.end(), line), end; it != end; ++it)
-      out.insert({(*it)[1].str(), std::stoull((*it)[2].str())});
-    return out;
+    return cluster_->pg_checksums_failures(data);
   }
   static void write_at(const std::string& path, uint64_t off, const std::string& bytes) {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);

@@ -110,6 +110,24 @@ std::unique_ptr<Subprocess> PgCluster::pgbench_run(int seconds, int clients) con
       "postgres"});
 }
 
+std::set<std::pair<std::string, uint64_t>> PgCluster::pg_checksums_failures(
+    const std::string& data, int* exit_code) const {
+  RunResult r = run("pg_checksums", {"--check", "-D", data});
+  if (exit_code) *exit_code = r.exit_code;
+  // Lines: checksum verification failed in file "F", block N: calculated checksum ...
+  const std::string text = r.out + r.err;
+  const std::string mark = "checksum verification failed in file \"";
+  std::set<std::pair<std::string, uint64_t>> out;
+  for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + 1)) {
+    const size_t name = at + mark.size();
+    const size_t quote = text.find('"', name);
+    const size_t block = text.find("block ", quote);
+    if (quote == std::string::npos || block == std::string::npos) break;
+    out.insert({text.substr(name, quote - name), std::stoull(text.substr(block + 6))});
+  }
+  return out;
+}
+
 std::string PgCluster::copy_data(const std::string& name) const {
   const std::string to = root_ + "/" + name;
   fs::copy(data_, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks);

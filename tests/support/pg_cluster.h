@@ -7,7 +7,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,10 @@ class PgCluster {
   std::unique_ptr<Subprocess> pgbench_run(int seconds, int clients) const;
   // Copies the data directory (the cluster stopped) to a new directory, owned by postgres.
   std::string copy_data(const std::string& name) const;
+  // Runs pg_checksums --check on `data` (a stopped cluster's data directory): the file and
+  // block number of every page it reports, and its exit code in *exit_code.
+  std::set<std::pair<std::string, uint64_t>> pg_checksums_failures(const std::string& data,
+                                                                   int* exit_code = nullptr) const;
 
  private:
   std::string root_, data_;
