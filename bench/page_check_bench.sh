@@ -27,9 +27,10 @@ checksums in DIR/pg (initdb --data-checksums, pgbench -i -s SCALE: about 15 MB p
 scale, so the default 270 is about 4 GiB), stopped, then per round, dropping the page cache
 before each timed step:
 
-  validate       stripeback backup --validate --check-logical DIR/pg/data --channels N:
-                 reads every file of the cluster and checks every page of its relation
-                 files; must find no corrupt page
+  validate       stripeback backup --validate --check-logical DIR/pg/data/base
+                 DIR/pg/data/global --channels N: reads the files pg_checksums reads (no
+                 WAL) and checks every page of the relation files; must find no corrupt
+                 page
   fio            fio reading the same files once (those of 1 MiB or more; io_uring,
                  O_DIRECT, 1 MiB blocks, iodepth $IODEPTH); its I/O time scaled to the data
                  set's bytes is the read ceiling
@@ -103,25 +104,27 @@ if [[ "$(cat "$PGDIR/scale" 2>/dev/null || true)" != "$SCALE" ]]; then
   as_pg "$PG/initdb" -D "$DATA" --data-checksums -A trust -U postgres >"$LOGS/initdb.log" 2>&1 ||
     die "initdb failed (see $LOGS/initdb.log)"
   as_pg "$PG/pg_ctl" -D "$DATA" -w -l "$PGDIR/server.log" \
-    -o "-k $PGDIR -c listen_addresses='' -c fsync=off -c max_wal_size=4GB" start >/dev/null ||
+    -o "-k $PGDIR -c listen_addresses='' -c fsync=off" start >/dev/null ||
     die "PostgreSQL did not start (see $PGDIR/server.log)"
   as_pg "$PG/pgbench" -i -q -s "$SCALE" -h "$PGDIR" -U postgres postgres >"$LOGS/pgbench.log" 2>&1 ||
     { as_pg "$PG/pg_ctl" -D "$DATA" -w -m fast stop >/dev/null || true; die "pgbench -i failed (see $LOGS/pgbench.log)"; }
   as_pg "$PG/pg_ctl" -D "$DATA" -w -m fast stop >/dev/null || die "PostgreSQL did not stop"
   echo "$SCALE" >"$PGDIR/scale"
 fi
-DATA_BYTES=$(find "$DATA" -type f -printf '%s\n' | awk '{s += $1} END {printf "%d", s}')
-DATA_FILES=$(find "$DATA" -type f | wc -l)
-FIO_FILES=$(find "$DATA" -type f -size +1023k -printf '%p:' | sed 's/:$//')
+# What pg_checksums reads: the relation files below base/ and global/ (no WAL).
+SOURCES=("$DATA/base" "$DATA/global")
+DATA_BYTES=$(find "${SOURCES[@]}" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f", s}')
+DATA_FILES=$(find "${SOURCES[@]}" -type f | wc -l)
+FIO_FILES=$(find "${SOURCES[@]}" -type f -size +1023k -printf '%p:' | sed 's/:$//')
 [[ -n "$FIO_FILES" ]] || die "no file of 1 MiB or more in $DATA"
-note "cluster: $DATA_FILES files, $DATA_BYTES bytes in $DATA"
+note "cluster: $DATA_FILES files, $DATA_BYTES bytes below $DATA/base and $DATA/global"
 
 jq_py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 declare -A FIO_IO PAGES CORRUPT
 for ((round = 1; round <= REPEAT; round++)); do
   note "round $round of $REPEAT"
   rm -rf "$OUT/cat"
-  measure validate "$round" "$BIN" backup --validate --check-logical "$DATA" --catalog "$OUT/cat" \
+  measure validate "$round" "$BIN" backup --validate --check-logical "${SOURCES[@]}" --catalog "$OUT/cat" \
     --channels "$CHANNELS" --json
   PAGES[$round]=$(jq_py "$LOGS/validate.$round.out" "d['pages_checked']")
   CORRUPT[$round]=$(jq_py "$LOGS/validate.$round.out" "len(d['corrupt'])")
@@ -154,7 +157,7 @@ R_PG=$(ratio "$V_MBS" "$P_MBS")
   echo "## backup --validate --check-logical against fio and pg_checksums"
   echo
   echo "- binary: $BIN_VERSION ($BIN_SHA, built $BIN_BUILT), tree $TREE"
-  echo "- cluster: PostgreSQL 15, pgbench scale $SCALE, data checksums on: $DATA_FILES files, $DATA_BYTES bytes; ${PAGES[$best]} relation pages checked"
+  echo "- cluster: PostgreSQL 15, pgbench scale $SCALE, data checksums on: $DATA_FILES files, $DATA_BYTES bytes below base/ and global/; ${PAGES[$best]} relation pages checked"
   echo "- $CHANNELS channel(s); round $best of $REPEAT shown (median validate time); page cache dropped before each step$( ((CAN_DROP)) || echo ' (NOT: not permitted)')"
   echo "- command: \`bench/page_check_bench.sh --scale $SCALE --channels $CHANNELS --repeat $REPEAT\`"
   echo

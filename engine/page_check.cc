@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <bit>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -164,23 +165,37 @@ class PostgresValidator final : public PageValidator {
 
 }  // namespace
 
-uint16_t pg_page_checksum(const std::byte* page, uint32_t page_size, uint64_t block) {
+namespace {
+
+// The block sums: 32 independent FNV-1a-like lanes over the page's 32-bit words, row by row
+// (the layout the algorithm was designed for, so the compiler vectorizes the inner loop;
+// on x86-64 an AVX2 version is chosen at run time where the CPU has it).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+uint32_t checksum_block(const std::byte* page, uint32_t rows) {
   uint32_t sums[kSums];
   std::memcpy(sums, kBaseOffsets, sizeof sums);
-  const auto* p = reinterpret_cast<const uint8_t*>(page);
-  const uint32_t rows = page_size / (4 * kSums);
-  for (uint32_t i = 0; i < rows; ++i)
-    for (uint32_t j = 0; j < kSums; ++j) {
-      const size_t at = (size_t{i} * kSums + j) * 4;
-      // The checksum field (bytes 8-9 of the first row) counts as zero.
-      uint32_t v = util::get_le32(p + at);
-      if (at == 8) v &= 0xffff0000u;
-      sums[j] = mix(sums[j], v);
-    }
+  for (uint32_t i = 0; i < rows; ++i) {
+    uint32_t row[kSums];
+    std::memcpy(row, page + size_t{i} * sizeof row, sizeof row);
+    if constexpr (std::endian::native != std::endian::little)
+      for (auto& w : row) w = util::get_le32(reinterpret_cast<const uint8_t*>(&w));
+    // The checksum field (the low half of the third word) counts as zero.
+    if (i == 0) row[2] &= 0xffff0000u;
+    for (uint32_t j = 0; j < kSums; ++j) sums[j] = mix(sums[j], row[j]);
+  }
   for (uint32_t round = 0; round < 2; ++round)
     for (uint32_t j = 0; j < kSums; ++j) sums[j] = mix(sums[j], 0);
   uint32_t result = 0;
-  for (uint32_t s : sums) result ^= s;
+  for (uint32_t v : sums) result ^= v;
+  return result;
+}
+
+}  // namespace
+
+uint16_t pg_page_checksum(const std::byte* page, uint32_t page_size, uint64_t block) {
+  uint32_t result = checksum_block(page, page_size / (4 * kSums));
   result ^= static_cast<uint32_t>(block);
   return static_cast<uint16_t>(result % 65535 + 1);
 }
