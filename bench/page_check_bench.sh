@@ -16,6 +16,10 @@ BIN=""
 RESULTS=""
 IODEPTH=8
 QUIET_TIMEOUT=120
+# How the validation reads: 256 MiB sections spread the 1 GiB segment files over the
+# channels (otherwise one channel reads the largest file alone), 1 MiB buffers, and two
+# files open per channel (fewer concurrent streams for the disk to seek between).
+SB_ARGS="--section-size 256M --buffer-size 1M --max-open-files 2"
 PG=/usr/lib/postgresql/15/bin
 
 usage() {
@@ -49,6 +53,7 @@ Options:
   --bin PATH         stripeback binary (default: build/release/cli/stripeback, built when
                      missing)
   --results FILE     also write the results to FILE (default DIR/results-<time>.md)
+  --sb-args "ARGS"   more arguments for the validation (default "$SB_ARGS")
   --quiet-timeout S  longest wait for a quiet machine before each step (default $QUIET_TIMEOUT)
   -h, --help         this text
 EOF
@@ -65,6 +70,7 @@ while (($#)); do
     --repeat) REPEAT=${2:?--repeat needs a value}; shift 2 ;;
     --bin) BIN=${2:?--bin needs a value}; shift 2 ;;
     --results) RESULTS=${2:?--results needs a value}; shift 2 ;;
+    --sb-args) SB_ARGS=${2?--sb-args needs a value}; shift 2 ;;
     --quiet-timeout) QUIET_TIMEOUT=${2:?--quiet-timeout needs a value}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
@@ -125,7 +131,7 @@ for ((round = 1; round <= REPEAT; round++)); do
   note "round $round of $REPEAT"
   rm -rf "$OUT/cat"
   measure validate "$round" "$BIN" backup --validate --check-logical "${SOURCES[@]}" --catalog "$OUT/cat" \
-    --channels "$CHANNELS" --json
+    --channels "$CHANNELS" --json $SB_ARGS
   PAGES[$round]=$(jq_py "$LOGS/validate.$round.out" "d['pages_checked']")
   CORRUPT[$round]=$(jq_py "$LOGS/validate.$round.out" "len(d['corrupt'])")
   [[ "${CORRUPT[$round]}" == 0 ]] || die "validate reported ${CORRUPT[$round]} corrupt pages in a clean cluster"
@@ -158,8 +164,8 @@ R_PG=$(ratio "$V_MBS" "$P_MBS")
   echo
   echo "- binary: $BIN_VERSION ($BIN_SHA, built $BIN_BUILT), tree $TREE"
   echo "- cluster: PostgreSQL 15, pgbench scale $SCALE, data checksums on: $DATA_FILES files, $DATA_BYTES bytes below base/ and global/; ${PAGES[$best]} relation pages checked"
-  echo "- $CHANNELS channel(s); round $best of $REPEAT shown (median validate time); page cache dropped before each step$( ((CAN_DROP)) || echo ' (NOT: not permitted)')"
-  echo "- command: \`bench/page_check_bench.sh --scale $SCALE --channels $CHANNELS --repeat $REPEAT\`"
+  echo "- stripeback: $CHANNELS channel(s), $SB_ARGS; round $best of $REPEAT shown (median validate time); page cache dropped before each step$( ((CAN_DROP)) || echo ' (NOT: not permitted)')"
+  echo "- command: \`bench/page_check_bench.sh --scale $SCALE --channels $CHANNELS --repeat $REPEAT --sb-args \"$SB_ARGS\"\`"
   echo
   echo "| Measurement | Elapsed s | MB/s | CPU s | CPU s/GiB | Peak RSS MiB |"
   echo "|---|---:|---:|---:|---:|---:|"
