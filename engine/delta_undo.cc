@@ -117,13 +117,7 @@ Result<void> roll_back_delta(storage::Directory& dir, const std::string& temp,
   }
   SB_TRY(out->truncate(old.size));
   SB_TRY(out->commit());
-  storage::Attrs a;
-  a.set_owner = set_owner;
-  a.uid = old.uid;
-  a.gid = old.gid;
-  a.mode = old.mode & 07777;
-  a.mtime_ns = old.mtime_ns;
-  SB_TRY(out->set_attrs(a));
+  SB_TRY(out->set_attrs(storage::Attrs::of(set_owner, old.uid, old.gid, old.mode, old.mtime_ns)));
   SB_TRY(out->close());
   if (auto r = dir.rename(temp, final, /*replace=*/false); !r)
     return r.error().wrap("unable to put '" + shown + "' back in place");

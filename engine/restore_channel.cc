@@ -47,13 +47,7 @@ Result<std::unique_ptr<storage::Directory>> open_parent(storage::Directory& root
 }  // namespace
 
 storage::Attrs restore_attrs(const catalog::FileRecord& f, bool set_owner) {
-  storage::Attrs a;
-  a.set_owner = set_owner;
-  a.uid = f.uid;
-  a.gid = f.gid;
-  a.mode = f.mode & 07777;
-  a.mtime_ns = f.mtime_ns;
-  return a;
+  return storage::Attrs::of(set_owner, f.uid, f.gid, f.mode, f.mtime_ns);
 }
 
 Result<void> open_restore_file(const RestoreContext& ctx, FileState& f) {

@@ -86,6 +86,10 @@ struct Attrs {
   uint32_t uid = 0, gid = 0;
   uint32_t mode = 0;
   int64_t mtime_ns = 0;
+  // The permission bits of `st_mode` (type bits dropped), and the rest as given.
+  static Attrs of(bool set_owner, uint32_t uid, uint32_t gid, uint32_t st_mode, int64_t mtime_ns) {
+    return Attrs{set_owner, uid, gid, st_mode & 07777, mtime_ns};
+  }
 };
 
 struct OpenOptions {

@@ -21,19 +21,11 @@ using stripeback::testing::PgCluster;
 
 class PageCheck : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    if (!PgCluster::skip_reason().empty()) return;
-    cluster_ = new PgCluster(true);
-    if (!cluster_->ok() || !cluster_->start() || !cluster_->pgbench_init(3) || !cluster_->stop())
-      setup_error_ = cluster_->error();
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
   void SetUp() override {
     if (std::string why = PgCluster::skip_reason(); !why.empty()) GTEST_SKIP() << why;
-    ASSERT_TRUE(setup_error_.empty()) << setup_error_;
+    std::string error;
+    cluster_ = PgCluster::shared(3, &error);
+    ASSERT_NE(cluster_, nullptr) << error;
   }
   static std::string data() { return cluster_->data_dir(); }
 
@@ -82,7 +74,6 @@ class PageCheck : public ::testing::Test {
   }
 
   static inline PgCluster* cluster_ = nullptr;
-  static inline std::string setup_error_;
 };
 
 TEST_F(PageCheck, ControlFileReadsAsPgControldataShowsIt) {

@@ -22,19 +22,11 @@ using BlockSet = std::set<std::pair<std::string, uint64_t>>;
 
 class SourceValidation : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    if (!PgCluster::skip_reason().empty()) return;
-    cluster_ = new PgCluster(true);
-    if (!cluster_->ok() || !cluster_->start() || !cluster_->pgbench_init(3) || !cluster_->stop())
-      setup_error_ = cluster_->error();
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
   void SetUp() override {
     if (std::string why = PgCluster::skip_reason(); !why.empty()) GTEST_SKIP() << why;
-    ASSERT_TRUE(setup_error_.empty()) << setup_error_;
+    std::string error;
+    cluster_ = PgCluster::shared(3, &error);
+    ASSERT_NE(cluster_, nullptr) << error;
   }
 
   static RunResult validate(const std::string& data, std::vector<std::string> extra = {}) {
@@ -76,7 +68,6 @@ class SourceValidation : public ::testing::Test {
   }
 
   static inline PgCluster* cluster_ = nullptr;
-  static inline std::string setup_error_;
   static inline stripeback::testing::TempDir tmp_{"sbit-srcval"};
 };
 

@@ -32,6 +32,20 @@ std::string PgCluster::skip_reason() {
   return "";
 }
 
+PgCluster* PgCluster::shared(int scale, std::string* error) {
+  static std::unique_ptr<PgCluster> cluster;
+  static std::string why;
+  if (!cluster && why.empty()) {
+    cluster = std::make_unique<PgCluster>(true);
+    if (!cluster->ok() || !cluster->start() || !cluster->pgbench_init(scale) || !cluster->stop()) {
+      why = cluster->error();
+      cluster.reset();
+    }
+  }
+  if (!cluster) *error = why;
+  return cluster.get();
+}
+
 PgCluster::PgCluster(bool checksums) {
   char tmpl[] = "/var/tmp/sbpg.XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) {

@@ -24,6 +24,10 @@ class PgCluster {
   // The directory of PostgreSQL's programs (initdb, pg_ctl, pgbench, pg_checksums, ...).
   static std::string bin_dir();
 
+  // A cluster with data checksums and pgbench data at `scale`, stopped, made once per test
+  // program and kept until it ends; null (with why in *error) when it could not be made.
+  static PgCluster* shared(int scale, std::string* error);
+
   // initdb into a new temporary directory (with data checksums unless told otherwise).
   explicit PgCluster(bool checksums = true);
   ~PgCluster();
