@@ -48,6 +48,8 @@ struct Source {
   UnitDone done;
   std::set<std::string> pieces;
   const UnitMap* parent = nullptr;  // the parent's change map (level backups)
+  // --check-logical: the block number of the file's first page, when its pages are checked.
+  std::optional<uint64_t> first_block;
 };
 
 // A frame written from a slot's buffer (a buffer of a level 1 may give several: one per
@@ -283,6 +285,7 @@ class BackupChannel {
         if (auto it = ctx_.parents->find(u.file->path); it != ctx_.parents->end())
           src->parent = &it->second;
     }
+    if (ctx_.validator) src->first_block = ctx_.validator->first_block(u.file->path);
     // Register it in the current piece right away, so even an empty file has its record.
     if (!ctx_.validate_only) {
       SB_ASSIGN(OpenPiece * p, piece_for(0));
@@ -425,8 +428,7 @@ class BackupChannel {
     ++out_.stats.reads;
     out_.stats.bytes_read += sl.want;
     if (ctx_.bytes_done) ctx_.bytes_done->fetch_add(sl.want, std::memory_order_relaxed);
-    if (ctx_.validator && ctx_.validator->checks(path))
-      SB_TRY(check_pages(*s, sl.offset, pool_->data(slot), sl.want));
+    if (s->first_block) SB_TRY(check_pages(*s, sl.offset, pool_->data(slot), sl.want));
     sl.writing = true;
     if (ctx_.validate_only) return slot_done(slot);
     const uint32_t unit = ctx_.change_unit;
@@ -491,7 +493,8 @@ class BackupChannel {
     for (uint32_t at = 0; at + ps <= len; at += ps) {
       std::byte* page = data + at;
       ++out_.pages.checked;
-      std::string why = v.check(s.meta.path, off + at, page);
+      const uint64_t block = *s.first_block + (off + at) / ps;
+      std::string why = v.check_block(block, page);
       if (why.empty()) continue;
       for (int attempt = 0; attempt < kPageRetries && !why.empty(); ++attempt) {
         std::this_thread::sleep_for(kPageRetryPause);
@@ -502,7 +505,7 @@ class BackupChannel {
         ++out_.pages.retried;
         auto got = s.file->read_at(retry_page_->data, ps, off + at);
         if (!got || *got < ps) break;
-        why = v.check(s.meta.path, off + at, retry_page_->data);
+        why = v.check_block(block, retry_page_->data);
         if (why.empty()) {
           ++out_.pages.recovered;
           std::memcpy(page, retry_page_->data, ps);

@@ -102,10 +102,13 @@ class PostgresValidator final : public PageValidator {
   const char* name() const override { return "postgres"; }
   uint32_t page_size() const override { return c_.page_size; }
 
-  bool checks(const std::string& path) const override { return segment_of(path) >= 0; }
+  std::optional<uint64_t> first_block(const std::string& path) const override {
+    const long seg = segment_of(path);
+    if (seg < 0) return std::nullopt;
+    return static_cast<uint64_t>(seg) * c_.segment_pages;
+  }
 
-  std::string check(const std::string& path, uint64_t offset,
-                    const std::byte* page) const override {
+  std::string check_block(uint64_t block, const std::byte* page) const override {
     const uint16_t upper = u16_at(page, 14);
     if (upper == 0) {
       // A new page: valid only when every byte is zero (as PostgreSQL reads it).
@@ -115,8 +118,6 @@ class PostgresValidator final : public PageValidator {
       return "";
     }
     if (c_.checksum_version != 0) {
-      const uint64_t block = static_cast<uint64_t>(segment_of(path)) * c_.segment_pages +
-                             offset / c_.page_size;
       const uint16_t stored = u16_at(page, 8);
       const uint16_t computed = pg_page_checksum(page, c_.page_size, block);
       if (stored != computed)

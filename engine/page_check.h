@@ -24,12 +24,19 @@ class PageValidator {
   virtual ~PageValidator() = default;
   virtual const char* name() const = 0;  // "postgres"
   virtual uint32_t page_size() const = 0;
-  // Whether the file at `path` (as the backup names it) holds pages to check.
-  virtual bool checks(const std::string& path) const = 0;
-  // The page at byte `offset` of `path` (page_size() bytes at `page`): empty when valid,
-  // else why not ("checksum mismatch: stored 0x1a2b, computed 0x3c4d", "bad header: ...").
-  virtual std::string check(const std::string& path, uint64_t offset,
-                            const std::byte* page) const = 0;
+  // For a file (as the backup names it) that holds pages to check: the block number its
+  // first page has (a relation's segment files go on numbering); nullopt for any other file.
+  // Asked once per file, not per page.
+  virtual std::optional<uint64_t> first_block(const std::string& path) const = 0;
+  // Page `block` (page_size() bytes at `page`): empty when valid, else why not
+  // ("checksum mismatch: stored 0x1a2b, computed 0x3c4d", "bad header: ...").
+  virtual std::string check_block(uint64_t block, const std::byte* page) const = 0;
+
+  bool checks(const std::string& path) const { return first_block(path).has_value(); }
+  // The page at byte `offset` of `path`, a file checks() accepts.
+  std::string check(const std::string& path, uint64_t offset, const std::byte* page) const {
+    return check_block(first_block(path).value_or(0) + offset / page_size(), page);
+  }
   // The position in the database's log of the page's last change (0 when the format has
   // none): during a hot backup a page changed after the backup began is being rewritten
   // and will be replaced by the database's redo, so it is not reported.
