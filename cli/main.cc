@@ -161,6 +161,7 @@ int main(int argc, char** argv) {
                    "cluster has data checksums; relation files only), or bare/auto to detect "
                    "a PostgreSQL data directory among the sources. Corrupt pages are listed "
                    "in the summary and --json (file, block, offset, reason)")
+      ->option_text("[=FORMAT]")
       ->group("Validation");
   backup->add_option("--max-corrupt", bf.max_corrupt,
                      "with --check-logical: corrupt pages a file may have before the backup "
