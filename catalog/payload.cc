@@ -319,11 +319,12 @@ Result<BeginPayload> decode_begin(std::span<const uint8_t> payload) {
   }
   if (version >= kLevelPayloadVersion) {
     const uint8_t level = r.u8();
-    b.cumulative = r.u8() != 0;
+    const uint8_t cumulative = r.u8();
     b.change_unit = r.u32();
-    if (r.ok() && (level > 1 || b.change_unit == 0))
+    if (r.ok() && (level > 1 || cumulative > 1 || b.change_unit == 0))
       return malformed("invalid level in a backup begin payload");
     b.level = level;
+    b.cumulative = cumulative == 1;
   }
   SB_TRY(check_end(c.ok(), c.remaining(), newer, "backup begin payload"));
   SB_TRY(check_decoded_id(out.backup_id));

@@ -147,6 +147,10 @@ TEST(CatalogIdentity, LevelPayloadsRoundTrip) {
   auto bad = v3->payload;
   bad[bad.size() - 6] = 2;  // level 2
   EXPECT_FALSE(decode_begin(bad));
+  // The encoder writes cumulative as 0 or 1; any other byte would not encode back the same.
+  bad = v3->payload;
+  bad[bad.size() - 5] = 2;
+  EXPECT_FALSE(decode_begin(bad));
 
   FileRecord f;
   f.path = "/d/a.dbf";
