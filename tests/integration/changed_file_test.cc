@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <set>
 #include <thread>
 
 #include "tests/integration/it_util.h"
@@ -15,13 +17,30 @@ namespace {
 constexpr uint64_t kMiB = 1 << 20;
 constexpr int64_t kLongAgo = 1600000000LL * 1000000000;  // an mtime in 2020
 
-// Waits until the backup writing into `to` has created its first piece (it has then opened
-// the files of its first set). False after `limit`.
-bool wait_for_piece(const std::string& to, std::chrono::seconds limit) {
+// Waits until process `pid` has every one of `paths` open (seen in /proc/PID/fd): only a
+// change made after the backup opened a file is one it can notice. A piece appearing is not
+// enough: it comes with the first file of a set, maybe before the others are open. False
+// after `limit` or once the process is gone.
+bool wait_for_open(pid_t pid, const std::vector<std::string>& paths, std::chrono::seconds limit) {
+  const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
   auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
-    if (!pieces_in(to).empty()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::error_code ec;
+    std::set<std::string> open;
+    for (const auto& e : std::filesystem::directory_iterator(fds, ec)) {
+      std::error_code lec;
+      auto target = std::filesystem::read_symlink(e.path(), lec);
+      if (!lec) open.insert(target.string());
+    }
+    if (ec) return false;
+    bool all = true;
+    for (const auto& p : paths) {
+      std::error_code cec;
+      auto real = std::filesystem::canonical(p, cec);
+      all = all && open.count(cec ? p : real.string()) != 0;
+    }
+    if (all) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
 }
@@ -39,7 +58,8 @@ TEST(ChangedFiles, AFileChangedWhileReadIsReportedWithItsOwnExitCode) {
   auto child = sb_start({"backup", src, "--to", to, "--catalog", cat, "--json", "--channels",
                          "1", "--rate", "1M"});
   ASSERT_TRUE(child->started());
-  ASSERT_TRUE(wait_for_piece(to, std::chrono::seconds(60))) << "the backup never started";
+  ASSERT_TRUE(wait_for_open(child->pid(), {grows, rewritten}, std::chrono::seconds(60)))
+      << "the backup never had both files open";
   {
     int fd = ::open(grows.c_str(), O_WRONLY | O_APPEND);
     ASSERT_GE(fd, 0);
