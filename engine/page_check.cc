@@ -171,10 +171,7 @@ namespace {
 // The block sums: 32 independent FNV-1a-like lanes over the page's 32-bit words, row by row
 // (the layout the algorithm was designed for, so the compiler vectorizes the inner loop;
 // on x86-64 an AVX2 version is chosen at run time where the CPU has it).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-uint32_t checksum_block(const std::byte* page, uint32_t rows) {
+[[gnu::always_inline]] inline uint32_t checksum_rows(const std::byte* page, uint32_t rows) {
   uint32_t sums[kSums];
   std::memcpy(sums, kBaseOffsets, sizeof sums);
   for (uint32_t i = 0; i < rows; ++i) {
@@ -192,6 +189,35 @@ uint32_t checksum_block(const std::byte* page, uint32_t rows) {
   for (uint32_t v : sums) result ^= v;
   return result;
 }
+
+uint32_t checksum_portable(const std::byte* page, uint32_t rows) {
+  return checksum_rows(page, rows);
+}
+
+// The choice is a function pointer set on first use, not an ifunc (target_clones): an ifunc
+// resolver runs while the dynamic loader relocates the program, before a sanitizer's runtime
+// is up, and an instrumented resolver crashes there; a static build has no loader to run it.
+#if defined(__x86_64__) && defined(__GNUC__)
+[[gnu::target("avx2")]] uint32_t checksum_avx2(const std::byte* page, uint32_t rows) {
+  return checksum_rows(page, rows);
+}
+
+using ChecksumFn = uint32_t (*)(const std::byte*, uint32_t);
+
+ChecksumFn pick_checksum() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") ? checksum_avx2 : checksum_portable;
+}
+
+uint32_t checksum_block(const std::byte* page, uint32_t rows) {
+  static const ChecksumFn fn = pick_checksum();
+  return fn(page, rows);
+}
+#else
+uint32_t checksum_block(const std::byte* page, uint32_t rows) {
+  return checksum_portable(page, rows);
+}
+#endif
 
 }  // namespace
 
