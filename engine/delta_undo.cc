@@ -1,5 +1,6 @@
 #include "engine/delta_undo.h"
 
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -28,16 +29,15 @@ Result<std::unique_ptr<UndoLog>> UndoLog::create(storage::Directory& dir, const 
   auto made = dir.create(name, co);
   if (!made) return made.error().wrap("unable to create the undo log of '" + shown + "'");
   u->out_ = std::move(*made);
-  util::ByteWriter w;
-  w.bytes(kMagic, sizeof kMagic);
-  w.u32(kVersion);
-  w.u32(old.mode);
-  w.u32(old.uid);
-  w.u32(old.gid);
-  w.u64(old.size);
-  w.i64(old.mtime_ns);
-  w.buffer().resize(kHeader, 0);
-  SB_TRY(u->out_->write_at(reinterpret_cast<const std::byte*>(w.buffer().data()), kHeader, 0));
+  std::array<uint8_t, kHeader> h{};
+  std::memcpy(h.data(), kMagic, sizeof kMagic);
+  util::put_le32(h.data() + 8, kVersion);
+  util::put_le32(h.data() + 12, old.mode);
+  util::put_le32(h.data() + 16, old.uid);
+  util::put_le32(h.data() + 20, old.gid);
+  util::put_le64(h.data() + 24, old.size);
+  util::put_le64(h.data() + 32, static_cast<uint64_t>(old.mtime_ns));
+  SB_TRY(u->out_->write_at(reinterpret_cast<const std::byte*>(h.data()), kHeader, 0));
   u->end_ = kHeader;
   return u;
 }
