@@ -78,29 +78,15 @@ stage_asan() {
   fi
 }
 
-# ThreadSanitizer's fixed shadow layout clashes with some randomized load addresses when the
-# kernel's mmap randomization is high (vm.mmap_rnd_bits 32): a binary then dies at start,
-# before main, with a bare segmentation fault. The tsan stage runs with address-space
-# randomization off for itself and every process it starts, where setarch allows it.
-no_aslr() {
-  if setarch "$(uname -m)" -R true 2>/dev/null; then
-    setarch "$(uname -m)" -R "$@"
-  else
-    "$@"
-  fi
-}
-
 stage_tsan() {
   if ((long)); then
-    no_aslr bash scripts/build.sh tsan || return 1
-    (cd build/tsan && no_aslr ctest --output-on-failure -j2 --timeout 900 -L unit) || return 1
-    (cd build/tsan && no_aslr ctest --output-on-failure --timeout 1800 \
-        -R "$TSAN_TESTS|^Channels/RoundTrip\.")
+    bash scripts/build.sh tsan || return 1
+    (cd build/tsan && ctest --output-on-failure -j2 --timeout 900 -L unit) || return 1
+    (cd build/tsan && ctest --output-on-failure --timeout 1800 -R "$TSAN_TESTS|^Channels/RoundTrip\.")
   else
-    # The build runs each test binary once to list its tests: that start needs it too.
-    no_aslr bash scripts/build.sh tsan catalog_test integration_test stripeback_cli nfs_test \
+    bash scripts/build.sh tsan catalog_test integration_test stripeback_cli nfs_test \
         tape_drive_test || return 1
-    (cd build/tsan && no_aslr ctest --output-on-failure --timeout 900 -R "$TSAN_TESTS")
+    (cd build/tsan && ctest --output-on-failure --timeout 900 -R "$TSAN_TESTS")
   fi
 }
 
