@@ -6,9 +6,10 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 
+#include "engine/backends.h"
+#include "storage/location.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
 
@@ -94,11 +95,32 @@ std::vector<std::string> split(const std::string& rel) {
   return out;
 }
 
+Result<PgControl> parse_control(const std::vector<uint8_t>& b, const std::string& path) {
+  uint8_t pattern[8];
+  std::memcpy(pattern, &kFloatFormat, sizeof pattern);
+  for (size_t off = 0; off + 84 <= b.size() && off < 1024; off += 8) {
+    if (std::memcmp(b.data() + off, pattern, sizeof pattern) != 0) continue;
+    PgControl c;
+    c.page_size = util::get_le32(b.data() + off + 8);
+    c.segment_pages = util::get_le32(b.data() + off + 12);
+    c.checksum_version = util::get_le32(b.data() + off + 44);
+    const size_t crc_at = off + 48 + 32;
+    if (util::crc32c(b.data(), crc_at) != util::get_le32(b.data() + crc_at))
+      return fail(Errc::corrupt, "'" + path + "' fails its CRC check: it is damaged or of an "
+                                 "unknown PostgreSQL version");
+    c.checkpoint_lsn = util::get_le64(b.data() + kCheckpointAt);
+    if (c.page_size < 1024 || c.page_size > 32768 || (c.page_size & (c.page_size - 1)) != 0 ||
+        c.segment_pages == 0 || c.checksum_version > 1)
+      return fail(Errc::corrupt, "'" + path + "' gives an impossible page size " +
+                                     std::to_string(c.page_size) + " or segment size");
+    return c;
+  }
+  return fail(Errc::corrupt, "'" + path + "' is not a PostgreSQL control file this version reads");
+}
+
 class PostgresValidator final : public PageValidator {
  public:
-  PostgresValidator(std::string data_dir, PgControl c) : dir_(std::move(data_dir)), c_(c) {
-    while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
-  }
+  PostgresValidator(storage::Location data_dir, PgControl c) : dir_(std::move(data_dir)), c_(c) {}
   const char* name() const override { return "postgres"; }
   uint32_t page_size() const override { return c_.page_size; }
 
@@ -147,11 +169,18 @@ class PostgresValidator final : public PageValidator {
   // The segment number of a relation file of this cluster, or -1 for anything else: a file
   // under base/<db>/, global/ or pg_tblspc/<oid>/<version dir>/<db>/ named as a relation
   // fork; not WAL, not config or map files, not temporary relations (t<backend>_<node>).
-  long segment_of(const std::string& path) const {
-    if (path.size() <= dir_.size() + 1 || path.compare(0, dir_.size(), dir_) != 0 ||
-        path[dir_.size()] != '/')
+  // Paths of files on a server are URLs: compared as locations, by server and path.
+  long segment_of(const std::string& text) const {
+    auto at = storage::has_scheme(text) ? storage::Location::parse(text)
+                                        : Result<storage::Location>(storage::Location::local(text));
+    if (!at || at->scheme != dir_.scheme || at->servers != dir_.servers || at->query != dir_.query)
       return -1;
-    auto c = split(path.substr(dir_.size() + 1));
+    const std::string& path = at->path;
+    const std::string& dir = dir_.path;
+    const size_t skip = dir == "/" ? 0 : dir.size();
+    if (path.size() <= skip + 1 || path.compare(0, skip, dir, 0, skip) != 0 || path[skip] != '/')
+      return -1;
+    auto c = split(path.substr(skip + 1));
     const bool in_base = c.size() == 3 && c[0] == "base" && all_digits(c[1], 0, c[1].size());
     const bool in_global = c.size() == 2 && c[0] == "global";
     const bool in_space = c.size() == 5 && c[0] == "pg_tblspc" && all_digits(c[1], 0, c[1].size()) &&
@@ -160,9 +189,51 @@ class PostgresValidator final : public PageValidator {
     return relation_segment(c.back());
   }
 
-  std::string dir_;
+  storage::Location dir_;
   PgControl c_;
 };
+
+// Up to `max` bytes from the start of the file at `at`.
+Result<std::vector<uint8_t>> read_head(const Place& dir, const std::string& name, size_t max) {
+  SB_ASSIGN(auto in, dir.storage->open_read(dir.at.join(name), storage::OpenOptions{false}));
+  std::vector<uint8_t> b(max);
+  size_t got = 0;
+  while (got < max) {
+    SB_ASSIGN(size_t n, in->read_at(reinterpret_cast<std::byte*>(b.data()) + got, max - got, got));
+    if (n == 0) break;
+    got += n;
+  }
+  b.resize(got);
+  return b;
+}
+
+bool is_data_dir(const Place& dir) {
+  auto regular = [&](const char* name) {
+    auto st = dir.storage->stat(dir.at.join(name), /*follow=*/true);
+    return st && S_ISREG(st->mode);
+  };
+  return regular("PG_VERSION") && regular("global/pg_control");
+}
+
+Result<PgControl> read_control(const Place& dir) {
+  const std::string path = dir.at.join("global/pg_control").str();
+  auto head = read_head(dir, "global/pg_control", kControlRead);
+  if (!head)
+    return fail(Errc::not_found, "unable to read '" + path + "': no PostgreSQL control file (" +
+                                     head.error().what + ")");
+  return parse_control(*head, path);
+}
+
+Result<std::unique_ptr<PageValidator>> validator_at(const Place& dir,
+                                                    std::optional<uint32_t> page_size) {
+  SB_ASSIGN(PgControl c, read_control(dir));
+  if (page_size) {
+    if (*page_size < 1024 || *page_size > 32768 || (*page_size & (*page_size - 1)) != 0)
+      return fail(Errc::invalid_argument, "--page-size must be a power of two from 1K to 32K");
+    c.page_size = *page_size;
+  }
+  return std::unique_ptr<PageValidator>(std::make_unique<PostgresValidator>(dir.at, c));
+}
 
 }  // namespace
 
@@ -228,49 +299,19 @@ uint16_t pg_page_checksum(const std::byte* page, uint32_t page_size, uint64_t bl
 }
 
 Result<PgControl> read_pg_control(const std::string& data_dir) {
-  const std::string path = data_dir + "/global/pg_control";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(Errc::not_found, "unable to read '" + path + "': no PostgreSQL control file");
-  std::vector<uint8_t> b(kControlRead);
-  in.read(reinterpret_cast<char*>(b.data()), static_cast<std::streamsize>(b.size()));
-  b.resize(static_cast<size_t>(in.gcount()));
-  uint8_t pattern[8];
-  std::memcpy(pattern, &kFloatFormat, sizeof pattern);
-  for (size_t off = 0; off + 84 <= b.size() && off < 1024; off += 8) {
-    if (std::memcmp(b.data() + off, pattern, sizeof pattern) != 0) continue;
-    PgControl c;
-    c.page_size = util::get_le32(b.data() + off + 8);
-    c.segment_pages = util::get_le32(b.data() + off + 12);
-    c.checksum_version = util::get_le32(b.data() + off + 44);
-    const size_t crc_at = off + 48 + 32;
-    if (util::crc32c(b.data(), crc_at) != util::get_le32(b.data() + crc_at))
-      return fail(Errc::corrupt, "'" + path + "' fails its CRC check: it is damaged or of an "
-                                 "unknown PostgreSQL version");
-    c.checkpoint_lsn = util::get_le64(b.data() + kCheckpointAt);
-    if (c.page_size < 1024 || c.page_size > 32768 || (c.page_size & (c.page_size - 1)) != 0 ||
-        c.segment_pages == 0 || c.checksum_version > 1)
-      return fail(Errc::corrupt, "'" + path + "' gives an impossible page size " +
-                                     std::to_string(c.page_size) + " or segment size");
-    return c;
-  }
-  return fail(Errc::corrupt, "'" + path + "' is not a PostgreSQL control file this version reads");
+  SB_ASSIGN(Place dir, place_of(data_dir));
+  return read_control(dir);
 }
 
 bool is_postgres_data_dir(const std::string& dir) {
-  struct stat st {};
-  return ::stat((dir + "/PG_VERSION").c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-         ::stat((dir + "/global/pg_control").c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  auto p = place_of(dir);
+  return p && is_data_dir(*p);
 }
 
 Result<std::unique_ptr<PageValidator>> postgres_validator(const std::string& data_dir,
                                                           std::optional<uint32_t> page_size) {
-  SB_ASSIGN(PgControl c, read_pg_control(data_dir));
-  if (page_size) {
-    if (*page_size < 1024 || *page_size > 32768 || (*page_size & (*page_size - 1)) != 0)
-      return fail(Errc::invalid_argument, "--page-size must be a power of two from 1K to 32K");
-    c.page_size = *page_size;
-  }
-  return std::unique_ptr<PageValidator>(std::make_unique<PostgresValidator>(data_dir, c));
+  SB_ASSIGN(Place dir, place_of(data_dir));
+  return validator_at(dir, page_size);
 }
 
 Result<std::unique_ptr<PageValidator>> make_validator(const std::string& format,
@@ -279,15 +320,16 @@ Result<std::unique_ptr<PageValidator>> make_validator(const std::string& format,
   if (format != "auto" && format != "postgres")
     return fail(Errc::invalid_argument, "--check-logical: unknown page format '" + format +
                                             "' (known: auto, postgres)");
-  // The data directory: a source that is one, or the nearest one above a source.
+  // The data directory: a source that is one, or the nearest one above a source (on the
+  // source's own storage: a local path or a server's).
   for (const auto& s : sources) {
-    std::string dir = s;
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    while (!dir.empty()) {
-      if (is_postgres_data_dir(dir)) return postgres_validator(dir, page_size);
-      size_t slash = dir.rfind('/');
-      if (slash == std::string::npos || slash == 0) break;
-      dir.resize(slash);
+    auto p = place_of(s);
+    if (!p) continue;
+    Place dir = *p;
+    while (true) {
+      if (is_data_dir(dir)) return validator_at(dir, page_size);
+      if (dir.at.path.empty() || dir.at.path == "/" || dir.at.path == ".") break;
+      dir.at = dir.at.parent();
     }
   }
   return fail(Errc::invalid_argument,

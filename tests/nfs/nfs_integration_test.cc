@@ -5,11 +5,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
 #include "tests/integration/it_util.h"
 #include "tests/nfs/nfs_server.h"
+#include "tests/support/pg_cluster.h"
 
 namespace stripeback::it {
 namespace {
@@ -224,6 +226,64 @@ TEST(NfsIntegration, LevelOneWithNfsPiecesAndAnNfsSource) {
   for (const auto& file : files)
     EXPECT_EQ(testing::read_file(restored_from_nfs(t / "out2", file)), testing::read_file(file))
         << file;
+}
+
+// Page checks of a PostgreSQL data directory read from the server find the same corrupt
+// pages as of the same directory read locally: the data directory is found on the server
+// (PG_VERSION and global/pg_control read there) and the relation files are told by their
+// paths in the export.
+TEST(NfsIntegration, ValidateCheckLogicalOfAClusterOnTheServerFindsTheCorruptPages) {
+  SB_REQUIRE_NFS();
+  if (std::string why = testing::PgCluster::skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  std::string error;
+  testing::PgCluster* pg = testing::PgCluster::shared(1, &error);
+  ASSERT_NE(pg, nullptr) << error;
+  auto& s = NfsServer::get();
+  const std::string data = s.export_dir() + "/pgcheck";
+  fs::copy(pg->data_dir(), data, fs::copy_options::recursive);
+  std::string big;
+  uintmax_t size = 0;
+  for (const auto& e : fs::recursive_directory_iterator(data + "/base"))
+    if (e.is_regular_file() && e.file_size() > size &&
+        e.path().filename().string().find_first_not_of("0123456789") == std::string::npos) {
+      size = e.file_size();
+      big = e.path().string();
+    }
+  ASSERT_GE(size, 8192u * 40) << big;
+  {
+    std::fstream f(big, std::ios::in | std::ios::out | std::ios::binary);
+    for (uint64_t block : {2u, 33u}) {
+      f.seekp(static_cast<std::streamoff>(block * 8192 + 5000));
+      f.write("CORRUPTED", 9);
+    }
+  }
+  TempDir t("sbnfs-pgcheck");
+  using Found = std::set<std::pair<std::string, uint64_t>>;
+  auto found = [&](const std::string& source, const std::string& prefix, Json* out) {
+    RunResult r = sb({"backup", "--validate", "--check-logical", source, "--catalog", t / "cat",
+                      "--channels", "2", "--json"});
+    EXPECT_TRUE(r.exited(1)) << r.describe();
+    *out = parse_json(r);
+    Found f;
+    for (const auto& c : (*out)["corrupt"].items()) {
+      // A file on the server is named by its URL: the export's query (ports) ends it.
+      std::string file = c["file"].as_string();
+      file = file.substr(0, file.find('?'));
+      EXPECT_EQ(file.rfind(prefix, 0), 0u) << file;
+      f.insert({file.substr(prefix.size()), *c["block"].as_u64()});
+    }
+    return f;
+  };
+  Json local, remote;
+  const Found here = found(data, data, &local);
+  const std::string url = s.url_of("pgcheck");
+  const Found there = found(url, url.substr(0, url.find('?')), &remote);
+  const std::string rel = big.substr(data.size());
+  EXPECT_EQ(here, (Found{{rel, 2}, {rel, 33}}));
+  EXPECT_EQ(there, here);
+  EXPECT_EQ(remote["check_logical"].as_string(), "postgres");
+  EXPECT_EQ(*remote["pages_checked"].as_u64(), *local["pages_checked"].as_u64());
+  EXPECT_GT(*remote["pages_checked"].as_u64(), 1000u);
 }
 
 TEST(NfsIntegration, UnstableWritesAreCommittedAndStableWritesNeedNoCommit) {
