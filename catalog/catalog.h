@@ -152,6 +152,53 @@ struct Backup {
 // no piece, or a piece that is not recorded.
 std::string find_damage(const Backup& b);
 
+// A page a page validator found corrupt (docs/page-checks.md).
+struct CorruptPage {
+  std::string file;    // path (or URL) of the file as backed up or validated
+  uint64_t block = 0;  // page number within the relation (segment files counted in)
+  uint64_t offset = 0; // byte offset in the file
+  std::string reason;  // e.g. "checksum mismatch: stored 0x1234, computed 0xabcd"
+};
+
+// The outcome of the page checks of one run: a backup with --check-logical, or a validation
+// of sources (backup --validate: backup_id 0). Only a complete run's record clears blocks an
+// earlier run found in the files it covers (see Catalog::corrupt_pages()).
+struct PageCheck {
+  int64_t time_ns = 0;     // when the run began, ns since the epoch
+  uint64_t backup_id = 0;  // 0 for a validation of sources
+  std::string format;      // the validator ("postgres")
+  bool complete = false;   // every page of every source was read and checked
+  std::vector<std::string> sources;  // as given to the run (paths or URLs)
+  uint64_t pages_checked = 0;
+  uint64_t corrupt_total = 0;  // may exceed corrupt.size(): a record holds at most kMaxCorrupt
+  std::vector<CorruptPage> corrupt;
+  static constexpr size_t kMaxCorrupt = 10000;
+};
+
+// Frames of one piece a validation checked: [first, last] piece offsets of frame headers,
+// every frame of the piece whose header lies in a range was checked.
+struct CheckedRange {
+  uint64_t first = 0, last = 0;
+};
+struct CheckedPiece {
+  std::string piece;
+  std::vector<CheckedRange> ranges;
+};
+
+// What one validation of one backup checked, and when (validate --sample, --part and
+// --max-duration check some frames; docs/validate.md).
+struct FrameCheck {
+  int64_t time_ns = 0;     // when the validation began
+  uint64_t backup_id = 0;
+  std::string mode;        // "full", "sample 10% seed N", "part 2/7", "oldest"
+  uint64_t frames_checked = 0;
+  uint64_t frames_failed = 0;
+  // When every frame of the backup had last been checked as of this run (the oldest last
+  // check among them); 0 while some frame has never been checked.
+  int64_t full_check_ns = 0;
+  std::vector<CheckedPiece> pieces;
+};
+
 struct LoadWarning {
   uint64_t offset = 0;  // byte offset in catalog.log
   uint64_t length = 0;  // bytes skipped
@@ -199,6 +246,15 @@ class Catalog {
                          const std::vector<FileRecord>& files);
   Result<void> add_files(uint64_t backup_id, const std::vector<FileRecord>& files);
   Result<void> end_backup(uint64_t backup_id, const BackupEnd& end);
+  // Records of checks (kept in log order). Errors: invalid_argument for a field too long.
+  Result<void> add_page_check(const PageCheck& check);
+  Result<void> add_frame_check(const FrameCheck& check);
+  std::vector<PageCheck> page_checks() const;
+  std::vector<FrameCheck> frame_checks() const;
+  // The corrupt pages known now: those of every page check not superseded for their file by
+  // a later complete page check whose sources hold the file (that check found what it found
+  // in it, maybe nothing). Each with the check that found it.
+  std::vector<std::pair<CorruptPage, PageCheck>> corrupt_pages() const;
 
  private:
   Catalog() = default;

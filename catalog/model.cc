@@ -85,6 +85,18 @@ void Model::apply(const Frame& f) {
       if (!p) return bad(p.error());
       return add_end(p->backup_id, p->end, f.offset);
     }
+    case RecordType::page_check: {
+      auto p = decode_page_check(f.payload);
+      if (!p) return bad(p.error());
+      if (p->backup_id > max_id_) max_id_ = p->backup_id;
+      return add_page_check(std::move(*p));
+    }
+    case RecordType::frame_check: {
+      auto p = decode_frame_check(f.payload);
+      if (!p) return bad(p.error());
+      if (p->backup_id > max_id_) max_id_ = p->backup_id;
+      return add_frame_check(std::move(*p));
+    }
   }
   warn({f.offset, f.size,
         "record of unknown type " + std::to_string(f.type) + " (sequence " +

@@ -27,6 +27,10 @@ class Model {
                  uint64_t offset);
   void add_files(uint64_t id, const std::vector<FileRecord>& files, uint64_t offset);
   void add_end(uint64_t id, const BackupEnd& end, uint64_t offset);
+  void add_page_check(PageCheck c) { page_checks_.push_back(std::move(c)); }
+  void add_frame_check(FrameCheck c) { frame_checks_.push_back(std::move(c)); }
+  const std::vector<PageCheck>& page_checks() const { return page_checks_; }
+  const std::vector<FrameCheck>& frame_checks() const { return frame_checks_; }
 
   // For writers: not_found for an unknown backup, invalid_argument for an ended one.
   Result<void> check_open(uint64_t id) const;
@@ -50,6 +54,8 @@ class Model {
   uint64_t max_id_ = 0;
   uint64_t catalog_id_ = 0;
   std::vector<LoadWarning> warnings_;
+  std::vector<PageCheck> page_checks_;
+  std::vector<FrameCheck> frame_checks_;
 };
 
 }  // namespace stripeback::catalog

@@ -46,6 +46,9 @@ Result<std::vector<EncodedRecord>> encode_piece(uint64_t backup_id, const PieceR
 Result<std::vector<EncodedRecord>> encode_files(uint64_t backup_id,
                                                 const std::vector<FileRecord>& files);
 Result<EncodedRecord> encode_end(uint64_t backup_id, const BackupEnd& end);
+// At most PageCheck::kMaxCorrupt pages are kept; corrupt_total counts them all.
+Result<EncodedRecord> encode_page_check(const PageCheck& check);
+Result<EncodedRecord> encode_frame_check(const FrameCheck& check);
 
 struct BeginPayload {
   uint64_t backup_id = 0;
@@ -70,5 +73,7 @@ Result<BeginPayload> decode_begin(std::span<const uint8_t> payload);
 Result<PiecePayload> decode_piece(std::span<const uint8_t> payload);
 Result<FilesPayload> decode_files(std::span<const uint8_t> payload);
 Result<EndPayload> decode_end(std::span<const uint8_t> payload);
+Result<PageCheck> decode_page_check(std::span<const uint8_t> payload);
+Result<FrameCheck> decode_frame_check(std::span<const uint8_t> payload);
 
 }  // namespace stripeback::catalog

@@ -94,6 +94,10 @@ const char* record_type_name(uint16_t type) {
       return "files";
     case RecordType::backup_end:
       return "backup end";
+    case RecordType::page_check:
+      return "page check";
+    case RecordType::frame_check:
+      return "frame check";
   }
   return "unknown";
 }

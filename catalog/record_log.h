@@ -37,6 +37,8 @@ enum class RecordType : uint16_t {
   piece = 2,
   files = 3,
   backup_end = 4,
+  page_check = 5,   // corrupt pages found by page validators (PageCheck)
+  frame_check = 6,  // which frames of a backup a validation checked (FrameCheck)
 };
 const char* record_type_name(uint16_t type);
 

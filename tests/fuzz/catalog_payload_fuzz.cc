@@ -1,5 +1,6 @@
-// Catalog record payloads (catalog/payload.h): mode bits 0..1 choose decode_begin,
-// decode_piece, decode_files or decode_end for the rest of the input; what decodes is then
+// Catalog record payloads (catalog/payload.h): the mode byte (modulo 6) chooses decode_begin,
+// decode_piece, decode_files, decode_end, decode_page_check or decode_frame_check for the
+// rest of the input; what decodes is then
 // applied to a model as a frame of that type, after a begin record for its backup.
 // Invariants: encoding what was decoded gives one record of the same type that decodes
 // and encodes to the same bytes; when the input has the version the encoder writes, the
@@ -55,6 +56,24 @@ std::optional<std::vector<uint8_t>> reencode(RecordType type, std::span<const ui
       records = std::vector<EncodedRecord>{std::move(*e)};
       break;
     }
+    case RecordType::page_check: {
+      auto p = decode_page_check(payload);
+      if (!p) return std::nullopt;
+      *backup_id = p->backup_id;
+      auto e = encode_page_check(*p);
+      FUZZ_CHECK(e.has_value());
+      records = std::vector<EncodedRecord>{std::move(*e)};
+      break;
+    }
+    case RecordType::frame_check: {
+      auto p = decode_frame_check(payload);
+      if (!p) return std::nullopt;
+      *backup_id = p->backup_id;
+      auto e = encode_frame_check(*p);
+      FUZZ_CHECK(e.has_value());
+      records = std::vector<EncodedRecord>{std::move(*e)};
+      break;
+    }
   }
   FUZZ_CHECK(records.has_value() && records->size() == 1);
   FUZZ_CHECK((*records)[0].type == type);
@@ -76,7 +95,7 @@ Frame frame_of(RecordType type, std::span<const uint8_t> payload, uint64_t seque
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto in = fuzz::split_mode(data, size);
   auto payload = fuzz::exact_copy(in.rest);
-  const auto type = static_cast<RecordType>((in.mode & 3) + 1);
+  const auto type = static_cast<RecordType>(in.mode % 6 + 1);
   uint64_t id = 0;
   auto e1 = reencode(type, payload, &id);
   if (!e1) return 0;
@@ -85,6 +104,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(e2 && *e2 == *e1 && id2 == id);
   if (!payload.empty() && (*e1)[0] == payload[0]) FUZZ_CHECK(*e1 == payload);
 
+  if (type == RecordType::page_check || type == RecordType::frame_check) {
+    // Checks stand beside the backups: applied, they change no backup.
+    Model m;
+    m.apply(frame_of(type, payload, 1));
+    FUZZ_CHECK(m.snapshot().empty());
+    FUZZ_CHECK(m.page_checks().size() + m.frame_checks().size() == 1);
+    FUZZ_CHECK(m.next_id() > id);
+    return 0;
+  }
   Model m;
   BackupBegin begin;
   begin.tag = "fuzz";
@@ -115,6 +143,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case RecordType::backup_end:
       FUZZ_CHECK(b.ended && b.end.status == decode_end(payload)->end.status);
+      break;
+    case RecordType::page_check:
+    case RecordType::frame_check:
       break;
   }
   return 0;
