@@ -335,9 +335,51 @@ std::vector<uint64_t> backup_parents(const catalog::Backup& b) {
   return {ids.begin(), ids.end()};
 }
 
-int run_list_cmd(const CommonFlags& c) {
+// list --corrupt: the corrupt pages known now (catalog::Catalog::corrupt_pages()).
+int list_corrupt(const CommonFlags& c, const catalog::Catalog& cat) {
+  auto pages = cat.corrupt_pages();
+  if (c.json) {
+    util::JsonWriter w;
+    w.begin_object();
+    w.kv("catalog", cat.dir());
+    w.begin_array("corrupt");
+    for (const auto& [p, by] : pages) {
+      w.begin_object();
+      w.kv("file", p.file);
+      w.kv("block", p.block);
+      w.kv("offset", p.offset);
+      w.kv("reason", p.reason);
+      w.kv("found", format_time(by.time_ns));
+      w.kv("found_ns", by.time_ns);
+      w.kv("operation", by.backup_id ? "backup" : "validate");
+      if (by.backup_id) w.kv("backup_id", by.backup_id);
+      else w.kv_null("backup_id");
+      w.kv("format", by.format);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    std::printf("%s\n", w.str().c_str());
+    return kExitOk;
+  }
+  if (pages.empty()) {
+    std::printf("(no corrupt pages recorded in %s)\n", util::escape_text(cat.dir()).c_str());
+    return kExitOk;
+  }
+  std::printf("%10s %14s  %-19s  %-10s %s\n", "BLOCK", "OFFSET", "FOUND", "BY", "FILE: REASON");
+  for (const auto& [p, by] : pages) {
+    const std::string who = by.backup_id ? "backup " + std::to_string(by.backup_id) : "validate";
+    std::printf("%10llu %14llu  %-19s  %-10s %s: %s\n", static_cast<unsigned long long>(p.block),
+                static_cast<unsigned long long>(p.offset), format_time(by.time_ns).c_str(),
+                who.c_str(), util::escape_text(p.file).c_str(), util::escape_text(p.reason).c_str());
+  }
+  return kExitOk;
+}
+
+int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
   auto cat = open_catalog(c, catalog::Create::no);
   if (!cat) return report(cat.error());
+  if (f.corrupt) return list_corrupt(c, **cat);
   auto backups = (*cat)->backups();
   if (c.json) {
     util::JsonWriter w;

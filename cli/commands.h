@@ -98,7 +98,10 @@ struct DemoDataFlags {
 
 int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic<bool>& cancel);
 int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atomic<bool>& cancel);
-int run_list_cmd(const CommonFlags& c);
+struct ListFlags {
+  bool corrupt = false;  // the corrupt pages known now instead of the backups
+};
+int run_list_cmd(const CommonFlags& c, const ListFlags& f);
 int run_demo_data_cmd(const DemoDataFlags& f);
 int run_keygen_cmd(const std::string& path);
 

@@ -292,6 +292,11 @@ int main(int argc, char** argv) {
   add_io(validate, common);
 
   auto* list = app.add_subcommand("list", "list the backups in the catalog");
+  ListFlags lf;
+  list->add_flag("--corrupt", lf.corrupt,
+                 "list the corrupt pages the page checks (--check-logical) found and that no "
+                 "later complete check of their file cleared: file, block, offset, reason, "
+                 "and the backup or validation that found it");
   add_common(list, common);
 
   DemoDataFlags df;
@@ -351,7 +356,7 @@ int main(int argc, char** argv) {
   }
   if (restore->parsed()) return run_restore_cmd(common, rf, g_cancel);
   if (validate->parsed()) return run_restore_cmd(common, vf, g_cancel);
-  if (list->parsed()) return run_list_cmd(common);
+  if (list->parsed()) return run_list_cmd(common, lf);
   if (demo->parsed()) return run_demo_data_cmd(df);
   if (keygen->parsed()) return run_keygen_cmd(key_path);
   if (tape->parsed()) return run_tape_cmd(*tape, tf, g_cancel);

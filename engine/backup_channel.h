@@ -91,13 +91,8 @@ struct BackupContext {
   bool validate_only = false;
 };
 
-// A page --check-logical found corrupt.
-struct CorruptBlock {
-  std::string file;
-  uint64_t block = 0;   // the page's number in the file
-  uint64_t offset = 0;  // its byte offset in the file
-  std::string reason;
-};
+// A page --check-logical found corrupt: as the catalog records it.
+using CorruptBlock = catalog::CorruptPage;
 
 // What the page checks of a channel did.
 struct PageStats {

@@ -671,12 +671,14 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
             [](const CorruptBlock& a, const CorruptBlock& b) {
               return a.file != b.file ? a.file < b.file : a.offset < b.offset;
             });
+  bool corruption_failed = false;
   if (!opts.validate_only) {
     std::map<std::string, uint64_t> per_file;
     for (const auto& c : sum.pages.corrupt) ++per_file[c.file];
     for (const auto& [file, n] : per_file)
       if (n > opts.max_corrupt && status != catalog::BackupStatus::failed) {
         status = catalog::BackupStatus::failed;
+        corruption_failed = true;
         sum.error = "'" + file + "' has " + std::to_string(n) + " corrupt page(s), more than "
                     "--max-corrupt " + std::to_string(opts.max_corrupt) +
                     " allows (the first: block " +
@@ -686,8 +688,26 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
                     ")";
       }
   }
+  // The page checks go to the catalog (list --corrupt): complete when every planned file was
+  // read through, whatever was found in it.
+  if (validator) {
+    catalog::PageCheck pc;
+    pc.time_ns = begin.start_time_ns;
+    pc.backup_id = id;
+    pc.format = validator->name();
+    pc.complete = read_files == plan.files.size() &&
+                  (status != catalog::BackupStatus::failed || corruption_failed) &&
+                  !(opts.cancel && opts.cancel->load());
+    pc.sources = begin.sources;
+    pc.pages_checked = sum.pages.checked;
+    pc.corrupt_total = sum.pages.corrupt.size();
+    pc.corrupt = sum.pages.corrupt;
+    if (auto r = cat.add_page_check(pc); !r)
+      sum.warnings.push_back("the page checks were not recorded in the catalog: " +
+                             r.error().what);
+  }
   if (opts.validate_only) {
-    // Nothing was written and nothing is recorded: the summary is the whole result.
+    // Nothing was written; the catalog holds only the page checks: the summary is the result.
     sum.status = status == catalog::BackupStatus::failed ? "failed" : "complete";
     if (status == catalog::BackupStatus::partial) sum.status = "partial";
     return sum;

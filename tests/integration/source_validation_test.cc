@@ -160,6 +160,55 @@ TEST_F(SourceValidation, MaxCorruptAboveAndBelowTheCount) {
   EXPECT_TRUE(same_file(big, tmp_ / "r-ok" + big));
 }
 
+// The catalog keeps the corrupt pages found (list --corrupt) until a later complete check of
+// their file finds them gone: a validation's findings, then a backup's, then none once the
+// file is repaired.
+TEST_F(SourceValidation, ListCorruptShowsWhatTheLatestCompleteCheckFound) {
+  const std::string data = cluster_->copy_data("listed");
+  const std::string big = two_relations(data).first;
+  const std::string original = cluster_->data_dir() + big.substr(data.size());
+  for (uint64_t block : {4u, 5u}) write_at(big, block * 8192 + 4000, "DAMAGE");
+  const std::string cat = tmp_ / "cat-listed";
+  auto listed = [&] {
+    RunResult l = sb({"list", "--corrupt", "--catalog", cat, "--json"});
+    EXPECT_TRUE(l.exited(0)) << l.describe();
+    return parse_json(l);
+  };
+  RunResult v = sb({"backup", "--validate", "--check-logical", data, "--catalog", cat});
+  SB_ASSERT_EXIT(v, 1);
+  Json l1 = listed();
+  ASSERT_EQ(l1["corrupt"].size(), 2u) << l1.size();
+  for (uint64_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(l1["corrupt"][i]["file"].as_string(), big);
+    EXPECT_EQ(*l1["corrupt"][i]["block"].as_u64(), 4 + i);
+    EXPECT_EQ(*l1["corrupt"][i]["offset"].as_u64(), (4 + i) * 8192);
+    EXPECT_TRUE(contains(l1["corrupt"][i]["reason"].as_string(), "checksum mismatch"));
+    EXPECT_EQ(l1["corrupt"][i]["operation"].as_string(), "validate");
+    EXPECT_TRUE(l1["corrupt"][i]["backup_id"].is_null());
+  }
+  RunResult text = sb({"list", "--corrupt", "--catalog", cat});
+  SB_ASSERT_EXIT(text, 0);
+  EXPECT_TRUE(contains(text.out, big + ": checksum mismatch")) << text.out;
+  EXPECT_TRUE(contains(text.out, "validate")) << text.out;
+
+  // A backup that checks the pages again (and keeps them, under --max-corrupt) finds them.
+  RunResult b = sb({"backup", data, "--to", tmp_ / "p-listed", "--catalog", cat,
+                    "--check-logical", "--max-corrupt", "2", "--json"});
+  SB_ASSERT_EXIT(b, 0);
+  Json l2 = listed();
+  ASSERT_EQ(l2["corrupt"].size(), 2u) << l2.size();
+  EXPECT_EQ(l2["corrupt"][0]["operation"].as_string(), "backup");
+  EXPECT_EQ(*l2["corrupt"][0]["backup_id"].as_u64(), backup_id_of(parse_json(b)));
+
+  // Repaired (the file as the cluster has it), a complete validation clears them.
+  fs::copy_file(original, big, fs::copy_options::overwrite_existing);
+  RunResult clean = sb({"backup", "--validate", "--check-logical", data, "--catalog", cat});
+  SB_ASSERT_EXIT(clean, 0);
+  EXPECT_EQ(listed()["corrupt"].size(), 0u);
+  RunResult none = sb({"list", "--corrupt", "--catalog", cat});
+  EXPECT_TRUE(contains(none.out, "no corrupt pages recorded")) << none.out;
+}
+
 TEST_F(SourceValidation, HotValidateWhilePgbenchWritesReportsNoCorruption) {
   ASSERT_TRUE(cluster_->start()) << cluster_->error();
   auto bench = cluster_->pgbench_run(10, 4);
