@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
+#include <random>
 #include <cstdlib>
 #include <ctime>
 #include <set>
@@ -129,15 +131,6 @@ Totals totals(const catalog::Backup& b) {
       t.bytes += f.size;
     }
   return t;
-}
-
-std::string format_time(int64_t ns) {
-  time_t t = static_cast<time_t>(ns / 1000000000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -289,6 +282,45 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   return kExitOk;
 }
 
+// validate --sample, --seed, --part, --max-duration.
+Result<engine::FrameSelection> frame_selection(const RestoreFlags& f) {
+  engine::FrameSelection s;
+  if (!f.sample.empty()) {
+    std::string t = f.sample;
+    if (t.back() == '%') t.pop_back();
+    char* end = nullptr;
+    errno = 0;
+    const double pct = t.empty() ? 0 : std::strtod(t.c_str(), &end);
+    if (t.empty() || errno != 0 || end != t.c_str() + t.size() || !(pct > 0) || pct > 100)
+      return fail(Errc::invalid_argument, "--sample wants a share above 0 and at most 100%, "
+                                          "like 10%; got '" + f.sample + "'");
+    s.sample = pct / 100;
+    s.seed = f.seed ? *f.seed : std::random_device{}() * uint64_t{0x100000000} + std::random_device{}();
+  } else if (f.seed) {
+    return fail(Errc::invalid_argument, "--seed goes with --sample");
+  }
+  if (!f.part.empty()) {
+    unsigned k = 0, n = 0;
+    char extra = 0;
+    if (std::sscanf(f.part.c_str(), "%u/%u%c", &k, &n, &extra) != 2 || n == 0 || k == 0 ||
+        k > n || n > 1000000)
+      return fail(Errc::invalid_argument, "--part wants K/N with 1 <= K <= N <= 1000000, like "
+                                          "2/7; got '" + f.part + "'");
+    s.part = k;
+    s.parts = n;
+  }
+  if (!f.max_duration.empty()) {
+    if (f.max_duration.find(':') != std::string::npos) {
+      SB_ASSIGN(auto d, util::parse_clock_duration(f.max_duration, "--max-duration"));
+      if (d.count() == 0) return fail(Errc::invalid_argument, "--max-duration must be above zero");
+      s.max_duration = std::chrono::duration_cast<std::chrono::milliseconds>(d);
+    } else {
+      SB_ASSIGN(s.max_duration, util::parse_interval(f.max_duration, "--max-duration"));
+    }
+  }
+  return s;
+}
+
 int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atomic<bool>& cancel) {
   auto cfg = channel_config(c);
   if (!cfg) return report(cfg.error());
@@ -314,6 +346,8 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   if (!keys) return report(keys.error());
   o.keys = *keys;
   o.media_drives = f.tape_drives;
+  if (auto sel = frame_selection(f); !sel) return report(sel.error());
+  else o.select = *sel;
   auto sum = engine::run_restore(o, **cat);
   if (!sum) return report(sum.error());
   if (o.keys)
@@ -381,6 +415,14 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
   if (!cat) return report(cat.error());
   if (f.corrupt) return list_corrupt(c, **cat);
   auto backups = (*cat)->backups();
+  // When each backup's every frame had last been checked (validate; docs/validate.md).
+  std::map<uint64_t, int64_t> full_check;
+  for (const auto& fc : (*cat)->frame_checks())
+    if (fc.full_check_ns) full_check[fc.backup_id] = std::max(full_check[fc.backup_id], fc.full_check_ns);
+  auto checked = [&](uint64_t id) -> int64_t {
+    auto it = full_check.find(id);
+    return it == full_check.end() ? 0 : it->second;
+  };
   if (c.json) {
     util::JsonWriter w;
     w.begin_object();
@@ -409,6 +451,12 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
       } else {
         w.kv_null("level");
       }
+      if (int64_t when = checked(b.id)) {
+        w.kv("last_full_check", format_time(when));
+        w.kv("last_full_check_ns", when);
+      } else {
+        w.kv_null("last_full_check");
+      }
       if (b.ended && !b.end.message.empty()) w.kv("message", b.end.message);
       if (!b.damage.empty()) w.kv("damage", b.damage);
       w.end_object();
@@ -418,8 +466,8 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
     std::printf("%s\n", w.str().c_str());
     return kExitOk;
   }
-  std::printf("%6s  %-16s %-19s  %-10s %7s %12s %6s  %-6s %s\n", "ID", "TAG", "STARTED",
-              "STATUS", "FILES", "BYTES", "PIECES", "LEVEL", "PARENTS");
+  std::printf("%6s  %-16s %-19s  %-10s %7s %12s %6s  %-6s %-8s %s\n", "ID", "TAG", "STARTED",
+              "STATUS", "FILES", "BYTES", "PIECES", "LEVEL", "PARENTS", "CHECKED");
   for (const auto& b : backups) {
     Totals t = totals(b);
     std::string tag = b.begin.tag.empty() ? "-" : util::escape_text(b.begin.tag);
@@ -429,11 +477,13 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
                                              : "1";
     std::string parents;
     for (uint64_t p : backup_parents(b)) parents += (parents.empty() ? "" : ",") + std::to_string(p);
-    std::printf("%6llu  %-16s %-19s  %-10s %7llu %12s %6zu  %-6s %s\n",
+    const int64_t when = checked(b.id);
+    std::printf("%6llu  %-16s %-19s  %-10s %7llu %12s %6zu  %-6s %-8s %s\n",
                 static_cast<unsigned long long>(b.id), tag.c_str(),
                 format_time(b.begin.start_time_ns).c_str(), b.status_name().c_str(),
                 static_cast<unsigned long long>(t.files), util::format_bytes(t.bytes).c_str(),
-                b.pieces.size(), level.c_str(), parents.empty() ? "-" : parents.c_str());
+                b.pieces.size(), level.c_str(), parents.empty() ? "-" : parents.c_str(),
+                when ? format_time(when).c_str() : "-");
   }
   if (backups.empty())
     std::printf("(no backups in %s)\n", util::escape_text((*cat)->dir()).c_str());

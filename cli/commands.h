@@ -88,6 +88,11 @@ struct RestoreFlags {
   bool verify_only = false;  // the validate command
   std::string tape_spool;  // ignored: tape pieces are streamed, not staged
   std::vector<std::string> tape_drives;  // where to look for the volumes
+  // validate: some frames only (docs/validate.md)
+  std::string sample;        // "10%"
+  std::optional<uint64_t> seed;
+  std::string part;          // "2/7"
+  std::string max_duration;  // "30m", "90s", "01:30"
 };
 
 struct DemoDataFlags {

@@ -287,6 +287,24 @@ int main(int argc, char** argv) {
       "read and check every frame of backed-up files (checksums, authentication, "
       "decompression, whole-file digests) without writing anything; exit 1 names any damage");
   add_selection(validate, vf, "check");
+  validate->add_option("--sample", vf.sample,
+                       "check a random share of the data frames, e.g. 10% (chosen by a hash of "
+                       "--seed, the piece and the frame: the same seed picks the same frames); "
+                       "whole-file digests are checked against the index, pieces are not "
+                       "walked whole")
+      ->option_text("PERCENT");
+  validate->add_option("--seed", vf.seed,
+                       "seed of --sample (default: a random one, reported in the summary)");
+  validate->add_option("--part", vf.part,
+                       "check part K of N: one deterministic N-th of the frames (16 MiB runs "
+                       "of each piece); N runs with K = 1..N check every frame once")
+      ->option_text("K/N");
+  validate->add_option("--max-duration", vf.max_duration,
+                       "stop beginning new work after this long (\"30m\", \"90s\", \"01:30\"), "
+                       "checking first the frames that have gone longest without a check; the "
+                       "catalog remembers what was checked when, so repeated runs cover every "
+                       "backup (list shows when each was last fully checked)")
+      ->option_text("DURATION");
   add_keys(validate, vf.keys, "of an encrypted backup");
   add_common(validate, common);
   add_io(validate, common);

@@ -1,6 +1,7 @@
 #include "cli/render.h"
 
 #include <cstdio>
+#include <ctime>
 
 #include "util/escape.h"
 #include "util/json.h"
@@ -280,6 +281,15 @@ std::string backup_text(const engine::BackupSummary& b) {
   return s;
 }
 
+std::string format_time(int64_t ns) {
+  time_t t = static_cast<time_t>(ns / 1000000000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
 std::string restore_json(const engine::RestoreSummary& s) {
   util::JsonWriter w;
   w.begin_object();
@@ -310,6 +320,27 @@ std::string restore_json(const engine::RestoreSummary& s) {
     for (const auto& p : s.media_pieces) w.value(p);
     w.end_array();
   }
+  if (s.verify_only) {
+    w.begin_object("check");
+    w.kv("mode", s.check_mode);
+    w.kv("frames_total", s.frames_total);
+    w.kv("frames_selected", s.frames_selected);
+    w.kv("frames_checked", s.frames_checked);
+    w.kv("deadline_hit", s.deadline_hit);
+    w.kv("pieces_audited", s.pieces_audited);
+    w.begin_array("backups");
+    for (const auto& fc : s.frame_checks) {
+      w.begin_object();
+      w.kv("id", fc.backup_id);
+      w.kv("frames_checked", fc.frames_checked);
+      w.kv("frames_failed", fc.frames_failed);
+      if (fc.full_check_ns) w.kv("last_full_check", format_time(fc.full_check_ns));
+      else w.kv_null("last_full_check");
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  }
   w.kv("elapsed_s", s.elapsed_s);
   w.kv("mb_per_s", util::mb_per_s(s.bytes, s.elapsed_s));
   w.kv("bound_by", verdict(s.channels));
@@ -337,6 +368,16 @@ std::string restore_text(const engine::RestoreSummary& r) {
                 static_cast<unsigned long long>(r.files), util::format_bytes(r.bytes).c_str(),
                 r.elapsed_s, util::mb_per_s(r.bytes, r.elapsed_s), verdict(r.channels).c_str());
   s += buf;
+  if (r.verify_only && r.check_mode != "full") {
+    std::snprintf(buf, sizeof buf,
+                  "  checked (%s): %llu of %llu data frames (%llu selected)%s; pieces not walked "
+                  "whole\n",
+                  r.check_mode.c_str(), static_cast<unsigned long long>(r.frames_checked),
+                  static_cast<unsigned long long>(r.frames_total),
+                  static_cast<unsigned long long>(r.frames_selected),
+                  r.deadline_hit ? ", the rest left for the next run (--max-duration)" : "");
+    s += buf;
+  }
   if (r.delta.used) {
     uint64_t written = 0;
     for (const auto& c : r.channels) written += c.bytes_written;

@@ -13,6 +13,8 @@ namespace stripeback::cli {
 std::string backup_json(const engine::BackupSummary& s);
 std::string backup_text(const engine::BackupSummary& s);
 std::string restore_json(const engine::RestoreSummary& s);
+// Local time "YYYY-MM-DD HH:MM:SS" of a wall-clock time in ns since the epoch.
+std::string format_time(int64_t ns);
 std::string restore_text(const engine::RestoreSummary& s);
 // One indented line: "    <name>: <key> <value>, ..." (bytes and seconds with units).
 std::string group_text(const storage::CounterGroup& g);

@@ -70,6 +70,8 @@ Result<std::map<std::string, UnitMap>> load_media_maps(const std::string& catalo
 bool on_media(const catalog::Backup& b);
 
 // Pieces opened once for the maps of many files (and kept for reading their frames).
+std::string recorded_piece_path(const catalog::PieceRecord& p);
+
 class PieceCache {
  public:
   PieceCache(io::Direct direct, Keyring* keys);
@@ -86,6 +88,11 @@ class PieceCache {
   uint64_t metadata_bytes() const { return metadata_bytes_; }
   // Every piece opened so far, by path.
   const std::map<std::string, std::unique_ptr<PieceReader>>& readers() const { return readers_; }
+  // The reader of piece record `p` if it was opened, else null.
+  const PieceReader* opened(const catalog::PieceRecord& p) const {
+    auto it = readers_.find(recorded_piece_path(p));
+    return it == readers_.end() ? nullptr : it->second.get();
+  }
 
  private:
   io::Direct direct_;

@@ -113,10 +113,11 @@ Result<void> finish_restore_file(const RestoreContext& ctx, FileState& f) {
       return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
   } else {
     // Every frame of the file: those written, and in a delta restore those found equal in
-    // place (f.extents holds only the frames written then).
+    // place (f.extents holds only the frames written then); in a validation of some frames,
+    // those it left out (their bytes are not checked, the index that lists them is).
     util::DigestCombiner comb;
     std::vector<const Extent*> all;
-    if (f.delta) {
+    if (f.delta || f.sampled) {
       for (const RestorePart& part : f.item->parts)
         for (const Extent& e : part.piece->trailer().extents[part.file_id]) all.push_back(&e);
       std::sort(all.begin(), all.end(),
@@ -533,12 +534,20 @@ void cut_chunks(FileState& f, std::vector<RestoreChunk>& chunks) {
 
 Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size_t max_frame,
                                                    std::vector<RestoreChunk>& chunks,
-                                                   DeltaFile* delta) {
+                                                   DeltaFile* delta, const FrameFilter* keep) {
   auto f = std::make_unique<FileState>();
   f->item = &item;
   f->delta = delta;
+  f->sampled = keep != nullptr;
   if (item.units) {
     SB_TRY(plan_units(item, *f, max_frame));
+    if (keep) {
+      // Units of the frames left out count as the map has them; those read are checked.
+      const UnitMap& want = *item.units;
+      for (uint64_t u = 0; u < f->got.size() && u < want.digests.size(); ++u)
+        f->got[u] = want.digests[u];
+      std::erase_if(f->extents, [&](const PartExtent& pe) { return !(*keep)(*pe.part, *pe.extent); });
+    }
     if (delta) {
       // Only the units that differ in place are written; the others were found equal to
       // the units of the map.
@@ -589,6 +598,8 @@ Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size
     return fail(Errc::corrupt, "the pieces of '" + item.file.path + "' cover " +
                                    std::to_string(expect) + " of " +
                                    std::to_string(item.file.size) + " bytes");
+  if (keep)
+    std::erase_if(f->extents, [&](const PartExtent& pe) { return !(*keep)(*pe.part, *pe.extent); });
   if (delta) {
     // Frame i is block i of the compare (both in offset order): only those that differ.
     std::vector<PartExtent> kept;
@@ -623,11 +634,19 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
   // would keep it resident for restores that never decode.
   loop.register_buffers({pool->region()});
   ChunkRestore cr(ctx, loop, *pool, *scratch, dz, out.stats, clock);
+  // Past the deadline a channel begins no new chunk, once it has done one: every run makes
+  // progress, however long loading the indexes took.
+  bool did_one = false;
   while (true) {
+    if (ctx.deadline && did_one && std::chrono::steady_clock::now() >= *ctx.deadline) {
+      out.deadline_hit = ctx.next->load() < ctx.chunks->size();
+      break;
+    }
     size_t i = ctx.next->fetch_add(1);
     if (i >= ctx.chunks->size()) break;
     const RestoreChunk& chunk = (*ctx.chunks)[i];
     bool finished = false;
+    did_one = true;
     auto r = cr.run(chunk, &finished);
     if (!finished) continue;
     if (!r) out.errors.push_back(r.error().what);

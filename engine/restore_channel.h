@@ -11,6 +11,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +74,8 @@ struct FileState {
   std::vector<util::Digest> got;
   // A delta restore updates the existing file in place (restore_delta.h).
   DeltaFile* delta = nullptr;
+  // A validation checks only some frames (frame_select.h): `extents` holds those.
+  bool sampled = false;
 
   std::mutex mu;
   bool opened = false;
@@ -92,10 +96,13 @@ struct RestoreChunk {
 // Merges the extents of `item` from all its pieces, checks each piece's record of the file
 // and that together they cover it exactly, and cuts them into chunks. `max_frame` is the
 // largest frame the channel buffers hold. With `delta`, only the blocks that differ in the
-// existing file are written.
+// existing file are written. With `keep` (a validation of some frames), only the data frames
+// it keeps are read; the units of the others count as the map has them.
+using FrameFilter = std::function<bool(const RestorePart&, const Extent&)>;
 Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size_t max_frame,
                                                    std::vector<RestoreChunk>& chunks,
-                                                   DeltaFile* delta = nullptr);
+                                                   DeltaFile* delta = nullptr,
+                                                   const FrameFilter* keep = nullptr);
 
 struct RestoreContext {
   bool verify_only = false;  // validate: read and check every frame, write nothing
@@ -111,9 +118,12 @@ struct RestoreContext {
   RestoreJournal* journal = nullptr;  // null when validating
   // When validating: where the headers of verified data frames go, for the piece audit.
   const std::map<const PieceReader*, std::unique_ptr<HeaderLog>>* header_logs = nullptr;
+  // validate --max-duration: no chunk is begun after this.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 struct RestoreOutcome {
+  bool deadline_hit = false;  // chunks were left for the deadline
   ChannelStats stats;
   std::vector<std::string> errors;
   uint64_t file_bytes = 0;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -213,14 +214,80 @@ Result<std::vector<std::string>> safe_components(const std::string& original) {
   return comps;
 }
 
-Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Catalog& cat) {
+namespace {
+
+int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The frame check records of a validation: for each backup with a piece read, the frames
+// verified (from the header logs) as ranges, and when its every frame was last checked.
+std::vector<catalog::FrameCheck> frame_checks_of(
+    const std::vector<catalog::Backup>& backups, const PieceCache& cache,
+    const std::map<const PieceReader*, std::vector<uint64_t>>& verified,
+    const CheckHistory& history, const std::string& mode, int64_t time_ns,
+    const std::vector<std::string>& errors) {
+  std::vector<catalog::FrameCheck> out;
+  for (const auto& b : backups) {
+    catalog::FrameCheck fc;
+    fc.backup_id = b.id;
+    fc.time_ns = time_ns;
+    fc.mode = mode;
+    bool all_open = !b.pieces.empty(), any = false;
+    int64_t oldest = std::numeric_limits<int64_t>::max();
+    for (const auto& p : b.pieces) {
+      const PieceReader* reader = cache.opened(p);
+      if (!reader) {
+        all_open = false;
+        continue;
+      }
+      any = true;
+      std::vector<uint64_t> frames;
+      for (const auto& file : reader->trailer().extents)
+        for (const Extent& e : file)
+          if (e.type == FrameType::data) frames.push_back(e.frame_offset);
+      std::sort(frames.begin(), frames.end());
+      static const std::vector<uint64_t> none;
+      auto v = verified.find(reader);
+      const std::vector<uint64_t>& now = v == verified.end() ? none : v->second;
+      fc.frames_checked += now.size();
+      auto ranges = checked_ranges(frames, now);
+      for (uint64_t f : frames) {
+        const bool checked = std::binary_search(now.begin(), now.end(), f);
+        oldest = std::min(oldest, checked ? time_ns : history.last(p.name, f));
+      }
+      if (!ranges.empty()) fc.pieces.push_back({p.name, std::move(ranges)});
+    }
+    // Failures are counted by the errors that name one of the backup's pieces.
+    for (const auto& e : errors)
+      for (const auto& p : b.pieces)
+        if (e.find(p.name) != std::string::npos) {
+          ++fc.frames_failed;
+          break;
+        }
+    if (!any || (fc.frames_checked == 0 && fc.frames_failed == 0)) continue;
+    fc.full_check_ns = all_open && oldest != std::numeric_limits<int64_t>::max() ? oldest : 0;
+    out.push_back(std::move(fc));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog& cat) {
   if (opts.channels < 1 || opts.channels > 256)
     return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
   if (opts.target.empty() && !opts.verify_only)
     return fail(Errc::invalid_argument, "no restore target given (--to)");
   if (opts.delta && opts.verify_only)
     return fail(Errc::invalid_argument, "--delta updates a restore target; validate has none");
+  const FrameSelection& select = opts.select;
+  if (select.partial() && !opts.verify_only)
+    return fail(Errc::invalid_argument, "--sample, --part and --max-duration are for validate");
   auto start = std::chrono::steady_clock::now();
+  const int64_t start_ns = wall_ns();
   auto backups = cat.backups();
   SB_ASSIGN(auto choices, select_files(opts, backups));
 
@@ -303,6 +370,12 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
       continue;
     }
     RestoreItem item{*c.file, c.backup->id, {}, {}, {}};
+    if (on_media(*c.backup) && select.partial())
+      return fail(Errc::unsupported,
+                  "validate " + std::string(select.parts ? "--part" : select.sample ? "--sample"
+                                                                                    : "--max-duration") +
+                      " reads frames out of order, which removable media cannot; backup " +
+                      std::to_string(c.backup->id) + " is on them: validate it whole");
     if (on_media(*c.backup)) {
       if (!c.file->unit) {
         if (auto r = stream.add(*c.file, *c.backup); !r) sum.errors.push_back(r.error().what);
@@ -483,12 +556,33 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
+  // A validation of some frames: the sample or part of each piece's data frames.
+  std::map<const PieceReader*, std::string> piece_names;
+  for (const auto& b : backups)
+    for (const auto& p : b.pieces)
+      if (const PieceReader* r = cache.opened(p)) piece_names[r] = p.name;
+  const FrameFilter keep = [&](const RestorePart& part, const Extent& e) {
+    return e.type == FrameType::data && select.keep(piece_names[part.piece], e.frame_offset);
+  };
+  const bool some = select.sample || select.parts;
   std::vector<RestoreChunk> chunks;
   std::vector<std::unique_ptr<FileState>> states;
   for (size_t i = 0; i < items.size(); ++i) {
     if (done[i]) continue;
     const auto& it = items[i];
-    auto st = make_file_state(it, config.buffer_size, chunks, deltas[i].get());
+    if (opts.verify_only) {
+      auto count = [&](const std::vector<RestorePart>& parts) {
+        for (const auto& part : parts)
+          for (const Extent& e : part.piece->trailer().extents[part.file_id]) {
+            if (e.type != FrameType::data) continue;
+            ++sum.frames_total;
+            if (keep(part, e)) ++sum.frames_selected;
+          }
+      };
+      count(it.parts);
+      for (const auto& l : it.older) count(l.parts);
+    }
+    auto st = make_file_state(it, config.buffer_size, chunks, deltas[i].get(), some ? &keep : nullptr);
     if (!st) {
       // A file compared for a delta restore gives up its undo log: nothing was changed.
       if (deltas[i]) {
@@ -505,6 +599,26 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   }
   for (auto& st : states) st->chunks_total = 0;
   for (auto& c : chunks) ++c.file->chunks_total;
+  // --max-duration: the chunks whose frames have gone longest without a check go first.
+  const CheckHistory history(opts.verify_only ? cat.frame_checks()
+                                              : std::vector<catalog::FrameCheck>{});
+  if (select.max_duration) {
+    std::vector<std::pair<int64_t, size_t>> order;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      int64_t oldest = std::numeric_limits<int64_t>::max();
+      const FileState& f = *chunks[i].file;
+      for (size_t e = chunks[i].begin; e < chunks[i].end; ++e)
+        oldest = std::min(oldest, history.last(piece_names[f.extents[e].part->piece],
+                                               f.extents[e].extent->frame_offset));
+      order.push_back({oldest, i});
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<RestoreChunk> sorted;
+    for (const auto& [t, i] : order) sorted.push_back(chunks[i]);
+    chunks = std::move(sorted);
+    ctx.deadline = start + *select.max_duration;
+  }
 
   // Validation audits every piece whole once the channels are done (piece_audit.h).
   std::map<const PieceReader*, std::unique_ptr<HeaderLog>> header_logs;
@@ -534,6 +648,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
   for (const auto& p : stream.pieces_read()) sum.media_pieces.push_back(p);
   sum.media_bytes_read = stream.bytes_read();
   for (auto& o : outs) {
+    sum.deadline_hit = sum.deadline_hit || o.deadline_hit;
     sum.channels.push_back(o.stats);
     sum.files += o.stats.files;
     sum.bytes += o.file_bytes;
@@ -550,12 +665,31 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Ca
         sum.errors.push_back(r.error().what);
   if (journal)
     if (auto w = journal->finish(); !w.empty()) sum.warnings.push_back(std::move(w));
-  if (opts.verify_only && !(opts.cancel && opts.cancel->load()))
-    for (const auto& [reader, log] : header_logs) {
-      auto audited = audit_piece(*reader, log->take());
-      if (!audited) sum.errors.push_back(audited.error().what);
-      else sum.piece_bytes_read += *audited;
-    }
+  // Frames verified, per piece; a full validation then walks every piece whole.
+  std::map<const PieceReader*, std::vector<uint64_t>> verified;
+  const bool cancelled = opts.cancel && opts.cancel->load();
+  sum.pieces_audited = opts.verify_only && !select.partial() && !cancelled;
+  for (const auto& [reader, log] : header_logs) {
+    auto seen = log->take();
+    auto& v = verified[reader];
+    for (const auto& [off, h] : seen) v.push_back(off);
+    sum.frames_checked += v.size();
+    if (!sum.pieces_audited) continue;
+    auto audited = audit_piece(*reader, seen);
+    if (!audited) sum.errors.push_back(audited.error().what);
+    else sum.piece_bytes_read += *audited;
+  }
+  if (opts.verify_only) {
+    sum.check_mode = select.mode();
+    sum.frame_checks = frame_checks_of(backups, cache, verified, history, sum.check_mode,
+                                       start_ns, sum.errors);
+    for (const auto& fc : sum.frame_checks)
+      if (auto r = cat.add_frame_check(fc); !r) {
+        sum.warnings.push_back("what was checked is not recorded in the catalog: " +
+                               r.error().what);
+        break;
+      }
+  }
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sum.status = sum.errors.empty() ? "complete" : "failed";
   return sum;

@@ -15,6 +15,7 @@
 #include "catalog/catalog.h"
 #include "engine/backup_channel.h"
 #include "engine/crypto.h"
+#include "engine/frame_select.h"
 #include "engine/stats.h"
 #include "stripeback/result.h"
 
@@ -30,6 +31,8 @@ struct RestoreOptions {
   // Update existing files in place, writing only the blocks that differ (restore_delta.h).
   bool delta = false;
   bool verify_only = false;           // validate: check every frame, write nothing
+  // validate: which frames (all by default); the checked ones are recorded in the catalog.
+  FrameSelection select;
   ChannelConfig channel;
   std::shared_ptr<Keyring> keys;  // opens encrypted pieces (engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
@@ -66,14 +69,22 @@ struct RestoreSummary {
   std::vector<uint64_t> backups_used;
   DeltaSummary delta;
   std::vector<ChannelStats> channels;
-
+  // validate: which frames were checked (frame_select.h), and what the catalog now records.
+  std::string check_mode;       // FrameSelection::mode()
+  uint64_t frames_total = 0;    // data frames of the files validated
+  uint64_t frames_selected = 0; // of those, in the sample or part
+  uint64_t frames_checked = 0;  // read and verified
+  bool deadline_hit = false;    // --max-duration ended the run with frames left
+  bool pieces_audited = false;  // every piece was walked whole (full validations only)
+  std::vector<catalog::FrameCheck> frame_checks;  // one per backup, as recorded
 };
 
 // Errors found before anything is written (nothing matches, a target exists without
 // force, an unusable backup id, an unsafe path, an encrypted piece without a key or with
 // the wrong one) come back as the Result's error (invalid_argument, not_found, exists or
 // wrong_key). Failures while restoring are in the summary.
-Result<RestoreSummary> run_restore(const RestoreOptions& opts, const catalog::Catalog& cat);
+// A validation records in `cat` what it checked (a FrameCheck per backup).
+Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog& cat);
 
 // The one rule for what may name something below a restore target: a component that is not
 // empty, ".", "..", and holds no '/' or NUL byte.
