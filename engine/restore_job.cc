@@ -371,7 +371,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
     }
     RestoreItem item{*c.file, c.backup->id, {}, {}, {}};
     if (on_media(*c.backup) && select.partial())
-      return fail(Errc::unsupported,
+      return fail(Errc::invalid_argument,
                   "validate " + std::string(select.parts ? "--part" : select.sample ? "--sample"
                                                                                     : "--max-duration") +
                       " reads frames out of order, which removable media cannot; backup " +
