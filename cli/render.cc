@@ -42,6 +42,7 @@ void channel_json(util::JsonWriter& w, const engine::ChannelStats& c) {
   w.kv("pieces", c.pieces);
   w.kv("start_s", c.start_s);
   w.kv("elapsed_s", c.elapsed_s);
+  w.kv("mb_per_s", util::mb_per_s(c.bytes_read, c.elapsed_s));  // what the channel read
   w.kv("read_busy_s", c.read_busy_s);
   w.kv("write_busy_s", c.write_busy_s);
   w.kv("wait_s", c.wait_s);
