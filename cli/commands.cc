@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "cli/render.h"
+#include "cli/progress_view.h"
 #include "engine/backends.h"
 #include "cli/tape_commands.h"
 
@@ -241,7 +242,10 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   o.cancel = &cancel;
   auto cat = open_catalog(c, catalog::Create::yes);
   if (!cat) return report(cat.error());
+  ProgressView view(c, f.validate ? "validate" : "backup", f.tag, (*cat)->dir());
+  o.progress = view.progress();
   auto sum = engine::run_backup(o, **cat);
+  view.finished(sum ? engine::verdict(sum->channels) : "");
   if (!sum) return report(sum.error());
   if (o.keys)
     for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);
@@ -348,7 +352,10 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   o.media_drives = f.tape_drives;
   if (auto sel = frame_selection(f); !sel) return report(sel.error());
   else o.select = *sel;
+  ProgressView view(c, f.verify_only ? "validate" : "restore", f.tag, (*cat)->dir());
+  o.progress = view.progress();
   auto sum = engine::run_restore(o, **cat);
+  view.finished(sum ? engine::verdict(sum->channels) : "");
   if (!sum) return report(sum.error());
   if (o.keys)
     for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);

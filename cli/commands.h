@@ -32,6 +32,10 @@ struct KeyFlags {
 struct CommonFlags {
   std::string catalog;  // empty: the default location
   bool json = false;
+  // backup, restore, validate: live progress (docs/monitoring.md)
+  std::string progress = "auto";  // auto | always | never
+  std::string progress_json;      // empty: none; "-": stderr; else a file
+  double hang_after = 60;
   std::optional<unsigned> buffers;
   std::optional<std::string> buffer_size;
   bool no_direct = false;

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "cli/commands.h"
+#include "cli/progress_view.h"
 #include "cli/tape_commands.h"
 #include "cli/nfs_bench.h"
 #include "cli/nfs_flags.h"
@@ -90,6 +91,26 @@ void add_selection(CLI::App* app, stripeback::cli::RestoreFlags& f, const std::s
       ->check(CLI::Range(1, 256));
 }
 
+// Live progress and the status file (docs/monitoring.md): backup, restore, validate.
+void add_progress(CLI::App* app, stripeback::cli::CommonFlags& c) {
+  app->add_option("--progress", c.progress,
+                  "draw the job's progress on stderr, redrawn a few times a second and "
+                  "cleared at the end: auto (when stderr is a terminal, the default), always, "
+                  "never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->group("Monitoring");
+  app->add_flag("--progress-json{-}", c.progress_json,
+                "write one JSON status line per second (the fields of `stripeback status "
+                "--json`) to stderr, or with =FILE to FILE")
+      ->option_text("[=FILE]")
+      ->group("Monitoring");
+  app->add_option("--hang-after", c.hang_after,
+                  "call the job stalled in `stripeback status` when it makes no progress for "
+                  "this many seconds (default 60)")
+      ->check(CLI::Range(1.0, 86400.0 * 7))
+      ->group("Monitoring");
+}
+
 void add_io(CLI::App* app, stripeback::cli::CommonFlags& c) {
   app->add_option("--buffers", c.buffers,
                   "I/O buffers per channel (default: 16, or by the multiplexing rule); all "
@@ -152,8 +173,9 @@ int main(int argc, char** argv) {
   backup->add_flag("--validate", bf.validate,
                    "read every block as a backup would (channels, multiplexing, sections, "
                    "rate, duration, NFS sources) and report every problem found, writing "
-                   "nothing: no --to, no piece, no catalog record. Exit 0 when clean, 1 when "
-                   "corruption was found (docs/page-checks.md)")
+                   "nothing: no --to, no piece, no backup record (with --check-logical the "
+                   "catalog records the pages found corrupt: list --corrupt). Exit 0 when "
+                   "clean, 1 when corruption was found (docs/page-checks.md)")
       ->group("Validation");
   backup->add_flag("--check-logical{auto}", bf.check_logical,
                    "check the pages inside each block as they are read: "
@@ -250,6 +272,7 @@ int main(int argc, char** argv) {
   add_keys(backup, bf.keys, "to encrypt with");
   add_common(backup, common);
   add_io(backup, common);
+  add_progress(backup, common);
   NfsFlags nfs_flags;
   add_nfs_flags(backup, nfs_flags);
 
@@ -278,6 +301,7 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   add_common(restore, common);
   add_io(restore, common);
+  add_progress(restore, common);
   add_nfs_flags(restore, nfs_flags);
 
   RestoreFlags vf;
@@ -308,6 +332,17 @@ int main(int argc, char** argv) {
   add_keys(validate, vf.keys, "of an encrypted backup");
   add_common(validate, common);
   add_io(validate, common);
+  add_progress(validate, common);
+
+  bool status_watch = false;
+  auto* status = app.add_subcommand(
+      "status",
+      "the jobs running on a catalog, from another terminal: progress, rate, ETA and each "
+      "channel's state; running, stalled (no progress for --hang-after seconds, or stopped) "
+      "or dead (its process is gone), read from the job's status file without the catalog's "
+      "lock (docs/monitoring.md)");
+  status->add_flag("--watch", status_watch, "redraw every second until interrupted");
+  add_common(status, common);
 
   auto* list = app.add_subcommand("list", "list the backups in the catalog");
   ListFlags lf;
@@ -375,6 +410,7 @@ int main(int argc, char** argv) {
   if (restore->parsed()) return run_restore_cmd(common, rf, g_cancel);
   if (validate->parsed()) return run_restore_cmd(common, vf, g_cancel);
   if (list->parsed()) return run_list_cmd(common, lf);
+  if (status->parsed()) return run_status_cmd(common, status_watch);
   if (demo->parsed()) return run_demo_data_cmd(df);
   if (keygen->parsed()) return run_keygen_cmd(key_path);
   if (tape->parsed()) return run_tape_cmd(*tape, tf, g_cancel);

@@ -81,6 +81,7 @@ class BackupChannel {
         target_(ctx.targets[(channel - 1) % ctx.targets.size()]),
         loop_(ctx.config.queue_depth) {
     out_.stats.channel = channel;
+    if (ctx.progress) clock_.attach(ctx.progress->channel(channel));
   }
 
   ChannelOutcome run() {
@@ -163,6 +164,7 @@ class BackupChannel {
         if (throttle > Clock::duration::zero()) {
           // Nothing in flight and no tokens: this wait is the rate limit at work.
           clock_.mark(false, false, false, out_.stats);
+          clock_.note(ChannelState::throttled);
           std::this_thread::sleep_for(std::min<Clock::duration>(throttle, kIdleWait));
           auto t0 = out_.stats.wait_s;
           clock_.mark(false, false, true, out_.stats);
@@ -427,6 +429,7 @@ class BackupChannel {
                                 std::to_string(*c.result));
     ++out_.stats.reads;
     out_.stats.bytes_read += sl.want;
+    clock_.add_bytes(sl.want);
     if (ctx_.bytes_done) ctx_.bytes_done->fetch_add(sl.want, std::memory_order_relaxed);
     if (s->first_block) SB_TRY(check_pages(*s, sl.offset, pool_->data(slot), sl.want));
     sl.writing = true;

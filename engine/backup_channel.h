@@ -23,6 +23,7 @@
 #include "engine/leftovers.h"
 #include "engine/planner.h"
 #include "engine/stats.h"
+#include "engine/progress.h"
 #include "engine/throttle.h"
 #include "io/file.h"
 #include "storage/storage.h"
@@ -74,6 +75,7 @@ struct BackupContext {
   std::chrono::steady_clock::time_point job_start{};  // for ChannelStats::start_s
   std::optional<std::chrono::steady_clock::time_point> deadline;
   std::atomic<uint64_t>* bytes_done = nullptr;  // job progress, for pacing
+  JobProgress* progress = nullptr;              // live progress, or null
   Keyring* keys = nullptr;  // set: pieces are encrypted with keys from here
   ChannelConfig config;
   // Backups with a level (docs/incremental.md): every block is hashed per change unit of

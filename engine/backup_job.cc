@@ -29,11 +29,6 @@
 namespace stripeback::engine {
 namespace {
 
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 Result<void> check_options(const BackupOptions& o) {
   if (o.channels < 1 || o.channels > 256)
     return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
@@ -521,7 +516,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   auto start = std::chrono::steady_clock::now();
   catalog::BackupBegin begin;
   begin.tag = opts.tag;
-  begin.start_time_ns = now_ns();
+  begin.start_time_ns = wall_ns();
   begin.destination = dest;
   for (const auto& s : opts.sources) begin.sources.push_back(normal_path(s));
   begin.channels = opts.channels;
@@ -571,6 +566,11 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   if (opts.duration) deadline = start + *opts.duration;
   ctx.deadline = deadline;
 
+  ctx.progress = opts.progress;
+  if (opts.progress) {
+    opts.progress->set_id(id);
+    opts.progress->start(opts.channels, plan.total_bytes);
+  }
   std::vector<ChannelOutcome> outcomes(opts.channels);
   {
     std::unique_ptr<Pacer> pacer;
@@ -771,7 +771,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   }
   catalog::BackupEnd end;
   end.status = status;
-  end.end_time_ns = now_ns();
+  end.end_time_ns = wall_ns();
   end.files = sum.files;
   end.bytes_read = sum.bytes_read;
   end.bytes_written = sum.bytes_written;

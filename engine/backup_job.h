@@ -14,6 +14,7 @@
 
 #include "catalog/catalog.h"
 #include "engine/backup_channel.h"
+#include "engine/progress.h"
 #include "engine/crypto.h"
 #include "engine/stats.h"
 #include "engine/backends.h"
@@ -39,6 +40,8 @@ struct BackupOptions {
   bool minimize_load = false;  // pace the job to end just inside the duration
   std::shared_ptr<Keyring> keys;  // set: encrypt every piece (see engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
+  // Live progress (progress.h), or null: given the channels and the total before they start.
+  JobProgress* progress = nullptr;
   // Incremental backups (docs/incremental.md): unset for a plain full backup; 0 for a
   // level 0 (a full backup later level 1s build on); 1 for what changed since the newest
   // level 0 or 1 of each file (or, cumulative, since the newest level 0).

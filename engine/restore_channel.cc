@@ -353,6 +353,7 @@ class ChunkRestore {
       stats_.bytes_compressed_out += e.stored_len;
     }
     ++stats_.frames;
+    clock_.add_bytes(e.raw_len);
     if (ctx_.header_logs)
       if (auto it = ctx_.header_logs->find(&piece); it != ctx_.header_logs->end())
         it->second->add(e.frame_offset, pool_.header(slot));
@@ -633,6 +634,7 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
   // (kFrameRegion). Decoded frames go out from the scratch pool unregistered: pinning it
   // would keep it resident for restores that never decode.
   loop.register_buffers({pool->region()});
+  if (ctx.progress) clock.attach(ctx.progress->channel(channel));
   ChunkRestore cr(ctx, loop, *pool, *scratch, dz, out.stats, clock);
   // Past the deadline a channel begins no new chunk, once it has done one: every run makes
   // progress, however long loading the indexes took.

@@ -118,6 +118,7 @@ struct RestoreContext {
   RestoreJournal* journal = nullptr;  // null when validating
   // When validating: where the headers of verified data frames go, for the piece audit.
   const std::map<const PieceReader*, std::unique_ptr<HeaderLog>>* header_logs = nullptr;
+  JobProgress* progress = nullptr;  // live progress, or null
   // validate --max-duration: no chunk is begun after this.
   std::optional<std::chrono::steady_clock::time_point> deadline;
 };

@@ -216,12 +216,6 @@ Result<std::vector<std::string>> safe_components(const std::string& original) {
 
 namespace {
 
-int64_t wall_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // The frame check records of a validation: for each backup with a piece read, the frames
 // verified (from the header logs) as ranges, and when its every frame was last checked.
 std::vector<catalog::FrameCheck> frame_checks_of(
@@ -636,6 +630,13 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
                                                           static_cast<uint32_t>(chunks.size())));
   // Pieces read in order get one channel per drive, beside the others.
   const uint32_t nstream = stream.channels();
+  ctx.progress = opts.progress;
+  if (opts.progress) {
+    uint64_t total = 0;
+    for (const auto& st : states)
+      for (const PartExtent& pe : st->extents) total += pe.extent->raw_len;
+    opts.progress->start(nch + nstream, total);
+  }
   std::vector<RestoreOutcome> outs(nch + nstream);
   std::vector<std::thread> threads;
   for (uint32_t c = 0; c < nch; ++c)

@@ -36,6 +36,8 @@ struct RestoreOptions {
   ChannelConfig channel;
   std::shared_ptr<Keyring> keys;  // opens encrypted pieces (engine/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
+  // Live progress (progress.h), or null: given the channels and the total before they start.
+  JobProgress* progress = nullptr;
   // Pieces on removable media are read in order, straight from the medium, one channel
   // per drive. Drives to look for the volumes in (by label); empty: the drives recorded in
   // the catalog.

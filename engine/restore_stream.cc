@@ -102,6 +102,7 @@ class PieceStream {
       return fail(Errc::corrupt, "piece '" + name_ + "' is truncated at offset " +
                                      std::to_string(off + *got));
     stats_.bytes_read += len;
+    clock_.add_bytes(len);
     ++stats_.reads;
     return ok();
   }
@@ -459,6 +460,7 @@ RestoreOutcome StreamPlan::run_channel(const RestoreContext& ctx, uint32_t index
   RestoreOutcome out;
   out.stats.channel = number;
   BusyClock clock;
+  if (ctx.progress) clock.attach(ctx.progress->channel(number));
   storage::IoLoop loop(ctx.config.queue_depth);
   Decompressor dz;
   for (Piece* p : groups_[index]) {

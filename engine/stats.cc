@@ -21,9 +21,15 @@ void BusyClock::mark(bool reading, bool writing, bool waiting, ChannelStats& s) 
   if (reading) s.read_busy_s += d;
   if (writing) s.write_busy_s += d;
   if (waiting) s.wait_s += d;
+  if (progress_)
+    progress_->set(waiting   ? ChannelState::working
+                   : reading ? ChannelState::reading
+                   : writing ? ChannelState::writing
+                             : ChannelState::idle);
 }
 
 void BusyClock::finish(ChannelStats& s, Clock::time_point job_start) {
+  note(ChannelState::done);
   s.elapsed_s = std::chrono::duration<double>(Clock::now() - start_).count();
   s.start_s = std::max(0.0, std::chrono::duration<double>(start_ - job_start).count());
   s.cpu_s = thread_cpu_seconds() - cpu_start_;

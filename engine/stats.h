@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/progress.h"
 #include "storage/storage.h"
 
 namespace stripeback::engine {
@@ -51,14 +52,27 @@ class BusyClock {
  public:
   using Clock = std::chrono::steady_clock;
   BusyClock();
-  // Attributes the time since the last mark to the states that held during it.
+  // Attributes the time since the last mark to the states that held during it. With a
+  // progress attached, also says what comes next: marks come in pairs around each wait, so
+  // a mark of a busy stretch (waiting false) begins a wait for what is in flight, and a mark
+  // of a wait begins work on the CPU.
   void mark(bool reading, bool writing, bool waiting, ChannelStats& s);
+  // Live progress of this channel (progress.h), or null.
+  void attach(ChannelProgress* p) { progress_ = p; }
+  ChannelProgress* progress() const { return progress_; }
+  void note(ChannelState st) {
+    if (progress_) progress_->set(st);
+  }
+  void add_bytes(uint64_t n) {
+    if (progress_) progress_->add_bytes(n);
+  }
   // Sets elapsed and cpu, and start_s: when the channel began, after `job_start`.
   void finish(ChannelStats& s, Clock::time_point job_start);
 
  private:
   Clock::time_point start_, last_;
   double cpu_start_;
+  ChannelProgress* progress_ = nullptr;
 };
 
 double thread_cpu_seconds();
