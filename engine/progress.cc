@@ -42,8 +42,19 @@ int64_t wall_ns() {
 
 void ChannelProgress::set(ChannelState s) {
   const auto v = static_cast<uint8_t>(s);
-  if (state_.load(std::memory_order_relaxed) == v) return;
-  since_ns_.store(steady_ns(), std::memory_order_relaxed);
+  const uint8_t cur = state_.load(std::memory_order_relaxed);
+  if (cur == v) return;
+  const int64_t now = steady_ns();
+  const int64_t since = since_ns_.load(std::memory_order_relaxed);
+  int64_t begin = now;
+  if (s == ChannelState::working) {
+    before_work_ = cur;
+    before_since_ = since;
+  } else if (cur == static_cast<uint8_t>(ChannelState::working) && v == before_work_ &&
+             now - since < 50'000'000) {
+    begin = before_since_;  // back to the same wait after a moment's work
+  }
+  since_ns_.store(begin, std::memory_order_relaxed);
   state_.store(v, std::memory_order_relaxed);
 }
 

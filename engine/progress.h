@@ -29,7 +29,9 @@ enum class ChannelState : uint8_t {
 };
 const char* state_name(ChannelState s);
 
-// One channel's part: written by that channel only.
+// One channel's part: written by that channel only. A wait interrupted only by a moment of
+// work (under 50 ms: the channel woke, found nothing done, and waits again) keeps the time
+// it began, so state_s says how long a channel has been waiting for the same thing.
 class ChannelProgress {
  public:
   void set(ChannelState s);
@@ -42,6 +44,9 @@ class ChannelProgress {
   std::atomic<uint8_t> state_{0};
   std::atomic<int64_t> since_ns_{0};  // steady clock, ns
   std::atomic<uint64_t> bytes_{0};
+  // Before the current `working`: the state and when it began (the channel's thread only).
+  uint8_t before_work_ = 0;
+  int64_t before_since_ = 0;
 };
 
 // Monotonic time in ns, the clock of since_ns().
