@@ -4,6 +4,7 @@
 // reads hang stalled after --hang-after; --progress-json writes one line per second; the
 // status file goes with the job.
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -139,6 +140,39 @@ TEST_F(Status, ProgressJsonWritesALineASecondAndTheLastOneFinished) {
   EXPECT_EQ(*lines.back()["bytes_done"].as_u64(), 40 * kMiB);
   EXPECT_EQ(lines.back()["bound_by"].as_string(), "rate limit");
   EXPECT_EQ(r.err.find("\x1b["), std::string::npos) << "no terminal drawing without a terminal";
+}
+
+// On a terminal (a tmux pane, read with capture-pane) the progress lines are drawn, move as
+// the job runs, and are gone before the summary.
+TEST_F(Status, TheTerminalProgressMovesAndIsClearedAtTheEnd) {
+  if (testing::run({"/usr/bin/env", "tmux", "-V"}).exit_code != 0)
+    GTEST_SKIP() << "tmux is not installed (apt-get install tmux)";
+  const std::string sock = "sbit-" + std::to_string(::getpid());
+  const std::string cmd = std::string(binary()) + " backup " + t_ / "src" + " --to " + t_ / "p" +
+                          " --catalog " + t_ / "cat" + " --rate 4M --channels 2; echo JOB-ENDED; sleep 60";
+  auto tmux = [&](std::vector<std::string> args) {
+    std::vector<std::string> a{"/usr/bin/env", "tmux", "-L", sock};
+    a.insert(a.end(), args.begin(), args.end());
+    return testing::run(a);
+  };
+  ASSERT_EQ(tmux({"new-session", "-d", "-s", "sb", "-x", "160", "-y", "40", cmd}).exit_code, 0);
+  std::vector<std::string> screens;
+  std::string screen;
+  auto end = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < end) {
+    screen = tmux({"capture-pane", "-p", "-t", "sb"}).out;
+    if (contains(screen, "JOB-ENDED")) break;
+    if (contains(screen, "ETA")) screens.push_back(screen);
+    std::this_thread::sleep_for(300ms);
+  }
+  tmux({"kill-server"});
+  ASSERT_TRUE(contains(screen, "JOB-ENDED")) << screen;
+  ASSERT_GE(screens.size(), 3u) << "the progress lines were seen while the job ran";
+  EXPECT_TRUE(contains(screens.front(), "backup 1: ")) << screens.front();
+  EXPECT_TRUE(contains(screens.front(), "channel 2: ")) << screens.front();
+  EXPECT_NE(screens.front(), screens.back()) << "the progress moved";
+  EXPECT_FALSE(contains(screen, "ETA")) << "cleared before the summary:\n" << screen;
+  EXPECT_TRUE(contains(screen, "backup 1 complete")) << screen;
 }
 
 }  // namespace
