@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 ASAN_IT_SUITES=(RoundTripVariants SelectiveRestore Corruption Crash Overwrite JsonOutput JsonParser
                 SpecialFiles CatalogTail NoSpace CompressIncompressible CompressUsage
                 Levels/Compress Compression/Encrypt EncryptCli Validate Checker Usage Incremental
-                DeltaRestore SourceValidation)
+                DeltaRestore SourceValidation ValidateSome Status)
 ASAN_IT="^($(IFS='|'; echo "${ASAN_IT_SUITES[*]}"))\\."
 # Under TSan (about a minute and a half): what runs threads or processes against shared
 # state. The catalog's writers on threads and forked processes; backups and restores with
@@ -37,6 +37,7 @@ TSAN_TESTS+='|RoundTripVariants\.(SmallBuffersManyFrames|SyncFallbackEngine)'
 TSAN_TESTS+='|RoundTripVariants\.ConcurrentBackupsShareCatalogAndDestination'
 TSAN_TESTS+='|Levels/Compress\.RoundTripIdenticalAndSmaller/auto'
 TSAN_TESTS+='|DeltaRestore\.OnePercentOfPagesChangedWritesOnlyThosePages'
+TSAN_TESTS+='|Status\.ARunningJobIsListedWithItsProgressAndChannels|ValidateSome\.MaxDuration'
 TSAN_TESTS+='|nfs_test$|Modes/HelperTest\.)'
 
 sanitizers=1 fuzz=1 long=0 fuzz_time= only=
