@@ -262,6 +262,13 @@ if ((NFS)); then
     done
     echo "| validate MB/s / nfs-cat MB/s on the files of 1 MiB or more | $(ratio "$V_MBS" "$(mbs "$(el nfs_cat_large)" "$LARGE_BYTES")") | - | - |"
     echo "| validate ganesha CPU s/GiB / nfs-cat ganesha CPU s/GiB | $(ratio "$(srv validate)" "$(srv nfs_cat)") | - | - |"
+    echo
+    # The disk's speed changes between the steps of one round: every round's ratios.
+    echo "Per round (validate MB/s / nfs-cat MB/s, / nfs-cp MB/s; elapsed s of validate, nfs-cat, nfs-cp, nfs-cat of the large files):"
+    echo
+    for ((r = 1; r <= REPEAT; r++)); do
+      echo "- round $r: $(ratio "${R_EL[nfs_cat.$r]}" "${R_EL[validate.$r]}"), $(ratio "${R_EL[nfs_cp.$r]}" "${R_EL[validate.$r]}"); ${R_EL[validate.$r]}, ${R_EL[nfs_cat.$r]}, ${R_EL[nfs_cp.$r]}, ${R_EL[nfs_cat_large.$r]} s"
+    done
   } | tee "$RESULTS"
   note "results in $RESULTS; logs in $LOGS"
   exit 0
