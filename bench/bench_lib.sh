@@ -78,16 +78,20 @@ trap on_signal INT TERM
 # KEY.ROUND) the elapsed time, its sync part, user+sys CPU, max RSS (KiB), the CPU time
 # everything else on the machine used meanwhile and the bytes written to the work
 # directory's device meanwhile (by anything). stdout of CMD goes to $LOGS/KEY.ROUND.out. Needs
-# GNU_TIME and LOGS; a failed CMD stops the script with its last error lines.
+# GNU_TIME and LOGS; a failed CMD stops the script with its last error lines. When
+# SERVER_TICKS names a command printing a server's CPU ticks so far (nfs_server_ticks), the
+# server's CPU seconds meanwhile go to R_SRV too (and are part of R_OTHER).
 BENCH_NAME=$(basename "$0" .sh)
-declare -A R_EL R_SYNC R_CPU R_RSS R_OTHER R_DISKW
+SERVER_TICKS=""
+declare -A R_EL R_SYNC R_CPU R_RSS R_OTHER R_DISKW R_SRV
 measure() {
   local key=$1 round=$2
   shift 2
   local tf="$LOGS/$key.$round.time" log="$LOGS/$key.$round.out" err="$LOGS/$key.$round.err"
   drop_caches
   wait_quiet
-  local t0 t1 t2 b0 b2 w0 w2 rc=0
+  local t0 t1 t2 b0 b2 w0 w2 g0=0 g2=0 rc=0
+  [[ -z "$SERVER_TICKS" ]] || g0=$($SERVER_TICKS)
   b0=$(busy_ticks)
   w0=$(disk_written)
   t0=$(now)
@@ -100,6 +104,7 @@ measure() {
   t2=$(now)
   b2=$(busy_ticks)
   w2=$(disk_written)
+  [[ -z "$SERVER_TICKS" ]] || g2=$($SERVER_TICKS)
   if ((rc != 0)); then
     echo "$BENCH_NAME: FAILED ($key, exit $rc): $*" >&2
     tail -n 20 "$err" >&2 || true
@@ -114,7 +119,8 @@ measure() {
   R_DISKW[$key.$round]=$((w2 - w0))
   R_OTHER[$key.$round]=$(awk -v b="$((b2 - b0))" -v t="$CLK_TCK" -v c="${R_CPU[$key.$round]}" \
     'BEGIN {o = b / t - c; printf "%.2f", (o < 0 ? 0 : o)}')
-  note "  $key: ${R_EL[$key.$round]} s (sync ${R_SYNC[$key.$round]} s), cpu ${R_CPU[$key.$round]} s, rss $((m / 1024)) MiB, other cpu ${R_OTHER[$key.$round]} s"
+  R_SRV[$key.$round]=$(awk -v g="$((g2 - g0))" -v t="$CLK_TCK" 'BEGIN {printf "%.2f", g / t}')
+  note "  $key: ${R_EL[$key.$round]} s (sync ${R_SYNC[$key.$round]} s), cpu ${R_CPU[$key.$round]} s, rss $((m / 1024)) MiB, other cpu ${R_OTHER[$key.$round]} s$([[ -z "$SERVER_TICKS" ]] || echo ", server cpu ${R_SRV[$key.$round]} s")"
 }
 
 # ---- the binary under test -------------------------------------------------------------

@@ -66,17 +66,16 @@ command -v fio >/dev/null || { echo "nfs_bench: fio missing" >&2; exit 2; }
 command -v nfs-cp >/dev/null || { echo "nfs_bench: nfs-cp missing (libnfs-utils)" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "nfs_bench: GNU time missing" >&2; exit 2; }
 
-export SB_NFS_PORT=22149 SB_NFS_MOUNT_PORT=22150 SB_NFS_STATE=$WORK/server
-SERVER="$REPO/scripts/nfs-server.sh"
-cleanup() { "$SERVER" stop >/dev/null 2>&1 || true; rm -rf "$WORK"; }
+# shellcheck source=bench/nfs_server_lib.sh
+source "$SCRIPT_DIR/nfs_server_lib.sh"
+cleanup() { nfs_server_stop; rm -rf "$WORK"; }
 trap cleanup EXIT
 rm -rf "$WORK"
 mkdir -p "$WORK/local/src"
-"$SERVER" start >/dev/null
-EXPORT=$SB_NFS_STATE/export
-Q="?nfsport=$SB_NFS_PORT&mountport=$SB_NFS_MOUNT_PORT"
+nfs_server_start "$WORK/server"
+EXPORT=$NFS_EXPORT
+Q=$NFS_Q
 URL="nfs://127.0.0.1$EXPORT"
-GPID=$(cat "$SB_NFS_STATE/ganesha.pid")
 CLK_TCK=$(getconf CLK_TCK)
 
 bytes=$(numfmt --from=iec "$SIZE")
@@ -88,8 +87,6 @@ for i in $(seq 0 $((FILES - 1))); do
   cp "$WORK/local/src/f$i" "$EXPORT/data/f$i"  # new names only: ganesha has not seen them
 done
 sync
-
-server_ticks() { awk '{print $14 + $15}' "/proc/$GPID/stat"; }
 
 # run LABEL 'COMMAND': prints "LABEL wall_s client_cpu_s server_cpu_s", the fastest of
 # REPEAT runs. COMMAND is expanded anew for each run; CLEAN (a command) runs after each but
@@ -111,14 +108,14 @@ run_once() {
   eval "set -- $2"
   local s0 t0 t1 s1 tf
   tf=$(mktemp)
-  s0=$(server_ticks); t0=$(date +%s.%N)
+  s0=$(nfs_server_ticks); t0=$(date +%s.%N)
   if ! /usr/bin/time -f "%U %S" -o "$tf" "$@" >/dev/null; then
     echo "nfs_bench: '$label' failed: $*" >&2
     tail -n 20 "$SB_NFS_STATE/ganesha.log" >&2 || true
     rm -f "$tf"
     exit 1
   fi
-  t1=$(date +%s.%N); s1=$(server_ticks)
+  t1=$(date +%s.%N); s1=$(nfs_server_ticks)
   awk -v l="$label" -v a="$t0" -v b="$t1" -v s0="$s0" -v s1="$s1" -v hz="$CLK_TCK" \
     '{printf "%s %.3f %.3f %.3f\n", l, b - a, $1 + $2, (s1 - s0) / hz}' "$tf"
   rm -f "$tf"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # page_check_bench.sh: backup --validate --check-logical of a real PostgreSQL cluster against
 # a fio read-only pass over the same files and against pg_checksums --check, side by side,
-# cold cache. Run as root (dropping the page cache and running PostgreSQL as postgres need
-# it). See --help.
+# cold cache; with --nfs, the same validation reading the cluster from nfs-ganesha against
+# libnfs's own tools reading the same files. Run as root (dropping the page cache, running
+# PostgreSQL as postgres and ganesha need it). See --help.
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -16,6 +17,7 @@ BIN=""
 RESULTS=""
 IODEPTH=8
 QUIET_TIMEOUT=120
+NFS=0
 # How the validation reads: 256 MiB sections spread the 1 GiB segment files over the
 # channels (otherwise one channel reads the largest file alone), 1 MiB buffers, and two
 # files open per channel (fewer concurrent streams for the disk to seek between).
@@ -45,6 +47,27 @@ Ratios: validate MB/s against fio's and against pg_checksums's, CPU seconds per 
 each (targets: >= 0.9 x fio; >= 1.2 x pg_checksums at no more CPU per GiB; <= 0.3 CPU s
 per GiB). The Markdown table goes to stdout and --results FILE.
 
+With --nfs, a private nfs-ganesha (scripts/nfs-server.sh, ports 22149/22150, state in
+DIR/nfs-server) exports DIR/pg/data once the cluster is made (it is not changed while the
+server runs), and the steps of each round are instead, page cache dropped before each
+(on this host that is the server's cache too):
+
+  validate       stripeback backup --validate --check-logical nfs://127.0.0.1/DIR/pg/data/base
+                 nfs://127.0.0.1/DIR/pg/data/global (?nfsport=22149&mountport=22150)
+                 --channels N; must find no corrupt page
+  nfs-cat        libnfs's nfs-cat of every regular file below base/ and global/ to
+                 /dev/null, one after the other: nfs-cp's read loop (synchronous 1 MiB
+                 READs, one stream, a mount per file) without a destination; nfs-cp itself
+                 cannot write to /dev/null (it creates its destination with O_EXCL)
+  nfs-cp         nfs-cp of each of those files to a file in a tmpfs directory, removed
+                 after each copy
+  nfs-cat-large  nfs-cat of the files of 1 MiB or more only (no target: the streaming
+                 rate without the per-file cost)
+
+Reported: MB/s, client CPU s/GiB (user + sys of the command and its children, GNU time),
+ganesha CPU s/GiB (/proc/PID/stat over the step), and the ratios against nfs-cat and
+nfs-cp (targets: validate >= 1.5 x their MB/s at no more client CPU per GiB).
+
 Options:
   --dir DIR          work directory (default $DIR)
   --scale N          pgbench scale of the cluster (default $SCALE)
@@ -55,6 +78,7 @@ Options:
   --results FILE     also write the results to FILE (default DIR/results-<time>.md)
   --sb-args "ARGS"   more arguments for the validation (default "$SB_ARGS")
   --quiet-timeout S  longest wait for a quiet machine before each step (default $QUIET_TIMEOUT)
+  --nfs              read the cluster from nfs-ganesha, against nfs-cat and nfs-cp (above)
   -h, --help         this text
 EOF
 }
@@ -72,6 +96,7 @@ while (($#)); do
     --results) RESULTS=${2:?--results needs a value}; shift 2 ;;
     --sb-args) SB_ARGS=${2?--sb-args needs a value}; shift 2 ;;
     --quiet-timeout) QUIET_TIMEOUT=${2:?--quiet-timeout needs a value}; shift 2 ;;
+    --nfs) NFS=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
@@ -80,7 +105,13 @@ done
 [[ "$REPEAT" =~ ^[0-9]+$ && "$REPEAT" -ge 1 ]] || die "--repeat must be a positive number"
 [[ $(id -u) -eq 0 ]] || die "run as root (the page cache is dropped, PostgreSQL runs as postgres)"
 [[ -x "$PG/initdb" && -x "$PG/pg_checksums" ]] || die "PostgreSQL 15 is missing (apt-get install postgresql-15)"
-command -v fio >/dev/null || die "fio is missing (apt-get install fio)"
+if ((NFS)); then
+  if ! command -v nfs-cp >/dev/null || ! command -v nfs-cat >/dev/null; then
+    die "nfs-cp and nfs-cat are missing (apt-get install libnfs-utils)"
+  fi
+else
+  command -v fio >/dev/null || die "fio is missing (apt-get install fio)"
+fi
 GNU_TIME=/usr/bin/time
 [[ -x "$GNU_TIME" ]] || die "GNU time is missing (apt-get install time)"
 
@@ -95,7 +126,7 @@ OUT="$DIR/out"
 LOGS="$DIR/logs"
 rm -rf "${OUT:?}" "${LOGS:?}"
 mkdir -p "$OUT" "$LOGS"
-[[ -n "$RESULTS" ]] || RESULTS="$DIR/results-$(date +%Y%m%d-%H%M%S).md"
+[[ -n "$RESULTS" ]] || RESULTS="$DIR/results-$( ((NFS)) && echo nfs-)$(date +%Y%m%d-%H%M%S).md"
 MOUNT=$(df --output=target "$DIR" | tail -1)
 PGDIR="$DIR/pg"
 DATA="$PGDIR/data"
@@ -125,16 +156,53 @@ FIO_FILES=$(find "${SOURCES[@]}" -type f -size +1023k -printf '%p:' | sed 's/:$/
 [[ -n "$FIO_FILES" ]] || die "no file of 1 MiB or more in $DATA"
 note "cluster: $DATA_FILES files, $DATA_BYTES bytes below $DATA/base and $DATA/global"
 
+if ((NFS)); then
+  # shellcheck source=bench/nfs_server_lib.sh
+  source "$SCRIPT_DIR/nfs_server_lib.sh"
+  SINK=""
+  trap 'nfs_server_stop; [[ -z "$SINK" ]] || rm -rf "$SINK"' EXIT
+  # The cluster is complete and stopped: ganesha sees it only as it stays.
+  nfs_server_start "$DIR/nfs-server" "$DATA"
+  SERVER_TICKS=nfs_server_ticks
+  note "nfs-ganesha (pid $NFS_PID) exports $DATA"
+  URL="nfs://127.0.0.1$DATA"
+  VALIDATE_SOURCES=("$URL/base$NFS_Q" "$URL/global$NFS_Q")
+  # The files the validation reads, and those of 1 MiB or more, one path a line.
+  find "${SOURCES[@]}" -type f | sort >"$OUT/files"
+  find "${SOURCES[@]}" -type f -size +1023k | sort >"$OUT/files-large"
+  LARGE_BYTES=$(xargs -a "$OUT/files-large" stat -c %s | awk '{s += $1} END {printf "%.0f", s}')
+  LARGE_FILES=$(wc -l <"$OUT/files-large")
+  # nfs-cp creates its destination (O_EXCL), so it copies to a new file in memory each time.
+  SINK=$(mktemp -d /dev/shm/stripeback-pagebench.XXXXXX)
+  # read_each Q LIST [SINK]: every file in LIST from the server, one after the other, by
+  # nfs-cat to /dev/null, or with SINK by nfs-cp to SINK/f (removed after each).
+  # shellcheck disable=SC2016 # expanded by the bash that runs it
+  READ_EACH='while IFS= read -r f; do
+      if [[ -z ${3:-} ]]; then nfs-cat "nfs://127.0.0.1$f$1" >/dev/null
+      else nfs-cp "nfs://127.0.0.1$f$1" "$3/f" >/dev/null && rm -f "$3/f"; fi ||
+        { echo "reading $f failed" >&2; exit 1; }
+    done <"$2"'
+else
+  VALIDATE_SOURCES=("${SOURCES[@]}")
+fi
+
 jq_py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 declare -A FIO_IO PAGES CORRUPT
 for ((round = 1; round <= REPEAT; round++)); do
   note "round $round of $REPEAT"
   rm -rf "$OUT/cat"
-  measure validate "$round" "$BIN" backup --validate --check-logical "${SOURCES[@]}" --catalog "$OUT/cat" \
-    --channels "$CHANNELS" --json $SB_ARGS
+  # shellcheck disable=SC2086 # SB_ARGS is a list of arguments
+  measure validate "$round" "$BIN" backup --validate --check-logical "${VALIDATE_SOURCES[@]}" \
+    --catalog "$OUT/cat" --channels "$CHANNELS" --json $SB_ARGS
   PAGES[$round]=$(jq_py "$LOGS/validate.$round.out" "d['pages_checked']")
   CORRUPT[$round]=$(jq_py "$LOGS/validate.$round.out" "len(d['corrupt'])")
   [[ "${CORRUPT[$round]}" == 0 ]] || die "validate reported ${CORRUPT[$round]} corrupt pages in a clean cluster"
+  if ((NFS)); then
+    measure nfs_cat "$round" bash -c "$READ_EACH" read_each "$NFS_Q" "$OUT/files"
+    measure nfs_cp "$round" bash -c "$READ_EACH" read_each "$NFS_Q" "$OUT/files" "$SINK"
+    measure nfs_cat_large "$round" bash -c "$READ_EACH" read_each "$NFS_Q" "$OUT/files-large"
+    continue
+  fi
   measure fio "$round" fio --output-format=json --ioengine=io_uring --direct=1 --bs=1M \
     --iodepth="$IODEPTH" --name=read --filename="$FIO_FILES" --file_service_type=sequential --rw=read
   FIO_IO[$round]=$(jq_py "$LOGS/fio.$round.out" \
@@ -147,10 +215,64 @@ best=$(for ((r = 1; r <= REPEAT; r++)); do echo "${R_EL[validate.$r]} $r"; done 
   awk -v n="$REPEAT" 'NR == int((n + 1) / 2) {print $2}')
 el() { echo "${R_EL[$1.$best]}"; }
 cpu() { echo "${R_CPU[$1.$best]}"; }
-mbs() { awk -v b="$DATA_BYTES" -v t="$1" 'BEGIN {printf "%.1f", b / 1e6 / t}'; }
-per_gib() { awk -v c="$1" -v b="$DATA_BYTES" 'BEGIN {printf "%.3f", c / (b / 1073741824)}'; }
+srv() { echo "${R_SRV[$1.$best]}"; }
+rss() { echo "$((R_RSS[$1.$best] / 1024))"; }
+mbs() { awk -v b="${2:-$DATA_BYTES}" -v t="$1" 'BEGIN {printf "%.1f", b / 1e6 / t}'; }
+per_gib() { awk -v c="$1" -v b="${2:-$DATA_BYTES}" 'BEGIN {printf "%.3f", c / (b / 1073741824)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 verdict() { awk -v v="$1" -v op="$2" -v t="$3" 'BEGIN {ok = (op == ">=") ? v >= t : v <= t; print ok ? "PASS" : "**FAIL**"}'; }
+cmdline="bench/page_check_bench.sh$( ((NFS)) && echo ' --nfs') --scale $SCALE --channels $CHANNELS --repeat $REPEAT --sb-args \"$SB_ARGS\""
+header() {
+  echo "- binary: $BIN_VERSION ($BIN_SHA, built $BIN_BUILT), tree $TREE"
+  echo "- cluster: PostgreSQL 15, pgbench scale $SCALE, data checksums on: $DATA_FILES files, $DATA_BYTES bytes below base/ and global/; ${PAGES[$best]} relation pages checked"
+  echo "- stripeback: $CHANNELS channel(s), $SB_ARGS; round $best of $REPEAT shown (median validate time); page cache dropped before each step$( ((CAN_DROP)) || echo ' (NOT: not permitted)')"
+  echo "- command: \`$cmdline\`"
+}
+
+if ((NFS)); then
+  # Everything else on the machine during a step: CPU not used by the command or ganesha.
+  bgcpu() { awk -v o="${R_OTHER[$1.$best]}" -v g="$(srv "$1")" 'BEGIN {b = o - g; printf "%.2f", (b < 0 ? 0 : b)}'; }
+  row() {  # row LABEL KEY [BYTES]
+    echo "| $1 | $(el "$2") | $(mbs "$(el "$2")" "${3:-}") | $(cpu "$2") | $(per_gib "$(cpu "$2")" "${3:-}") | $(srv "$2") | $(per_gib "$(srv "$2")" "${3:-}") | $(bgcpu "$2") | $(rss "$2") |"
+  }
+  V_MBS=$(mbs "$(el validate)")
+  V_CPU=$(per_gib "$(cpu validate)")
+  {
+    echo "## backup --validate --check-logical from NFS (nfs-ganesha) against nfs-cat and nfs-cp"
+    echo
+    header
+    echo "- server: nfs-ganesha $(ganesha.nfsd -v 2>&1 | grep -o 'Release = V[0-9.]*' | head -1 | cut -d' ' -f3) on 127.0.0.1 (VFS FSAL, NFSv3), same host and cores as the client; $LARGE_FILES files of 1 MiB or more hold $LARGE_BYTES bytes"
+    echo "- machine: $NCPU CPUs; steps that waited ${QUIET_TIMEOUT}s for a quiet machine in vain: $QUIET_NOTES; background CPU s = CPU used meanwhile by neither the command nor ganesha"
+    echo
+    echo "| Measurement | Elapsed s | MB/s | Client CPU s | Client CPU s/GiB | ganesha CPU s | ganesha CPU s/GiB | Background CPU s | Peak RSS MiB |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    row "stripeback backup --validate --check-logical ($CHANNELS channels)" validate
+    row "nfs-cat > /dev/null, each file in turn" nfs_cat
+    row "nfs-cp to tmpfs, each file in turn" nfs_cp
+    row "nfs-cat > /dev/null, the files of 1 MiB or more only" nfs_cat_large "$LARGE_BYTES"
+    echo
+    echo "| Ratio | Value | Target | Result |"
+    echo "|---|---:|---|---|"
+    for k in nfs_cat nfs_cp; do
+      name=${k//_/-}
+      r_mbs=$(ratio "$V_MBS" "$(mbs "$(el $k)")")
+      r_cpu=$(ratio "$V_CPU" "$(per_gib "$(cpu $k)")")
+      echo "| validate MB/s / $name MB/s | $r_mbs | >= 1.5 | $(verdict "$r_mbs" ">=" 1.5) |"
+      echo "| validate client CPU s/GiB / $name client CPU s/GiB | $r_cpu | <= 1 | $(verdict "$r_cpu" "<=" 1) |"
+    done
+    echo "| validate MB/s / nfs-cat MB/s on the files of 1 MiB or more | $(ratio "$V_MBS" "$(mbs "$(el nfs_cat_large)" "$LARGE_BYTES")") | - | - |"
+    echo "| validate ganesha CPU s/GiB / nfs-cat ganesha CPU s/GiB | $(ratio "$(srv validate)" "$(srv nfs_cat)") | - | - |"
+    echo
+    # The disk's speed changes between the steps of one round: every round's ratios.
+    echo "Per round (validate MB/s / nfs-cat MB/s, / nfs-cp MB/s; elapsed s of validate, nfs-cat, nfs-cp, nfs-cat of the large files):"
+    echo
+    for ((r = 1; r <= REPEAT; r++)); do
+      echo "- round $r: $(ratio "${R_EL[nfs_cat.$r]}" "${R_EL[validate.$r]}"), $(ratio "${R_EL[nfs_cp.$r]}" "${R_EL[validate.$r]}"); ${R_EL[validate.$r]}, ${R_EL[nfs_cat.$r]}, ${R_EL[nfs_cp.$r]}, ${R_EL[nfs_cat_large.$r]} s"
+    done
+  } | tee "$RESULTS"
+  note "results in $RESULTS; logs in $LOGS"
+  exit 0
+fi
 
 V_MBS=$(mbs "$(el validate)")
 F_MBS=$(mbs "${FIO_IO[$best]}")
@@ -162,17 +284,14 @@ R_PG=$(ratio "$V_MBS" "$P_MBS")
 {
   echo "## backup --validate --check-logical against fio and pg_checksums"
   echo
-  echo "- binary: $BIN_VERSION ($BIN_SHA, built $BIN_BUILT), tree $TREE"
-  echo "- cluster: PostgreSQL 15, pgbench scale $SCALE, data checksums on: $DATA_FILES files, $DATA_BYTES bytes below base/ and global/; ${PAGES[$best]} relation pages checked"
-  echo "- stripeback: $CHANNELS channel(s), $SB_ARGS; round $best of $REPEAT shown (median validate time); page cache dropped before each step$( ((CAN_DROP)) || echo ' (NOT: not permitted)')"
-  echo "- command: \`bench/page_check_bench.sh --scale $SCALE --channels $CHANNELS --repeat $REPEAT --sb-args \"$SB_ARGS\"\`"
+  header
   echo
   echo "| Measurement | Elapsed s | MB/s | CPU s | CPU s/GiB | Peak RSS MiB |"
   echo "|---|---:|---:|---:|---:|---:|"
-  echo "| stripeback backup --validate --check-logical | $(el validate) | $V_MBS | $(cpu validate) | $V_CPU | $((R_RSS[validate.$best] / 1024)) |"
+  echo "| stripeback backup --validate --check-logical | $(el validate) | $V_MBS | $(cpu validate) | $V_CPU | $(rss validate) |"
   echo "| fio read pass, I/O time scaled to the data set | ${FIO_IO[$best]} | $F_MBS | - | - | - |"
-  echo "| fio read pass, elapsed | $(el fio) | $(mbs "$(el fio)") | $(cpu fio) | $(per_gib "$(cpu fio)") | $((R_RSS[fio.$best] / 1024)) |"
-  echo "| pg_checksums --check | $(el pg_checksums) | $P_MBS | $(cpu pg_checksums) | $P_CPU | $((R_RSS[pg_checksums.$best] / 1024)) |"
+  echo "| fio read pass, elapsed | $(el fio) | $(mbs "$(el fio)") | $(cpu fio) | $(per_gib "$(cpu fio)") | $(rss fio) |"
+  echo "| pg_checksums --check | $(el pg_checksums) | $P_MBS | $(cpu pg_checksums) | $P_CPU | $(rss pg_checksums) |"
   echo
   echo "| Ratio | Value | Target | Result |"
   echo "|---|---:|---|---|"

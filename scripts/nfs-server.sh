@@ -10,7 +10,9 @@
 #   scripts/nfs-server.sh url       print the export URL only
 #
 # Environment: SB_NFS_PORT (22049), SB_NFS_MOUNT_PORT (22050), SB_NFS_STATE (state
-# directory, default /tmp/stripeback-nfs-$SB_NFS_PORT; the export is $SB_NFS_STATE/export).
+# directory, default /tmp/stripeback-nfs-$SB_NFS_PORT; the export is $SB_NFS_STATE/export),
+# SB_NFS_EXPORT (an existing directory to export instead: it is neither made, nor opened up,
+# nor removed by stop; the caller must not change what ganesha has seen of it while it runs).
 #
 # Isolation: ganesha registers NFSv3 with rpcbind and refuses to start without one; two
 # ganesha on one rpcbind take over each other's registrations. This script therefore runs
@@ -23,7 +25,7 @@ set -euo pipefail
 NFS_PORT=${SB_NFS_PORT:-22049}
 MNT_PORT=${SB_NFS_MOUNT_PORT:-22050}
 STATE=${SB_NFS_STATE:-/tmp/stripeback-nfs-$NFS_PORT}
-EXPORT=$STATE/export
+EXPORT=${SB_NFS_EXPORT:-$STATE/export}
 CONF=$STATE/ganesha.conf
 LOG=$STATE/ganesha.log
 PIDFILE=$STATE/ganesha.pid
@@ -103,8 +105,13 @@ start() {
   local others
   others=$(pgrep -x ganesha.nfsd || true)
   [[ -z $others ]] || die "another ganesha.nfsd (pid $others) is running; one server per rpcbind" 2
-  mkdir -p "$EXPORT"
-  chmod 0777 "$EXPORT"
+  if [[ -n ${SB_NFS_EXPORT:-} ]]; then
+    [[ -d $EXPORT ]] || die "SB_NFS_EXPORT '$EXPORT' is not a directory" 2
+  else
+    mkdir -p "$EXPORT"
+    chmod 0777 "$EXPORT"
+  fi
+  mkdir -p "$STATE"
   write_conf
   ensure_rpcbind
   : >"$LOG"
