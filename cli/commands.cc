@@ -243,6 +243,7 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   auto cat = open_catalog(c, catalog::Create::yes);
   if (!cat) return report(cat.error());
   ProgressView view(c, f.validate ? "validate" : "backup", f.tag, (*cat)->dir());
+  if (!view.error().empty()) return report(Error{Errc::invalid_argument, 0, view.error()});
   o.progress = view.progress();
   auto sum = engine::run_backup(o, **cat);
   view.finished(sum ? engine::verdict(sum->channels) : "");
@@ -353,6 +354,7 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   if (auto sel = frame_selection(f); !sel) return report(sel.error());
   else o.select = *sel;
   ProgressView view(c, f.verify_only ? "validate" : "restore", f.tag, (*cat)->dir());
+  if (!view.error().empty()) return report(Error{Errc::invalid_argument, 0, view.error()});
   o.progress = view.progress();
   auto sum = engine::run_restore(o, **cat);
   view.finished(sum ? engine::verdict(sum->channels) : "");

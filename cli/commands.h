@@ -36,6 +36,7 @@ struct CommonFlags {
   std::string progress = "auto";  // auto | always | never
   std::string progress_json;      // empty: none; "-": stderr; else a file
   double hang_after = 60;
+  std::string status_listen;      // socket path or [HOST:]PORT of the status endpoint
   std::optional<unsigned> buffers;
   std::optional<std::string> buffer_size;
   bool no_direct = false;

@@ -104,6 +104,11 @@ void add_progress(CLI::App* app, stripeback::cli::CommonFlags& c) {
                 "--json`) to stderr, or with =FILE to FILE")
       ->option_text("[=FILE]")
       ->group("Monitoring");
+  app->add_option("--status-listen", c.status_listen,
+                  "serve GET /status (JSON) and GET /metrics (Prometheus) while the job runs, "
+                  "on a Unix socket path or [HOST:]PORT (HOST 127.0.0.1 unless given)")
+      ->option_text("ADDR")
+      ->group("Monitoring");
   app->add_option("--hang-after", c.hang_after,
                   "call the job stalled in `stripeback status` when it makes no progress for "
                   "this many seconds (default 60)")

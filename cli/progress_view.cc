@@ -7,7 +7,10 @@
 #include <mutex>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "cli/render.h"
+#include "cli/status_endpoint.h"
 #include "engine/status_file.h"
 #include "util/escape.h"
 #include "util/units.h"
@@ -80,6 +83,7 @@ std::string progress_lines(const engine::ProgressSnapshot& s) {
 }
 
 struct ProgressView::Impl {
+  std::unique_ptr<StatusEndpoint> endpoint;
   std::unique_ptr<engine::StatusFile> status;
   FILE* json = nullptr;
   bool close_json = false;
@@ -125,6 +129,16 @@ ProgressView::ProgressView(const CommonFlags& c, const std::string& operation,
       sinks.push_back([this](const engine::ProgressSnapshot& s) { impl_->status->write(s); });
     }
   }
+  if (!c.status_listen.empty()) {
+    auto ep = StatusEndpoint::start(c.status_listen);
+    if (!ep) {
+      error_ = ep.error().what;
+      return;
+    }
+    impl_->endpoint = std::move(*ep);
+    spdlog::info("status endpoint on {}: GET /status, GET /metrics", impl_->endpoint->address());
+    sinks.push_back([this](const engine::ProgressSnapshot& s) { impl_->endpoint->update(s); });
+  }
   impl_->tty = c.progress == "always" || (c.progress == "auto" && ::isatty(STDERR_FILENO));
   if (impl_->tty)
     sinks.push_back([this](const engine::ProgressSnapshot& s) { impl_->draw(s); });
@@ -149,6 +163,7 @@ void ProgressView::finished(const std::string& verdict) {
   job_.finish(verdict);
   impl_->publisher.reset();  // the last snapshot goes to every sink, then it stops
   impl_->status.reset();     // the status file goes with the job
+  impl_->endpoint.reset();   // and so does the endpoint
   if (impl_->close_json) std::fclose(impl_->json);
   impl_->json = nullptr;
 }

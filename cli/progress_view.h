@@ -25,12 +25,15 @@ class ProgressView {
                const std::string& catalog_dir);
   ~ProgressView();
   engine::JobProgress* progress() { return &job_; }
+  // Why the status endpoint could not be started (--status-listen), or empty.
+  const std::string& error() const { return error_; }
   // The job returned: the verdict goes in the last snapshot, and the sinks stop.
   void finished(const std::string& verdict);
 
  private:
   struct Impl;
   engine::JobProgress job_;
+  std::string error_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -13,7 +13,7 @@ PACKAGES=(
   nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-dev libnfs-utils
   clang-14 libclang-rt-14-dev
   postgresql-15
-  tmux
+  tmux curl prometheus
 )
 
 missing=()

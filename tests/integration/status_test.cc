@@ -4,6 +4,8 @@
 // reads hang stalled after --hang-after; --progress-json writes one line per second; the
 // status file goes with the job.
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +19,23 @@ namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
 using namespace std::chrono_literals;
+
+// Sends `text` to the Unix socket at `path` and returns what comes back.
+std::string raw_request(const std::string& path, const std::string& text) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+  std::string out;
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size())) {
+    char buf[512];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  }
+  if (fd >= 0) ::close(fd);
+  return out;
+}
 
 class Status : public ::testing::Test {
  protected:
@@ -168,11 +187,84 @@ TEST_F(Status, TheTerminalProgressMovesAndIsClearedAtTheEnd) {
   tmux({"kill-server"});
   ASSERT_TRUE(contains(screen, "JOB-ENDED")) << screen;
   ASSERT_GE(screens.size(), 3u) << "the progress lines were seen while the job ran";
-  EXPECT_TRUE(contains(screens.front(), "backup 1: ")) << screens.front();
-  EXPECT_TRUE(contains(screens.front(), "channel 2: ")) << screens.front();
+  // The first screens may be from before the channels started ("backup: 0 B / 0 B").
+  const std::string& mid = screens[screens.size() / 2];
+  EXPECT_TRUE(contains(mid, "backup 1: ")) << mid;
+  EXPECT_TRUE(contains(mid, "channel 2: ")) << mid;
   EXPECT_NE(screens.front(), screens.back()) << "the progress moved";
   EXPECT_FALSE(contains(screen, "ETA")) << "cleared before the summary:\n" << screen;
   EXPECT_TRUE(contains(screen, "backup 1 complete")) << screen;
+}
+
+// The status endpoint: curl fetches /status and /metrics from a running job, over a Unix
+// socket and over TCP on 127.0.0.1; promtool accepts the metrics; bad requests get 400,
+// 404 and 405 and the job goes on; the endpoint is gone when the job ends.
+TEST_F(Status, TheEndpointServesStatusAndMetricsWhileTheJobRuns) {
+  if (testing::run({"/usr/bin/env", "curl", "--version"}).exit_code != 0)
+    GTEST_SKIP() << "curl is not installed (apt-get install curl)";
+  const std::string sock = t_ / "status.sock";
+  const std::string port = std::to_string(20000 + ::getpid() % 20000);
+  auto child = start({"--rate", "4M", "--channels", "2", "--status-listen", sock});
+  auto curl = [&](std::vector<std::string> args) {
+    std::vector<std::string> a{"/usr/bin/env", "curl", "-s", "-S", "--max-time", "5",
+                               "--unix-socket", sock};
+    a.insert(a.end(), args.begin(), args.end());
+    return testing::run(a);
+  };
+  Json job;
+  ASSERT_TRUE(wait_state("running", 30s, &job));
+  std::this_thread::sleep_for(1s);
+  RunResult st = curl({"http://localhost/status"});
+  ASSERT_EQ(st.exit_code, 0) << st.describe();
+  std::string error;
+  auto j = Json::parse(st.out, &error);
+  ASSERT_TRUE(j) << error << ": " << st.out;
+  ASSERT_EQ((*j)["jobs"].size(), 1u);
+  EXPECT_EQ((*j)["jobs"][0]["state"].as_string(), "running");
+  EXPECT_EQ((*j)["jobs"][0]["tag"].as_string(), "nightly");
+  EXPECT_GT(*(*j)["jobs"][0]["bytes_done"].as_u64(), 0u);
+  EXPECT_EQ((*j)["jobs"][0]["channels"].size(), 2u);
+
+  RunResult m = curl({"http://localhost/metrics"});
+  ASSERT_EQ(m.exit_code, 0) << m.describe();
+  EXPECT_TRUE(contains(m.out, "stripeback_job_done_bytes_total{operation=\"backup\",tag=\"nightly\"} "))
+      << m.out;
+  EXPECT_TRUE(contains(m.out, "stripeback_channel_state{operation=\"backup\",tag=\"nightly\",channel=\"2\""))
+      << m.out;
+  if (testing::run({"/usr/bin/env", "promtool", "--version"}).exit_code == 0) {
+    const std::string file = t_ / "metrics.txt";
+    write_text(file, m.out);
+    RunResult check = testing::run({"/bin/sh", "-c", "promtool check metrics < '" + file + "'"});
+    EXPECT_EQ(check.exit_code, 0) << check.describe();
+  } else {
+    ADD_FAILURE() << "promtool is not installed (apt-get install prometheus): metrics unchecked";
+  }
+  for (const auto& [args, code] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"-o", "/dev/null", "-w", "%{http_code}", "http://localhost/nothing"}, "404"},
+           {{"-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "http://localhost/status"}, "405"},
+       }) {
+    RunResult r = curl(args);
+    EXPECT_EQ(r.out, code) << r.describe();
+  }
+  // A request line that is not HTTP gets 400, and the job goes on.
+  EXPECT_EQ(raw_request(sock, "garbage\r\n\r\n").substr(0, 12), "HTTP/1.1 400");
+  EXPECT_TRUE(child->running());
+  RunResult done = child->wait();
+  SB_ASSERT_EXIT(done, 0);
+  EXPECT_FALSE(exists(sock)) << "the endpoint goes with the job";
+
+  // Over TCP on loopback; a bad address is refused before the job starts.
+  auto tcp = start({"--rate", "8M", "--status-listen", "127.0.0.1:" + port});
+  ASSERT_TRUE(wait_state("running", 30s, &job));
+  RunResult over = testing::run({"/usr/bin/env", "curl", "-s", "--max-time", "5",
+                                 "http://127.0.0.1:" + port + "/status"});
+  EXPECT_EQ(over.exit_code, 0) << over.describe();
+  EXPECT_TRUE(contains(over.out, "\"operation\":\"backup\"")) << over.out;
+  SB_ASSERT_EXIT(tcp->wait(), 0);
+  RunResult bad = sb({"backup", t_ / "src", "--to", t_ / "p2", "--catalog", t_ / "cat",
+                      "--status-listen", "nowhere:x"});
+  SB_EXPECT_EXIT(bad, 2);
+  EXPECT_TRUE(contains(bad.err, "--status-listen 'nowhere:x'")) << bad.err;
 }
 
 }  // namespace
