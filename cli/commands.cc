@@ -246,7 +246,7 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   if (!view.error().empty()) return report(Error{Errc::invalid_argument, 0, view.error()});
   o.progress = view.progress();
   auto sum = engine::run_backup(o, **cat);
-  view.finished(sum ? engine::verdict(sum->channels) : "");
+  view.finished(sum ? sum->verdict.bound_by : "");
   if (!sum) return report(sum.error());
   if (o.keys)
     for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);
@@ -357,7 +357,7 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   if (!view.error().empty()) return report(Error{Errc::invalid_argument, 0, view.error()});
   o.progress = view.progress();
   auto sum = engine::run_restore(o, **cat);
-  view.finished(sum ? engine::verdict(sum->channels) : "");
+  view.finished(sum ? sum->verdict.bound_by : "");
   if (!sum) return report(sum.error());
   if (o.keys)
     for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);

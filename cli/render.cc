@@ -89,6 +89,38 @@ std::string group_text(const storage::CounterGroup& g) {
   return s + "\n";
 }
 
+// The verdict (engine/stats.h): "bound_by" as one word, and "verdict" with the evidence.
+void verdict_json(util::JsonWriter& w, const engine::Verdict& v) {
+  w.kv("bound_by", v.bound_by);
+  w.begin_object("verdict");
+  w.kv("bound_by", v.bound_by);
+  w.kv("stage", v.stage);
+  w.begin_object("busy");
+  w.kv("read", v.read);
+  w.kv("write", v.write);
+  w.kv("cpu", v.cpu);
+  w.kv("compress", v.compress);
+  w.kv("encrypt", v.encrypt);
+  w.kv("page_checks", v.page_checks);
+  w.kv("throttle", v.throttle);
+  w.kv("wait_read", v.wait_read);
+  w.kv("wait_write", v.wait_write);
+  w.kv("working", v.working);
+  w.kv("machine_cpu", v.machine_cpu);
+  w.end_object();
+  w.kv("evidence", v.evidence);
+  if (v.suggestion.empty()) w.kv_null("suggestion");
+  else w.kv("suggestion", v.suggestion);
+  w.end_object();
+}
+
+// The text summary's verdict line.
+std::string verdict_text(const engine::Verdict& v) {
+  if (v.bound_by == "none") return "";
+  return "  bound by " + v.stage + ": " + v.evidence +
+         (v.suggestion.empty() ? "" : "; " + v.suggestion) + "\n";
+}
+
 std::string backup_json(const engine::BackupSummary& s) {
   util::JsonWriter w;
   w.begin_object();
@@ -103,7 +135,7 @@ std::string backup_json(const engine::BackupSummary& s) {
   w.kv("pieces", s.pieces);
   w.kv("elapsed_s", s.elapsed_s);
   w.kv("mb_per_s", util::mb_per_s(s.bytes_read, s.elapsed_s));
-  w.kv("bound_by", verdict(s.channels));
+  verdict_json(w, s.verdict);
   if (!s.page_format.empty()) {
     w.kv("check_logical", s.page_format);
     w.kv("pages_checked", s.pages.checked);
@@ -183,7 +215,7 @@ std::string backup_text(const engine::BackupSummary& b) {
     std::snprintf(buf, sizeof buf, "validate %s: %llu files, %s read, %.2f s, %.1f MB/s (bound by %s)\n",
                   b.status.c_str(), static_cast<unsigned long long>(b.files),
                   util::format_bytes(b.bytes_read).c_str(), b.elapsed_s,
-                  util::mb_per_s(b.bytes_read, b.elapsed_s), verdict(b.channels).c_str());
+                  util::mb_per_s(b.bytes_read, b.elapsed_s), b.verdict.bound_by.c_str());
   } else {
     std::snprintf(buf, sizeof buf,
                   "backup %llu %s: %llu files, %s read, %s written, %u pieces, %.2f s, %.1f MB/s "
@@ -191,9 +223,10 @@ std::string backup_text(const engine::BackupSummary& b) {
                   static_cast<unsigned long long>(b.backup_id), b.status.c_str(),
                   static_cast<unsigned long long>(b.files), util::format_bytes(b.bytes_read).c_str(),
                   util::format_bytes(b.bytes_written).c_str(), b.pieces, b.elapsed_s,
-                  util::mb_per_s(b.bytes_read, b.elapsed_s), verdict(b.channels).c_str());
+                  util::mb_per_s(b.bytes_read, b.elapsed_s), b.verdict.bound_by.c_str());
   }
   s += buf;
+  s += verdict_text(b.verdict);
   if (!b.page_format.empty()) {
     std::snprintf(buf, sizeof buf,
                   "  pages (%s): %llu checked, %llu read again (%llu valid then), %llu changed "
@@ -344,7 +377,7 @@ std::string restore_json(const engine::RestoreSummary& s) {
   }
   w.kv("elapsed_s", s.elapsed_s);
   w.kv("mb_per_s", util::mb_per_s(s.bytes, s.elapsed_s));
-  w.kv("bound_by", verdict(s.channels));
+  verdict_json(w, s.verdict);
   w.begin_array("backups");
   for (auto id : s.backups_used) w.begin_object().kv("id", id).end_object();
   w.end_array();
@@ -367,8 +400,9 @@ std::string restore_text(const engine::RestoreSummary& r) {
   std::snprintf(buf, sizeof buf, "%s %s: %llu files, %s, %.2f s, %.1f MB/s (bound by %s)\n",
                 r.verify_only ? "validate" : "restore", r.status.c_str(),
                 static_cast<unsigned long long>(r.files), util::format_bytes(r.bytes).c_str(),
-                r.elapsed_s, util::mb_per_s(r.bytes, r.elapsed_s), verdict(r.channels).c_str());
+                r.elapsed_s, util::mb_per_s(r.bytes, r.elapsed_s), r.verdict.bound_by.c_str());
   s += buf;
+  s += verdict_text(r.verdict);
   if (r.verify_only && r.check_mode != "full") {
     std::snprintf(buf, sizeof buf,
                   "  checked (%s): %llu of %llu data frames (%llu selected)%s; pieces not walked "

@@ -621,7 +621,8 @@ class BackupChannel {
       SB_TRY(p->writer->complete());
       if (target_.storage->caps().dir_sync) SB_TRY(target_.storage->sync_dir(target_.dir));
       util::crash_point("piece-synced");
-      clock_.mark(false, true, false, out_.stats);
+      // The thread was blocked on the target's sync: a wait for writes.
+      clock_.mark(false, true, true, out_.stats);
       catalog::PieceRecord rec;
       rec.name = p->writer->name();
       rec.location = target_.dir.str();

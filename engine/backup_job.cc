@@ -652,6 +652,19 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   sum.files = files.size();
   sum.pieces = static_cast<uint32_t>(pieces.size());
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  {
+    VerdictInputs vi;
+    if (auto src = opts.sources.empty() ? Result<Place>(fail(Errc::not_found, ""))
+                                        : place_of(opts.sources.front()))
+      vi.source = src->storage->scheme();
+    if (opts.validate_only) vi.target.clear();
+    else if (!targets.empty() && targets.front().storage) {
+      vi.target = targets.front().storage->scheme();
+      vi.target_removable = targets.front().storage->caps().removable;
+    }
+    vi.paced = opts.minimize_load;
+    sum.verdict = explain_verdict(sum.channels, vi);
+  }
   sum.effective_rate = sum.elapsed_s > 0 ? static_cast<double>(sum.bytes_read) / sum.elapsed_s : 0;
 
   catalog::BackupStatus status = catalog::BackupStatus::complete;

@@ -114,6 +114,7 @@ struct BackupSummary {
   std::string encryption = "none";  // or "aes-256-gcm (passphrase)" / "(key file)"
   double elapsed_s = 0;
   std::vector<ChannelStats> channels;
+  Verdict verdict;  // what bounded the job (stats.h)
   std::vector<SkippedEntry> skipped;
   std::vector<std::string> warnings;
   // Recorded files that changed (size or mtime) while they were read: their copies may mix

@@ -692,6 +692,14 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
       }
   }
   sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  {
+    VerdictInputs vi;
+    if (nstream > 0) vi.source = "removable media";
+    else if (!cache.readers().empty())
+      if (auto src = place_of(cache.readers().begin()->first)) vi.source = src->storage->scheme();
+    vi.target = target_place ? target_place->storage->scheme() : "";
+    sum.verdict = explain_verdict(sum.channels, vi);
+  }
   sum.status = sum.errors.empty() ? "complete" : "failed";
   return sum;
 }

@@ -71,6 +71,7 @@ struct RestoreSummary {
   std::vector<uint64_t> backups_used;
   DeltaSummary delta;
   std::vector<ChannelStats> channels;
+  Verdict verdict;  // what bounded the job (stats.h)
   // validate: which frames were checked (frame_select.h), and what the catalog now records.
   std::string check_mode;       // FrameSelection::mode()
   uint64_t frames_total = 0;    // data frames of the files validated

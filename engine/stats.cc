@@ -1,6 +1,8 @@
 #include "engine/stats.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <thread>
 
 #include <time.h>
 
@@ -20,7 +22,17 @@ void BusyClock::mark(bool reading, bool writing, bool waiting, ChannelStats& s) 
   last_ = now;
   if (reading) s.read_busy_s += d;
   if (writing) s.write_busy_s += d;
-  if (waiting) s.wait_s += d;
+  if (waiting) {
+    s.wait_s += d;
+    if (reading && writing) {
+      s.wait_read_s += d / 2;
+      s.wait_write_s += d / 2;
+    } else if (reading) {
+      s.wait_read_s += d;
+    } else if (writing) {
+      s.wait_write_s += d;
+    }
+  }
   if (progress_)
     progress_->set(waiting   ? ChannelState::working
                    : reading ? ChannelState::reading
@@ -35,24 +47,90 @@ void BusyClock::finish(ChannelStats& s, Clock::time_point job_start) {
   s.cpu_s = thread_cpu_seconds() - cpu_start_;
 }
 
-std::string verdict(const std::vector<ChannelStats>& channels) {
-  double elapsed = 0, rd = 0, wr = 0, cpu = 0;
+Verdict explain_verdict(const std::vector<ChannelStats>& channels, const VerdictInputs& in) {
+  Verdict v;
+  double elapsed = 0, wall = 0, cpu_s = 0;
   for (const auto& c : channels) {
     elapsed += c.elapsed_s;
-    rd += c.read_busy_s;
-    wr += c.write_busy_s;
-    cpu += c.cpu_s;
+    wall = std::max(wall, c.elapsed_s);
+    v.read += c.read_busy_s;
+    v.write += c.write_busy_s;
+    cpu_s += c.cpu_s;
+    v.compress += c.compress_s;
+    v.encrypt += c.encrypt_s;
+    v.page_checks += c.page_check_s;
+    v.throttle += c.throttle_s;
+    v.wait_read += c.wait_read_s;
+    v.wait_write += c.wait_write_s;
+    v.working += std::max(0.0, c.elapsed_s - c.wait_s);
   }
-  if (elapsed <= 0) return "none";
-  double throttle = 0;
-  for (const auto& ch : channels) throttle += ch.throttle_s;
-  if (throttle / elapsed > 0.3) return "rate limit";
-  // The stage busy for the largest share of the channels' time is the one to look at.
-  double r = rd / elapsed, w = wr / elapsed, c = cpu / elapsed;
-  if (c > 0.8 && c >= r && c >= w) return "cpu";
-  if (r > 0.8 && r >= w) return "read";
-  if (w > 0.8 && w >= r) return "write";
-  return "balanced";
+  if (elapsed <= 0) return v;
+  v.cpu = cpu_s;
+  for (double* x : {&v.read, &v.write, &v.cpu, &v.compress, &v.encrypt, &v.page_checks,
+                    &v.throttle, &v.wait_read, &v.wait_write, &v.working})
+    *x /= elapsed;
+  const unsigned cores = in.cores ? in.cores : std::max(1u, std::thread::hardware_concurrency());
+  v.machine_cpu = wall > 0 ? cpu_s / (wall * cores) : 0;
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "of %zu channel(s)' time: working %.0f%% (CPU %.0f%%: compression %.0f%%, "
+                "encryption %.0f%%, page checks %.0f%%), waiting for reads %.0f%%, for writes "
+                "%.0f%%, throttled %.0f%%; reads in flight %.0f%%, writes %.0f%%; %.0f%% of %u "
+                "core(s)",
+                channels.size(), v.working * 100, v.cpu * 100, v.compress * 100, v.encrypt * 100,
+                v.page_checks * 100, v.wait_read * 100, v.wait_write * 100, v.throttle * 100,
+                v.read * 100, v.write * 100, v.machine_cpu * 100, cores);
+  v.evidence = buf;
+  const double other_cpu = std::max(0.0, v.cpu - v.compress - v.encrypt - v.page_checks);
+  if (v.throttle > 0.3) {
+    v.bound_by = "rate limit";
+    v.stage = in.paced ? "duration pacing" : "throttle";
+    v.suggestion = in.paced ? "the job is spread over its --duration (--minimize-load); without "
+                              "it, it would end sooner"
+                            : "raise --rate / --job-rate if the devices have room";
+  } else if (v.working > 0.6 || v.machine_cpu > 0.9) {
+    // The channels seldom wait for I/O: their own work (on a core, or for one) sets the pace.
+    v.bound_by = "cpu";
+    const double top = std::max({v.compress, v.encrypt, v.page_checks, other_cpu});
+    v.stage = top == v.compress ? "compression CPU"
+              : top == v.encrypt ? "encryption CPU"
+              : top == v.page_checks ? "page checks CPU"
+                                     : "checksums CPU";
+    if (v.machine_cpu > 0.9)
+      v.suggestion = top == v.compress ? "every core is busy: a lower --compress level (or "
+                                         "--compress auto) will help, more channels will not"
+                                       : "every core is busy: more channels will not help";
+    else
+      v.suggestion = top == v.compress ? "a lower --compress level, --compress auto, or more "
+                                         "channels for the idle cores"
+                                       : "more channels, for the idle cores";
+  } else if (v.wait_read >= v.wait_write && v.wait_read > 0.3) {
+    v.bound_by = "read";
+    v.stage = "source read (" + in.source + ")";
+    if (in.target_removable) {
+      v.stage = "drive starved: " + v.stage;
+      v.suggestion = "more multiplexing (--files-per-set, --max-open-files) or channels, to "
+                     "keep the drive streaming";
+    } else {
+      v.suggestion = "more channels or --buffers, if the source has room (fio shows its ceiling)";
+    }
+  } else if (v.wait_write > 0.3) {
+    v.bound_by = "write";
+    v.stage = in.target_removable ? "drive (writing as fast as it takes)"
+                                  : "target write (" + (in.target.empty() ? std::string("none") : in.target) + ")";
+    v.suggestion = in.target_removable ? "more drives (one channel each)"
+                                       : "more channels, or a faster target";
+  } else {
+    v.bound_by = "balanced";
+    v.stage = "balanced: no stage holds the channels back for most of the time";
+    if (v.wait_read < 0.3 && v.wait_write < 0.3 && v.working < 0.3)
+      v.suggestion = "more channels or more multiplexing: every stage has room";
+  }
+  return v;
+}
+
+std::string verdict(const std::vector<ChannelStats>& channels) {
+  return explain_verdict(channels, {}).bound_by;
 }
 
 }  // namespace stripeback::engine

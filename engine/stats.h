@@ -41,6 +41,9 @@ struct ChannelStats {
   bool throttled = false;  // a rate limit held reads back
   double throttle_s = 0;   // of wait_s, time spent waiting for read tokens
   double elapsed_s = 0, read_busy_s = 0, write_busy_s = 0, wait_s = 0, cpu_s = 0;
+  // Of wait_s: blocked with only reads in flight, with only writes in flight (a wait with
+  // both counts half to each).
+  double wait_read_s = 0, wait_write_s = 0;
   double start_s = 0;  // when the channel began, seconds after the job began
   // Each backend the channel used publishes its own counters (a server's connections, a
   // drive), rendered by cli/ without knowing their fields.
@@ -77,7 +80,32 @@ class BusyClock {
 
 double thread_cpu_seconds();
 
-// What bounded a job, from its channel stats: "read", "write", "cpu" or "balanced".
+// What a verdict needs to know about the job beyond its channels' figures.
+struct VerdictInputs {
+  std::string source = "local";  // Storage::scheme() of what is read (a restore: the pieces)
+  std::string target = "local";  // of what is written; empty when nothing is (validate)
+  bool target_removable = false;  // a drive that must be kept streaming (tape)
+  bool paced = false;             // --minimize-load spreads the job over its --duration
+  unsigned cores = 0;             // 0: this machine's
+};
+
+// What bounded a job and why (docs/monitoring.md#the-verdict): the stage, the busy share of
+// each stage over the channels' time as evidence, and a suggestion when there is one.
+struct Verdict {
+  std::string bound_by = "none";  // "read", "write", "cpu", "rate limit", "balanced", "none"
+  std::string stage;              // e.g. "source read (nfs)", "compression CPU", "throttle"
+  // Shares of the channels' time (0..1): some read in flight, some write in flight, on the
+  // CPU (and of that compressing, sealing, checking pages), held back by a rate; blocked
+  // waiting for reads, for writes; not blocked at all (working, or waiting for a core).
+  double read = 0, write = 0, cpu = 0, compress = 0, encrypt = 0, page_checks = 0,
+         throttle = 0, wait_read = 0, wait_write = 0, working = 0;
+  double machine_cpu = 0;  // CPU used of all the machine's cores over the job
+  std::string evidence;    // the shares in words
+  std::string suggestion;  // empty when there is none
+};
+Verdict explain_verdict(const std::vector<ChannelStats>& channels, const VerdictInputs& in);
+
+// What bounded a job, from its channel stats: explain_verdict(...).bound_by.
 std::string verdict(const std::vector<ChannelStats>& channels);
 
 }  // namespace stripeback::engine

@@ -418,6 +418,27 @@ TEST(NfsIntegration, StoppedServerFailsTheBackupClearlyWithinTheDeadline) {
   EXPECT_TRUE(contains(list.out, "failed")) << list.describe();
 }
 
+// The verdict of a backup whose NFS source stops answering names the server's reads, with
+// the evidence (the channel waited for reads), in the failed backup's --json.
+TEST(NfsIntegration, VerdictOfABackupFromAStoppedServerIsTheSourceRead) {
+  SB_REQUIRE_NFS();
+  auto& s = NfsServer::get();
+  TempDir t("sbnfs-verdict");
+  make_source("verdict-src", 8u << 20, 71);
+  auto child = sb_start({"backup", s.url_of("verdict-src"), "--to", t / "p", "--channels", "1",
+                         "--rate", "32M", "--catalog", t / "cat", "--nfs-timeout", "500ms",
+                         "--nfs-retry", "3s", "--json"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  s.pause();
+  RunResult r = child->wait();
+  s.resume();
+  SB_EXPECT_EXIT(r, 1);
+  Json j = parse_json(r);
+  EXPECT_EQ(j["bound_by"].as_string(), "read") << r.out;
+  EXPECT_EQ(j["verdict"]["stage"].as_string(), "source read (nfs)") << r.out;
+  EXPECT_GT(j["verdict"]["busy"]["wait_read"].as_double(), 0.5) << r.out;
+}
+
 // A server that stops answering mid-backup and stays away past one more retry window: the
 // failed backup cannot remove its pieces and names them (count, size, where, which); once
 // the server is back, the next backup to the same export names them again.
