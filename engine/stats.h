@@ -84,7 +84,7 @@ double thread_cpu_seconds();
 struct VerdictInputs {
   std::string source = "local";  // Storage::scheme() of what is read (a restore: the pieces)
   std::string target = "local";  // of what is written; empty when nothing is (validate)
-  bool target_removable = false;  // a drive that must be kept streaming (tape)
+  bool target_removable = false;  // a drive of removable media that must be kept streaming
   bool paced = false;             // --minimize-load spreads the job over its --duration
   unsigned cores = 0;             // 0: this machine's
 };
@@ -93,7 +93,7 @@ struct VerdictInputs {
 // each stage over the channels' time as evidence, and a suggestion when there is one.
 struct Verdict {
   std::string bound_by = "none";  // "read", "write", "cpu", "rate limit", "balanced", "none"
-  std::string stage;              // e.g. "source read (nfs)", "compression CPU", "throttle"
+  std::string stage;              // e.g. "source read (local)", "compression CPU", "throttle"
   // Shares of the channels' time (0..1): some read in flight, some write in flight, on the
   // CPU (and of that compressing, sealing, checking pages), held back by a rate; blocked
   // waiting for reads, for writes; not blocked at all (working, or waiting for a core).
