@@ -221,7 +221,7 @@ mbs() { awk -v b="${2:-$DATA_BYTES}" -v t="$1" 'BEGIN {printf "%.1f", b / 1e6 / 
 per_gib() { awk -v c="$1" -v b="${2:-$DATA_BYTES}" 'BEGIN {printf "%.3f", c / (b / 1073741824)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 verdict() { awk -v v="$1" -v op="$2" -v t="$3" 'BEGIN {ok = (op == ">=") ? v >= t : v <= t; print ok ? "PASS" : "**FAIL**"}'; }
-cmdline="bench/page_check_bench.sh$( ((NFS)) && echo ' --nfs') --scale $SCALE --channels $CHANNELS --repeat $REPEAT --sb-args \"$SB_ARGS\""
+cmdline="bench/page_check_bench.sh$( ((NFS)) && echo ' --nfs' || true) --scale $SCALE --channels $CHANNELS --repeat $REPEAT --sb-args \"$SB_ARGS\""
 header() {
   echo "- binary: $BIN_VERSION ($BIN_SHA, built $BIN_BUILT), tree $TREE"
   echo "- cluster: PostgreSQL 15, pgbench scale $SCALE, data checksums on: $DATA_FILES files, $DATA_BYTES bytes below base/ and global/; ${PAGES[$best]} relation pages checked"
