@@ -239,7 +239,10 @@ TEST(NfsIntegration, ValidateCheckLogicalOfAClusterOnTheServerFindsTheCorruptPag
   testing::PgCluster* pg = testing::PgCluster::shared(1, &error);
   ASSERT_NE(pg, nullptr) << error;
   auto& s = NfsServer::get();
-  const std::string data = s.export_dir() + "/pgcheck";
+  // A new name on each run (--gtest_repeat): what ganesha has seen must not change.
+  static int run = 0;
+  const std::string rel = "pgcheck" + std::to_string(++run);
+  const std::string data = s.export_dir() + "/" + rel;
   fs::copy(pg->data_dir(), data, fs::copy_options::recursive);
   std::string big;
   uintmax_t size = 0;
@@ -276,10 +279,10 @@ TEST(NfsIntegration, ValidateCheckLogicalOfAClusterOnTheServerFindsTheCorruptPag
   };
   Json local, remote;
   const Found here = found(data, data, &local);
-  const std::string url = s.url_of("pgcheck");
+  const std::string url = s.url_of(rel);
   const Found there = found(url, url.substr(0, url.find('?')), &remote);
-  const std::string rel = big.substr(data.size());
-  EXPECT_EQ(here, (Found{{rel, 2}, {rel, 33}}));
+  const std::string in_data = big.substr(data.size());
+  EXPECT_EQ(here, (Found{{in_data, 2}, {in_data, 33}}));
   EXPECT_EQ(there, here);
   EXPECT_EQ(remote["check_logical"].as_string(), "postgres");
   EXPECT_EQ(*remote["pages_checked"].as_u64(), *local["pages_checked"].as_u64());
