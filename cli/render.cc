@@ -10,7 +10,6 @@
 namespace stripeback::cli {
 namespace {
 
-using engine::verdict;
 using util::escape_text;
 
 void group_json(util::JsonWriter& w, const storage::CounterGroup& g) {

@@ -303,11 +303,6 @@ Result<PgControl> read_pg_control(const std::string& data_dir) {
   return read_control(dir);
 }
 
-bool is_postgres_data_dir(const std::string& dir) {
-  auto p = place_of(dir);
-  return p && is_data_dir(*p);
-}
-
 Result<std::unique_ptr<PageValidator>> postgres_validator(const std::string& data_dir,
                                                           std::optional<uint32_t> page_size) {
   SB_ASSIGN(Place dir, place_of(data_dir));

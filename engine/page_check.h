@@ -67,8 +67,6 @@ uint16_t pg_page_checksum(const std::byte* page, uint32_t page_size, uint64_t bl
 Result<std::unique_ptr<PageValidator>> postgres_validator(const std::string& data_dir,
                                                           std::optional<uint32_t> page_size = {});
 
-// True for the data directory of a PostgreSQL cluster (PG_VERSION and global/pg_control).
-bool is_postgres_data_dir(const std::string& dir);
 
 // --check-logical[=FORMAT]: FORMAT "postgres", or "auto" (a source that is a PostgreSQL data
 // directory, or lies in one). Errors name the format or say no source is one.

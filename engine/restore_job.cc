@@ -555,8 +555,13 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
   for (const auto& b : backups)
     for (const auto& p : b.pieces)
       if (const PieceReader* r = cache.opened(p)) piece_names[r] = p.name;
+  auto name_of = [&](const PieceReader* r) -> const std::string& {
+    static const std::string none;
+    auto it = piece_names.find(r);
+    return it == piece_names.end() ? none : it->second;
+  };
   const FrameFilter keep = [&](const RestorePart& part, const Extent& e) {
-    return e.type == FrameType::data && select.keep(piece_names[part.piece], e.frame_offset);
+    return e.type == FrameType::data && select.keep(name_of(part.piece), e.frame_offset);
   };
   const bool some = select.sample || select.parts;
   std::vector<RestoreChunk> chunks;
@@ -602,7 +607,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
       int64_t oldest = std::numeric_limits<int64_t>::max();
       const FileState& f = *chunks[i].file;
       for (size_t e = chunks[i].begin; e < chunks[i].end; ++e)
-        oldest = std::min(oldest, history.last(piece_names[f.extents[e].part->piece],
+        oldest = std::min(oldest, history.last(name_of(f.extents[e].part->piece),
                                                f.extents[e].extent->frame_offset));
       order.push_back({oldest, i});
     }

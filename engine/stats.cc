@@ -129,8 +129,4 @@ Verdict explain_verdict(const std::vector<ChannelStats>& channels, const Verdict
   return v;
 }
 
-std::string verdict(const std::vector<ChannelStats>& channels) {
-  return explain_verdict(channels, {}).bound_by;
-}
-
 }  // namespace stripeback::engine

@@ -105,7 +105,4 @@ struct Verdict {
 };
 Verdict explain_verdict(const std::vector<ChannelStats>& channels, const VerdictInputs& in);
 
-// What bounded a job, from its channel stats: explain_verdict(...).bound_by.
-std::string verdict(const std::vector<ChannelStats>& channels);
-
 }  // namespace stripeback::engine
