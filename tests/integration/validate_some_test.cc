@@ -64,7 +64,11 @@ TEST_F(ValidateSome, SampleChecksASeededShare) {
 TEST_F(ValidateSome, PartsCoverEveryFrameOnceAndFindTheDamageInOnePart) {
   uint64_t sum = 0, total = 0;
   for (int k = 1; k <= 4; ++k) {
-    EXPECT_TRUE(listed()["last_full_check"].is_null()) << "before part " << k;
+    // Not fully checked while some frame has not been (a part may hold no frame at all:
+    // the runs of small pieces fall to parts by a hash of the piece's name).
+    if (k == 1 || sum < total) {
+      EXPECT_TRUE(listed()["last_full_check"].is_null()) << "before part " << k;
+    }
     Json j = validate({"--part", std::to_string(k) + "/4"});
     sum += *j["check"]["frames_checked"].as_u64();
     total = *j["check"]["frames_total"].as_u64();
