@@ -93,6 +93,11 @@ struct PieceRecord {
   uint64_t size = 0;      // bytes on the medium
   uint32_t checksum = 0;  // the piece's whole-piece CRC32C (from its trailer)
   std::optional<MediaLocation> media;  // set for pieces on removable media (tape)
+  // What the newest crosscheck found (docs/media-management.md); available until one has
+  // found the piece missing or not whole.
+  bool expired = false;
+  std::string expired_reason;  // e.g. "missing: No such file or directory"
+  int64_t crosschecked_ns = 0; // when the newest crosscheck of this piece ran; 0: never
 };
 
 struct FileRecord {
@@ -137,13 +142,20 @@ struct Backup {
   bool begin_missing = false;  // records name this backup but its begin record is unreadable
   // Why the records of this backup do not add up (set by the load), or empty: see damage().
   std::string damage;
+  // A deletion of this backup has begun (its intent is recorded) and not finished: its
+  // pieces may already be gone. Finished deletions remove the backup from the picture.
+  bool deleting = false;
 
   // "incomplete" without an end record (still running, or the job died: the log cannot
   // tell), else "failed", "partial", "complete"; "damaged" when its begin record is lost,
-  // or when complete or partial was claimed but the records do not add up (damage).
+  // or when complete or partial was claimed but the records do not add up (damage);
+  // "expired" when a crosscheck found one of its pieces missing or not whole; "deleting"
+  // while a deletion of it is unfinished.
   std::string status_name() const;
-  // Restorable: complete or partial (its recorded files are whole), and not damaged.
+  // Restorable: complete or partial (its recorded files are whole), not damaged, not
+  // expired, not being deleted.
   bool usable() const;
+  bool expired() const;  // some piece is expired (whatever the status)
   bool damaged() const { return status_name() == "damaged"; }
 };
 
@@ -197,6 +209,48 @@ struct FrameCheck {
   // check among them); 0 while some frame has never been checked.
   int64_t full_check_ns = 0;
   std::vector<CheckedPiece> pieces;
+};
+
+// A default stored by `stripeback configure` (docs/media-management.md). The newest record
+// of a key wins; an empty value clears it.
+struct Setting {
+  std::string key;
+  std::string value;
+  int64_t time_ns = 0;
+};
+
+// What one crosscheck found for each piece it looked at (docs/media-management.md).
+struct PieceCheck {
+  uint64_t backup_id = 0;
+  std::string piece;
+  bool expired = false;
+  std::string reason;  // why it is expired; empty when available
+};
+struct Crosscheck {
+  int64_t time_ns = 0;
+  bool deep = false;  // every byte of the pieces was read
+  std::vector<PieceCheck> pieces;
+};
+
+// A deletion of backups and pieces (delete obsolete, delete expired), recorded twice: the
+// intent before any piece is removed, then `done` with the same id once they are. A
+// backup named by a done deletion is gone from the catalog; one named by an intent alone is
+// `deleting` (a rerun of the delete finishes it). `pieces` are what is removed from the
+// media: the recorded pieces of those backups, and leftovers no record names (pieces of
+// killed backups, with the backup id their name carries).
+struct DeletedPiece {
+  uint64_t backup_id = 0;
+  std::string name;
+  std::string location;  // directory or URL; empty for pieces on removable media
+  uint64_t size = 0;
+};
+struct Deletion {
+  uint64_t id = 0;     // random, never 0: ties the done record to its intent
+  bool done = false;
+  int64_t time_ns = 0;
+  std::string reason;  // "obsolete", "expired"
+  std::vector<uint64_t> backups;
+  std::vector<DeletedPiece> pieces;
 };
 
 struct LoadWarning {
@@ -255,6 +309,17 @@ class Catalog {
   // a later complete page check whose sources hold the file (that check found what it found
   // in it, maybe nothing). Each with the check that found it.
   std::vector<std::pair<CorruptPage, PageCheck>> corrupt_pages() const;
+
+  // Media management (docs/media-management.md). Settings: the newest value of each key.
+  Result<void> set_setting(const std::string& key, const std::string& value);
+  std::vector<Setting> settings() const;  // by key; cleared keys left out
+  std::optional<std::string> setting(const std::string& key) const;
+  Result<void> add_crosscheck(const Crosscheck& check);
+  // Records a deletion's intent or (with d.done) its end. Errors: invalid_argument for a
+  // done record without an intent, or an intent naming a backup that is already gone.
+  Result<void> add_deletion(const Deletion& d);
+  // Intents whose deletion has not been recorded done, in log order.
+  std::vector<Deletion> pending_deletions() const;
 
  private:
   Catalog() = default;

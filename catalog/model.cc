@@ -1,5 +1,6 @@
 #include "catalog/model.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -7,8 +8,14 @@
 
 namespace stripeback::catalog {
 
+bool Backup::expired() const {
+  return std::any_of(pieces.begin(), pieces.end(), [](const PieceRecord& p) { return p.expired; });
+}
+
 std::string Backup::status_name() const {
   if (begin_missing) return "damaged";
+  if (deleting) return "deleting";
+  if (ended && damage.empty() && expired()) return "expired";
   // No end record: the job is still running or died; the log cannot tell which, and a
   // listing must not call a dead job "running".
   if (!ended) return "incomplete";
@@ -26,7 +33,7 @@ std::string Backup::status_name() const {
 }
 
 bool Backup::usable() const {
-  return !begin_missing && ended &&
+  return !begin_missing && ended && !deleting && !expired() &&
          (end.status == BackupStatus::complete || end.status == BackupStatus::partial) &&
          damage.empty();
 }
@@ -97,6 +104,21 @@ void Model::apply(const Frame& f) {
       if (p->backup_id > max_id_) max_id_ = p->backup_id;
       return add_frame_check(std::move(*p));
     }
+    case RecordType::setting: {
+      auto p = decode_setting(f.payload);
+      if (!p) return bad(p.error());
+      return add_setting(*p);
+    }
+    case RecordType::crosscheck: {
+      auto p = decode_crosscheck(f.payload);
+      if (!p) return bad(p.error());
+      return add_crosscheck(*p);
+    }
+    case RecordType::deletion: {
+      auto p = decode_deletion(f.payload);
+      if (!p) return bad(p.error());
+      return add_deletion(*p, f.offset);
+    }
   }
   warn({f.offset, f.size,
         "record of unknown type " + std::to_string(f.type) + " (sequence " +
@@ -118,6 +140,7 @@ void Model::add_begin(uint64_t id, const BackupBegin& begin, uint64_t offset) {
 Backup* Model::target(uint64_t id, const char* record, uint64_t offset) {
   // Even an orphan record reserves its id: a later backup must not inherit its pieces.
   if (id > max_id_) max_id_ = id;
+  if (deleted_.count(id)) return nullptr;  // a deletion removed it: nothing left to change
   auto it = backups_.find(id);
   if (it == backups_.end()) {
     // Its begin record was lost (damaged, or cut out): the backup is known by what is left,
@@ -188,6 +211,56 @@ std::vector<Backup> Model::snapshot() const {
   std::vector<Backup> out;
   out.reserve(backups_.size());
   for (const auto& [id, b] : backups_) out.push_back(b);  // std::map: already in id order
+  return out;
+}
+
+void Model::add_setting(const Setting& s) {
+  if (s.value.empty()) settings_.erase(s.key);
+  else settings_[s.key] = s;
+}
+
+void Model::add_crosscheck(const Crosscheck& c) {
+  for (const PieceCheck& pc : c.pieces) {
+    auto it = backups_.find(pc.backup_id);
+    if (it == backups_.end()) continue;  // deleted since, or never known: nothing to mark
+    for (PieceRecord& p : it->second.pieces) {
+      if (p.name != pc.piece) continue;
+      p.expired = pc.expired;
+      p.expired_reason = pc.expired ? pc.reason : "";
+      p.crosschecked_ns = c.time_ns;
+    }
+  }
+}
+
+void Model::add_deletion(const Deletion& d, uint64_t offset) {
+  if (!d.done) {
+    if (intents_.count(d.id)) {
+      warn({offset, 0, "second intent of deletion " + std::to_string(d.id) + "; ignored"});
+      return;
+    }
+    intents_[d.id] = d;
+    intent_order_.push_back(d.id);
+    for (uint64_t id : d.backups)
+      if (auto it = backups_.find(id); it != backups_.end()) it->second.deleting = true;
+    return;
+  }
+  auto it = intents_.find(d.id);
+  if (it == intents_.end()) {
+    warn({offset, 0, "end of deletion " + std::to_string(d.id) + " without its intent; ignored"});
+    return;
+  }
+  // The intent names what is deleted: the end record only says it is done.
+  for (uint64_t id : it->second.backups) {
+    backups_.erase(id);
+    deleted_.insert(id);
+  }
+  intents_.erase(it);
+  intent_order_.erase(std::find(intent_order_.begin(), intent_order_.end(), d.id));
+}
+
+std::vector<Deletion> Model::pending_deletions() const {
+  std::vector<Deletion> out;
+  for (uint64_t id : intent_order_) out.push_back(intents_.at(id));
   return out;
 }
 

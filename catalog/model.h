@@ -31,6 +31,15 @@ class Model {
   void add_frame_check(FrameCheck c) { frame_checks_.push_back(std::move(c)); }
   const std::vector<PageCheck>& page_checks() const { return page_checks_; }
   const std::vector<FrameCheck>& frame_checks() const { return frame_checks_; }
+  // Media management (docs/media-management.md).
+  void add_setting(const Setting& s);
+  void add_crosscheck(const Crosscheck& c);
+  void add_deletion(const Deletion& d, uint64_t offset);
+  const std::map<std::string, Setting>& settings() const { return settings_; }
+  std::vector<Deletion> pending_deletions() const;
+  bool has_intent(uint64_t deletion_id) const { return intents_.count(deletion_id) != 0; }
+  // Whether a done deletion removed backup `id` (its records stay in the log).
+  bool deleted(uint64_t id) const { return deleted_.count(id) != 0; }
 
   // For writers: not_found for an unknown backup, invalid_argument for an ended one.
   Result<void> check_open(uint64_t id) const;
@@ -56,6 +65,10 @@ class Model {
   std::vector<LoadWarning> warnings_;
   std::vector<PageCheck> page_checks_;
   std::vector<FrameCheck> frame_checks_;
+  std::map<std::string, Setting> settings_;
+  std::map<uint64_t, Deletion> intents_;  // by deletion id, until done
+  std::vector<uint64_t> intent_order_;
+  std::set<uint64_t> deleted_;
 };
 
 }  // namespace stripeback::catalog

@@ -76,4 +76,12 @@ Result<EndPayload> decode_end(std::span<const uint8_t> payload);
 Result<PageCheck> decode_page_check(std::span<const uint8_t> payload);
 Result<FrameCheck> decode_frame_check(std::span<const uint8_t> payload);
 
+// Media management records (media_payload.cc).
+Result<EncodedRecord> encode_setting(const Setting& s);
+Result<EncodedRecord> encode_crosscheck(const Crosscheck& c);
+Result<EncodedRecord> encode_deletion(const Deletion& d);
+Result<Setting> decode_setting(std::span<const uint8_t> payload);
+Result<Crosscheck> decode_crosscheck(std::span<const uint8_t> payload);
+Result<Deletion> decode_deletion(std::span<const uint8_t> payload);
+
 }  // namespace stripeback::catalog

@@ -98,6 +98,12 @@ const char* record_type_name(uint16_t type) {
       return "page check";
     case RecordType::frame_check:
       return "frame check";
+    case RecordType::setting:
+      return "setting";
+    case RecordType::crosscheck:
+      return "crosscheck";
+    case RecordType::deletion:
+      return "deletion";
   }
   return "unknown";
 }

@@ -29,7 +29,6 @@
 #include "util/units.h"
 
 namespace stripeback::cli {
-namespace {
 
 int exit_code_for(const Error& e) {
   switch (e.code) {
@@ -65,6 +64,12 @@ Result<std::unique_ptr<catalog::Catalog>> open_catalog(const CommonFlags& c, cat
     spdlog::warn("catalog '{}': {} (offset {}, {} bytes)", dir, w.what, w.offset, w.length);
   return cat;
 }
+
+std::string catalog_dir_of(const CommonFlags& c) {
+  return c.catalog.empty() ? default_catalog_dir() : c.catalog;
+}
+
+namespace {
 
 Result<std::shared_ptr<engine::Keyring>> load_keys(const KeyFlags& k) {
   engine::KeySource src{k.passphrase_file, k.passphrase_env, k.key_file};

@@ -6,9 +6,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "catalog/catalog.h"
+#include "stripeback/result.h"
 
 namespace stripeback::cli {
 
@@ -121,5 +125,14 @@ void print_error(const std::string& message);
 
 // $STRIPEBACK_CATALOG, else $XDG_STATE_HOME/stripeback, else ~/.local/state/stripeback.
 std::string default_catalog_dir();
+// --catalog, else the default.
+std::string catalog_dir_of(const CommonFlags& c);
+// Opens the catalog of --catalog (or the default), logging its load warnings. Errors say
+// "catalog is not usable: ..." (not_found when it does not exist and `create` is no).
+Result<std::unique_ptr<catalog::Catalog>> open_catalog(const CommonFlags& c, catalog::Create create);
+// The exit code for an error (kExitUsage for bad input, kExitWrongKey, else kExitFailed).
+int exit_code_for(const Error& e);
+// Prints the error (print_error) and returns exit_code_for(e).
+int report(const Error& e);
 
 }  // namespace stripeback::cli

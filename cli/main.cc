@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "cli/commands.h"
+#include "cli/media_commands.h"
 #include "cli/progress_view.h"
 #include "cli/tape_commands.h"
 #include "cli/nfs_bench.h"
@@ -357,6 +358,11 @@ int main(int argc, char** argv) {
                  "and the backup or validation that found it");
   add_common(list, common);
 
+  auto* report = app.add_subcommand("report", "reports from the catalog");
+  report->require_subcommand(1);
+  MediaFlags mf;
+  MediaCommands media = add_media_commands(app, *report, common, mf);
+
   DemoDataFlags df;
   auto* demo = app.add_subcommand(
       "demo-data", "generate a data set of datafile-like files for demos and benchmarks");
@@ -416,6 +422,7 @@ int main(int argc, char** argv) {
   if (validate->parsed()) return run_restore_cmd(common, vf, g_cancel);
   if (list->parsed()) return run_list_cmd(common, lf);
   if (status->parsed()) return run_status_cmd(common, status_watch);
+  if (int rc = run_media_cmd(media, common, mf); rc >= 0) return rc;
   if (demo->parsed()) return run_demo_data_cmd(df);
   if (keygen->parsed()) return run_keygen_cmd(key_path);
   if (tape->parsed()) return run_tape_cmd(*tape, tf, g_cancel);

@@ -317,9 +317,9 @@ std::string backup_text(const engine::BackupSummary& b) {
 std::string format_time(int64_t ns) {
   time_t t = static_cast<time_t>(ns / 1000000000);
   std::tm tm{};
-  localtime_r(&t, &tm);
+  gmtime_r(&t, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
 

@@ -13,7 +13,7 @@ namespace stripeback::cli {
 std::string backup_json(const engine::BackupSummary& s);
 std::string backup_text(const engine::BackupSummary& s);
 std::string restore_json(const engine::RestoreSummary& s);
-// Local time "YYYY-MM-DD HH:MM:SS" of a wall-clock time in ns since the epoch.
+// UTC time in ISO 8601, "YYYY-MM-DDTHH:MM:SSZ", of a wall-clock time in ns since the epoch.
 std::string format_time(int64_t ns);
 std::string restore_text(const engine::RestoreSummary& s);
 // One indented line: "    <name>: <key> <value>, ..." (bytes and seconds with units).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "util/clock.h"
 #include "util/process.h"
 
 namespace stripeback::engine {
@@ -34,11 +35,7 @@ int64_t steady_ns() {
       .count();
 }
 
-int64_t wall_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t wall_ns() { return util::wall_now_ns(); }
 
 void ChannelProgress::set(ChannelState s) {
   const auto v = static_cast<uint8_t>(s);

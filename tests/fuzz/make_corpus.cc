@@ -202,6 +202,20 @@ void catalog_seeds() {
   put("catalog_payload", "files", 2, fl.payload);
   put("catalog_payload", "end_complete", 3, e.payload);
   put("catalog_payload", "end_failed", 3, e2.payload);
+  put("catalog_payload", "setting", 7,
+      encode_setting({"retention", "redundancy 2", 1764554400000000000})->payload);
+  Crosscheck cc;
+  cc.time_ns = 1764554400000000000;
+  cc.pieces = {{1, "sb1-p1.sbp", false, ""}, {2, "sb2-p1.sbp", true, "missing"}};
+  put("catalog_payload", "crosscheck", 8, encode_crosscheck(cc)->payload);
+  Deletion del;
+  del.id = 0x51;
+  del.reason = "obsolete";
+  del.backups = {1, 2};
+  del.pieces = {{1, "sb1-p1.sbp", "/backup", 1 << 20}};
+  put("catalog_payload", "deletion_intent", 9, encode_deletion(del)->payload);
+  del.done = true;
+  put("catalog_payload", "deletion_done", 9, encode_deletion(del)->payload);
 
   std::vector<uint8_t> log;
   uint64_t seq = 0;

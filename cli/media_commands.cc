@@ -1,0 +1,415 @@
+#include "cli/media_commands.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "cli/render.h"
+#include "engine/crosscheck.h"
+#include "engine/leftovers.h"
+#include "engine/media_ops.h"
+#include "engine/retention.h"
+#include "util/clock.h"
+#include "util/escape.h"
+#include "util/json.h"
+#include "util/units.h"
+
+namespace stripeback::cli {
+namespace {
+
+// Checks a setting's value as the command that uses it would.
+Result<std::string> check_setting(const std::string& key, const std::vector<std::string>& words) {
+  std::string value;
+  for (const auto& w : words) value += (value.empty() ? "" : " ") + w;
+  if (value.empty()) return fail(Errc::invalid_argument, "configure " + key + ": no value given");
+  if (key == "retention") {
+    SB_ASSIGN(engine::RetentionPolicy p, engine::parse_policy(value));
+    return p.str();
+  }
+  if (key == "channels") {
+    if (value.find_first_not_of("0123456789") != std::string::npos || value.size() > 3 ||
+        std::stoul(value) < 1 || std::stoul(value) > 256)
+      return fail(Errc::invalid_argument, "configure channels: '" + value + "' is not 1 to 256");
+    return value;
+  }
+  if (key == "compression") {
+    static const std::set<std::string> named{"none", "low", "medium", "high", "auto"};
+    const bool level = value.starts_with("zstd:") && value.size() > 5 &&
+                       value.find_first_not_of("0123456789", 5) == std::string::npos;
+    if (!named.count(value) && !level)
+      return fail(Errc::invalid_argument, "configure compression: '" + value +
+                                              "' is not none, low, medium, high, auto or zstd:N");
+    return value;
+  }
+  if (key == "key-file" || key == "passphrase-file" || key == "passphrase-env" ||
+      key == "destination") {
+    if (words.size() != 1)
+      return fail(Errc::invalid_argument, "configure " + key + ": one value expected");
+    return value;
+  }
+  return fail(Errc::invalid_argument, "configure: unknown setting '" + key +
+                                          "' (known: retention, channels, compression, key-file, "
+                                          "passphrase-file, passphrase-env, destination)");
+}
+
+// Opens the catalog for a command that only reads it: a catalog that does not exist yet
+// holds nothing (exit 0 with an empty result), which `missing` reports.
+Result<std::unique_ptr<catalog::Catalog>> open_existing(const CommonFlags& c, bool* missing) {
+  auto cat = open_catalog(c, catalog::Create::no);
+  *missing = !cat && cat.error().code == Errc::not_found;
+  return cat;
+}
+
+int run_configure(const CommonFlags& c, const MediaFlags& f) {
+  const bool change = !f.setting.empty() || !f.clear.empty();
+  bool missing = false;
+  auto cat = change ? open_catalog(c, catalog::Create::yes) : open_existing(c, &missing);
+  if (!cat && !missing) return report(cat.error());
+  if (!f.setting.empty()) {
+    const std::string key = f.setting.front();
+    auto value = check_setting(key, {f.setting.begin() + 1, f.setting.end()});
+    if (!value) return report(value.error());
+    if (key == "key-file" || key == "passphrase-file") {
+      // The path is stored, never what it holds.
+    }
+    if (auto r = (*cat)->set_setting(key, *value); !r) return report(r.error());
+  }
+  for (const auto& key : f.clear) {
+    if (std::find(setting_keys().begin(), setting_keys().end(), key) == setting_keys().end())
+      return report(Error{Errc::invalid_argument, 0, "configure --clear: unknown setting '" + key + "'"});
+    if (auto r = (*cat)->set_setting(key, ""); !r) return report(r.error());
+  }
+  std::map<std::string, std::string> now;
+  if (cat)
+    for (const auto& s : (*cat)->settings()) now[s.key] = s.value;
+  if (c.json) {
+    util::JsonWriter w;
+    w.begin_object();
+    w.kv("catalog", catalog_dir_of(c));
+    w.begin_object("settings");
+    for (const auto& key : setting_keys()) {
+      auto it = now.find(key);
+      if (it == now.end()) w.kv_null(key);
+      else w.kv(key, it->second);
+    }
+    w.end_object();
+    w.end_object();
+    std::printf("%s\n", w.str().c_str());
+    return kExitOk;
+  }
+  if (change && !f.show) {
+    if (!f.setting.empty())
+      std::printf("%s = %s\n", f.setting.front().c_str(),
+                  util::escape_text(now[f.setting.front()]).c_str());
+    for (const auto& key : f.clear) std::printf("%s cleared\n", key.c_str());
+    return kExitOk;
+  }
+  for (const auto& key : setting_keys()) {
+    auto it = now.find(key);
+    std::printf("%-16s %s\n", key.c_str(),
+                it == now.end() ? "(not set)" : util::escape_text(it->second).c_str());
+  }
+  return kExitOk;
+}
+
+void piece_json(util::JsonWriter& w, const catalog::DeletedPiece& p) {
+  w.begin_object();
+  w.kv("backup_id", p.backup_id);
+  w.kv("name", p.name);
+  w.kv("location", p.location);
+  w.kv("bytes", p.size);
+  w.end_object();
+}
+
+int run_crosscheck_cmd(const CommonFlags& c, const MediaFlags& f) {
+  bool missing = false;
+  auto cat = open_existing(c, &missing);
+  if (missing) {
+    if (c.json) std::printf("{\"operation\":\"crosscheck\",\"backups\":[],\"pieces\":[]}\n");
+    else std::printf("(no backups: the catalog %s does not exist yet)\n",
+                     util::escape_text(catalog_dir_of(c)).c_str());
+    return kExitOk;
+  }
+  if (!cat) return report(cat.error());
+  engine::CrosscheckOptions o;
+  o.backup_id = f.backup;
+  if (!f.tag.empty()) o.tag = f.tag;
+  o.deep = f.deep;
+  o.media_drives = f.tape_drives;
+  auto sum = engine::run_crosscheck(**cat, o);
+  if (!sum) return report(sum.error());
+  uint64_t expired = 0;
+  for (const auto& p : sum->pieces) expired += p.expired;
+  if (c.json) {
+    util::JsonWriter w;
+    w.begin_object();
+    w.kv("operation", "crosscheck");
+    w.kv("deep", f.deep);
+    w.kv("bytes_read", sum->bytes_read);
+    w.kv("elapsed_s", sum->elapsed_s);
+    w.begin_array("backups");
+    for (uint64_t id : sum->backups) {
+      w.begin_object();
+      w.kv("backup_id", id);
+      const bool exp = std::count(sum->expired_backups.begin(), sum->expired_backups.end(), id);
+      w.kv("status", exp ? "expired" : "available");
+      w.end_object();
+    }
+    w.end_array();
+    w.begin_array("pieces");
+    for (const auto& p : sum->pieces) {
+      w.begin_object();
+      w.kv("backup_id", p.backup_id);
+      w.kv("name", p.piece);
+      w.kv("location", p.location);
+      w.kv("bytes", p.size);
+      w.kv("status", p.expired ? "expired" : "available");
+      if (p.expired) w.kv("reason", p.reason);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    std::printf("%s\n", w.str().c_str());
+  } else {
+    for (const auto& p : sum->pieces)
+      if (p.expired)
+        std::printf("expired: piece %s of backup %llu: %s\n", util::escape_text(p.piece).c_str(),
+                    static_cast<unsigned long long>(p.backup_id),
+                    util::escape_text(p.reason).c_str());
+    std::printf("crosschecked %zu piece(s) of %zu backup(s)%s: %zu available, %llu expired; "
+                "%zu backup(s) expired (%s read, %.2f s)\n",
+                sum->pieces.size(), sum->backups.size(), f.deep ? " (deep)" : "",
+                sum->pieces.size() - expired, static_cast<unsigned long long>(expired),
+                sum->expired_backups.size(), util::format_bytes(sum->bytes_read).c_str(),
+                sum->elapsed_s);
+  }
+  return kExitOk;
+}
+
+Result<engine::RetentionPolicy> policy_of(const catalog::Catalog& cat) {
+  auto text = cat.setting("retention");
+  if (!text) return engine::RetentionPolicy{};
+  return engine::parse_policy(*text);
+}
+
+int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
+  bool missing = false;
+  auto cat = open_existing(c, &missing);
+  if (missing) {
+    if (c.json) std::printf("{\"backups\":[],\"pieces\":[],\"bytes\":0}\n");
+    else std::printf("(no backups: the catalog %s does not exist yet)\n",
+                     util::escape_text(catalog_dir_of(c)).c_str());
+    return kExitOk;
+  }
+  if (!cat) return report(cat.error());
+  auto policy = policy_of(**cat);
+  if (!policy) return report(policy.error());
+  const auto backups = (*cat)->backups();
+  const auto obsolete = engine::find_obsolete(backups, *policy, util::wall_now_ns(),
+                                              engine::may_still_run);
+  std::vector<uint64_t> ids;
+  for (const auto& o : obsolete) ids.push_back(o.id);
+  engine::DeletePlan plan = engine::plan_deletion(backups, ids, "obsolete", true);
+  engine::DeleteOutcome outcome;
+  const bool act = remove && !f.dry_run;
+  if (act) {
+    auto r = engine::carry_out(**cat, plan);
+    if (!r) return report(r.error());
+    outcome = std::move(*r);
+  }
+  const char* verb = !remove ? "obsolete" : act ? "deleted" : "would delete";
+  if (c.json) {
+    util::JsonWriter w;
+    w.begin_object();
+    w.kv("operation", !remove ? "report obsolete" : "delete obsolete");
+    w.kv("policy", policy->str());
+    w.kv("dry_run", remove && f.dry_run);
+    w.begin_array("backups");
+    for (const auto& o : obsolete) {
+      w.begin_object();
+      w.kv("backup_id", o.id);
+      auto b = std::find_if(backups.begin(), backups.end(), [&](const auto& x) { return x.id == o.id; });
+      w.kv("tag", b->begin.tag);
+      w.kv("status", b->status_name());
+      w.kv("start_time", format_time(b->begin.start_time_ns));
+      w.kv("reason", o.reason);
+      w.end_object();
+    }
+    w.end_array();
+    w.begin_array("pieces");
+    for (const auto& p : plan.pieces) piece_json(w, p);
+    w.end_array();
+    w.kv("bytes", plan.bytes());
+    if (act) {
+      w.kv("finished_earlier_deletions", static_cast<uint64_t>(outcome.finished.size()));
+      w.kv("complete", outcome.errors.empty());
+      w.begin_array("errors");
+      for (const auto& e : outcome.errors) w.value(e);
+      w.end_array();
+    }
+    w.end_object();
+    std::printf("%s\n", w.str().c_str());
+  } else {
+    std::printf("retention policy: %s\n", policy->str().c_str());
+    for (const auto& p : outcome.finished)
+      std::printf("finished an interrupted deletion of %zu backup(s) and %zu piece(s)\n",
+                  p.backups.size(), p.pieces.size());
+    for (const auto& o : obsolete) {
+      auto b = std::find_if(backups.begin(), backups.end(), [&](const auto& x) { return x.id == o.id; });
+      std::printf("%s: backup %llu (%s, %s, %s): %s\n", verb, static_cast<unsigned long long>(o.id),
+                  b->begin.tag.empty() ? "-" : util::escape_text(b->begin.tag).c_str(),
+                  format_time(b->begin.start_time_ns).c_str(), b->status_name().c_str(),
+                  o.reason.c_str());
+    }
+    std::set<uint64_t> listed(ids.begin(), ids.end());
+    for (const auto& p : plan.pieces)
+      if (!listed.count(p.backup_id) || !p.backup_id)
+        std::printf("%s: orphan piece %s in %s (%s)\n", verb, util::escape_text(p.name).c_str(),
+                    util::escape_text(p.location).c_str(), util::format_bytes(p.size).c_str());
+    std::printf("%zu backup(s), %zu piece(s), %s %s\n", obsolete.size(), plan.pieces.size(),
+                util::format_bytes(plan.bytes()).c_str(),
+                !remove ? "obsolete" : act ? "deleted" : "would be deleted (dry run)");
+    for (const auto& e : outcome.errors) print_error(e);
+  }
+  if (act && !outcome.errors.empty()) {
+    if (!c.json)
+      print_error("the deletion is unfinished: its backups are listed 'deleting'; run "
+                  "'stripeback delete obsolete' again once the media can be written");
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
+  bool missing = false;
+  auto cat = open_existing(c, &missing);
+  if (missing) {
+    if (c.json) std::printf("{\"backups\":[],\"pieces\":[],\"bytes\":0}\n");
+    else std::printf("(no backups: the catalog %s does not exist yet)\n",
+                     util::escape_text(catalog_dir_of(c)).c_str());
+    return kExitOk;
+  }
+  if (!cat) return report(cat.error());
+  const auto backups = (*cat)->backups();
+  std::vector<uint64_t> ids;
+  for (const auto& b : backups)
+    if (b.expired() && !b.deleting) ids.push_back(b.id);
+  // The pieces still there go too: a backup missing one piece cannot restore what it held.
+  engine::DeletePlan plan = engine::plan_deletion(backups, ids, "expired", false);
+  engine::DeleteOutcome outcome;
+  const bool act = !f.dry_run;
+  if (act) {
+    auto r = engine::carry_out(**cat, plan);
+    if (!r) return report(r.error());
+    outcome = std::move(*r);
+  }
+  if (c.json) {
+    util::JsonWriter w;
+    w.begin_object();
+    w.kv("operation", "delete expired");
+    w.kv("dry_run", f.dry_run);
+    w.begin_array("backups");
+    for (uint64_t id : ids) {
+      w.begin_object();
+      w.kv("backup_id", id);
+      w.end_object();
+    }
+    w.end_array();
+    w.begin_array("pieces");
+    for (const auto& p : plan.pieces) piece_json(w, p);
+    w.end_array();
+    w.kv("bytes", plan.bytes());
+    if (act) {
+      w.kv("complete", outcome.errors.empty());
+      w.begin_array("errors");
+      for (const auto& e : outcome.errors) w.value(e);
+      w.end_array();
+    }
+    w.end_object();
+    std::printf("%s\n", w.str().c_str());
+  } else {
+    for (uint64_t id : ids)
+      std::printf("%s: expired backup %llu\n", act ? "deleted" : "would delete",
+                  static_cast<unsigned long long>(id));
+    std::printf("%zu expired backup(s), %zu remaining piece(s) %s\n", ids.size(),
+                plan.pieces.size(), act ? "deleted" : "would be deleted (dry run)");
+    for (const auto& e : outcome.errors) print_error(e);
+  }
+  return act && !outcome.errors.empty() ? kExitFailed : kExitOk;
+}
+
+}  // namespace
+
+const std::vector<std::string>& setting_keys() {
+  static const std::vector<std::string> keys{"retention",       "channels",       "compression",
+                                             "key-file",        "passphrase-file", "passphrase-env",
+                                             "destination"};
+  return keys;
+}
+
+MediaCommands add_media_commands(CLI::App& app, CLI::App& report, CommonFlags& c, MediaFlags& f) {
+  auto common = [&](CLI::App* a) {
+    a->add_option("--catalog", c.catalog,
+                  "catalog directory (default: $STRIPEBACK_CATALOG, else "
+                  "$XDG_STATE_HOME/stripeback or ~/.local/state/stripeback)");
+    a->add_flag("--json", c.json, "print the result as one JSON document on stdout");
+  };
+  MediaCommands m;
+  m.configure = app.add_subcommand(
+      "configure",
+      "store defaults in the catalog: 'configure retention redundancy N', 'configure retention "
+      "recovery-window DAYS', 'configure channels N', 'configure compression LEVEL', "
+      "'configure key-file PATH' (or passphrase-file PATH, passphrase-env NAME: where the key "
+      "is, never the key), 'configure destination DIR|URL'; flags of a command override them. "
+      "Without a setting, or with --show, prints them all");
+  m.configure->add_option("SETTING", f.setting, "the setting's name, then its value");
+  m.configure->add_flag("--show", f.show, "print every setting");
+  m.configure->add_option("--clear", f.clear, "remove a setting (back to the built-in default)");
+  common(m.configure);
+
+  m.crosscheck = app.add_subcommand(
+      "crosscheck",
+      "check that every recorded piece is on its medium and whole (size, header, footer, "
+      "trailer checksums; --deep reads every byte) and mark pieces and backups available or "
+      "expired (list shows it; restore and validate skip expired backups)");
+  auto* id = m.crosscheck->add_option("--backup", f.backup, "only this backup");
+  m.crosscheck->add_option("--tag", f.tag, "only the backups with this tag")->excludes(id);
+  m.crosscheck->add_flag("--deep", f.deep,
+                         "read every piece whole: every frame's checksums and the piece's");
+  m.crosscheck->add_option("--tape-drive", f.tape_drives,
+                           "look for tape volumes in these drives (by their labels)")
+      ->allow_extra_args(false);
+  common(m.crosscheck);
+
+  m.report_obsolete = report.add_subcommand(
+      "obsolete",
+      "list the backups and pieces the retention policy ('configure retention') no longer "
+      "needs, failed backups, and pieces of killed backups (docs/media-management.md)");
+  common(m.report_obsolete);
+
+  auto* del = app.add_subcommand("delete", "remove backups from the media and the catalog");
+  del->require_subcommand(1);
+  m.delete_obsolete = del->add_subcommand(
+      "obsolete",
+      "remove what 'report obsolete' lists from every medium, then from the catalog; "
+      "crash-safe: a rerun finishes an interrupted deletion");
+  m.delete_obsolete->add_flag("--dry-run", f.dry_run, "say what would be removed, remove nothing");
+  common(m.delete_obsolete);
+  m.delete_expired = del->add_subcommand(
+      "expired", "remove the records (and any remaining pieces) of backups crosscheck expired");
+  m.delete_expired->add_flag("--dry-run", f.dry_run, "say what would be removed, remove nothing");
+  common(m.delete_expired);
+  return m;
+}
+
+int run_media_cmd(const MediaCommands& m, const CommonFlags& c, const MediaFlags& f) {
+  if (m.configure->parsed()) return run_configure(c, f);
+  if (m.crosscheck->parsed()) return run_crosscheck_cmd(c, f);
+  if (m.report_obsolete->parsed()) return run_obsolete(c, f, false);
+  if (m.delete_obsolete->parsed()) return run_obsolete(c, f, true);
+  if (m.delete_expired->parsed()) return run_delete_expired(c, f);
+  return -1;
+}
+
+}  // namespace stripeback::cli

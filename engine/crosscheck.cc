@@ -1,0 +1,184 @@
+#include "engine/crosscheck.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "engine/backends.h"
+#include "engine/change_map.h"
+#include "engine/piece_format.h"
+#include "util/clock.h"
+#include "util/crc32c.h"
+
+namespace stripeback::engine {
+namespace {
+
+// Reads exactly `len` bytes at `offset`, or says the piece ends before.
+Result<void> read_exact(storage::ReadFile& f, std::byte* buf, size_t len, uint64_t offset,
+                        uint64_t* bytes, const std::string& what) {
+  SB_ASSIGN(size_t got, f.read_at(buf, len, offset));
+  *bytes += got;
+  if (got != len)
+    return fail(Errc::corrupt, "truncated: the piece ends in its " + what + " (at offset " +
+                                   std::to_string(offset + got) + ")");
+  return ok();
+}
+
+std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
+// Walks every frame in order from the first to the trailer, checking each header (checksum,
+// sequence) and payload checksum, then the footer after the trailer, and compares the
+// whole-piece checksum recomputed with the footer's and `recorded`. Reads in order only, so
+// it serves media read as a stream too.
+Result<void> walk_piece(storage::ReadFile& f, std::span<const std::byte> head, uint64_t size,
+                        uint32_t recorded, uint64_t* bytes) {
+  PieceChecksum sum;
+  sum.add_piece_header(head);
+  std::vector<std::byte> block(kBlock), payload;
+  uint64_t at = kBlock;
+  uint32_t n = 0;
+  for (;; ++n) {
+    if (at + 2 * kBlock > size)
+      return fail(Errc::corrupt, "no trailer frame before the end of the piece");
+    SB_TRY(read_exact(f, block.data(), kBlock, at, bytes, "frame headers"));
+    auto h = decode_frame_header(block);
+    if (!h) return fail(Errc::corrupt, "frame at offset " + std::to_string(at) + ": " + h.error().what);
+    if (h->sequence != n)
+      return fail(Errc::corrupt, "frame at offset " + std::to_string(at) + " has sequence " +
+                                     std::to_string(h->sequence) + ", expected " + std::to_string(n));
+    sum.add_frame_header(block);
+    const uint64_t padded = align_up(h->stored_len);
+    payload.resize(padded);
+    if (padded) {
+      SB_TRY(read_exact(f, payload.data(), padded, at + kBlock, bytes, "frame payloads"));
+      if (util::crc32c(payload.data(), h->stored_len) != h->stored_crc)
+        return fail(Errc::corrupt,
+                    "payload checksum mismatch in the frame at offset " + std::to_string(at));
+    }
+    if (h->type == FrameType::trailer) break;
+    at += kBlock + padded;
+  }
+  const uint64_t trailer = at;
+  at = trailer + kBlock + payload.size();  // past the trailer's padded payload
+  SB_TRY(read_exact(f, block.data(), kBlock, at, bytes, "footer"));
+  auto foot = decode_footer(block);
+  if (!foot) return fail(Errc::corrupt, "footer: " + foot.error().what);
+  if (foot->trailer_offset != trailer || foot->frames != n)
+    return fail(Errc::corrupt, "the trailer frame is at offset " + std::to_string(trailer) +
+                                   " (frame " + std::to_string(n) + "); the footer says " +
+                                   std::to_string(foot->trailer_offset) + " (frame " +
+                                   std::to_string(foot->frames) + ")");
+  if (sum.value() != foot->piece_crc || foot->piece_crc != recorded)
+    return fail(Errc::corrupt, "the piece checksum computed from its frames is " +
+                                   hex32(sum.value()) + ", the footer's " +
+                                   hex32(foot->piece_crc) + ", the catalog's " + hex32(recorded));
+  return ok();
+}
+
+}  // namespace
+
+Result<void> check_piece(const catalog::PieceRecord& p, uint64_t backup_id, bool deep,
+                         const std::vector<std::string>& media_drives, uint64_t* bytes) {
+  std::unique_ptr<storage::ReadFile> f;
+  if (p.media) {
+    SB_ASSIGN(f, open_media_piece(p, backup_id, media_drives));
+  } else {
+    SB_ASSIGN(Place place, place_of(recorded_piece_path(p)));
+    auto opened = place.storage->open_read(place.at, storage::OpenOptions{false});
+    if (!opened) {
+      if (opened.error().code == Errc::not_found) return fail(Errc::not_found, "missing");
+      return opened.error();
+    }
+    f = std::move(*opened);
+    SB_ASSIGN(storage::FileInfo info, f->stat());
+    if (info.size != p.size)
+      return fail(Errc::corrupt, "the piece is " + std::to_string(info.size) +
+                                     " bytes; the catalog recorded " + std::to_string(p.size));
+  }
+  std::vector<std::byte> head(kBlock);
+  SB_TRY(read_exact(*f, head.data(), kBlock, 0, bytes, "header block"));
+  auto h = decode_piece_header(head);
+  if (!h) return fail(Errc::corrupt, "header block: " + h.error().what);
+  if (h->name != p.name || h->backup_id != backup_id)
+    return fail(Errc::corrupt, "the header names piece '" + h->name + "' of backup " +
+                                   std::to_string(h->backup_id) + ": not the piece recorded");
+  if (p.media && !deep) return ok();  // read in order: the footer is at the end of the stream
+  const uint64_t size = p.media ? p.media->bytes : p.size;
+  if (size < 3 * kBlock || size % kBlock)
+    return fail(Errc::corrupt, "the catalog records an impossible size " + std::to_string(size));
+  if (deep) return walk_piece(*f, head, size, p.checksum, bytes);
+  std::vector<std::byte> block(kBlock);
+  SB_TRY(read_exact(*f, block.data(), kBlock, size - kBlock, bytes, "footer"));
+  auto foot = decode_footer(block);
+  if (!foot) return fail(Errc::corrupt, "footer: " + foot.error().what);
+  if (foot->piece_crc != p.checksum)
+    return fail(Errc::corrupt, "the footer's piece checksum is " + hex32(foot->piece_crc) +
+                                   "; the catalog recorded " + hex32(p.checksum));
+  if (foot->trailer_offset < kBlock || foot->trailer_offset + 2 * kBlock > size ||
+      foot->trailer_offset % kBlock)
+    return fail(Errc::corrupt, "the footer's trailer offset " +
+                                   std::to_string(foot->trailer_offset) + " is outside the piece");
+  SB_TRY(read_exact(*f, block.data(), kBlock, foot->trailer_offset, bytes, "trailer"));
+  auto th = decode_frame_header(block);
+  if (!th || th->type != FrameType::trailer)
+    return fail(Errc::corrupt,
+                "no valid trailer frame at offset " + std::to_string(foot->trailer_offset));
+  std::vector<std::byte> payload(align_up(th->stored_len));
+  if (foot->trailer_offset + kBlock + payload.size() + kBlock != size)
+    return fail(Errc::corrupt, "the trailer does not end at the footer");
+  SB_TRY(read_exact(*f, payload.data(), payload.size(), foot->trailer_offset + kBlock, bytes,
+                    "trailer"));
+  if (util::crc32c(payload.data(), th->stored_len) != th->stored_crc)
+    return fail(Errc::corrupt, "trailer payload checksum mismatch");
+  return ok();
+}
+
+Result<CrosscheckSummary> run_crosscheck(catalog::Catalog& cat, const CrosscheckOptions& opts) {
+  const auto start = std::chrono::steady_clock::now();
+  SB_TRY(cat.refresh());
+  const auto backups = cat.backups();
+  std::vector<const catalog::Backup*> chosen;
+  for (const auto& b : backups) {
+    if (opts.backup_id && b.id != *opts.backup_id) continue;
+    if (opts.tag && b.begin.tag != *opts.tag) continue;
+    chosen.push_back(&b);
+  }
+  if (opts.backup_id && chosen.empty())
+    return fail(Errc::not_found, "backup " + std::to_string(*opts.backup_id) + " is not in the catalog");
+  if (opts.tag && chosen.empty())
+    return fail(Errc::not_found, "no backup with tag '" + *opts.tag + "'");
+  CrosscheckSummary sum;
+  catalog::Crosscheck rec;
+  rec.time_ns = util::wall_now_ns();
+  rec.deep = opts.deep;
+  for (const catalog::Backup* b : chosen) {
+    // A running job's pieces are not all written; a failed one's were removed.
+    const bool ended_ok = b->ended && (b->end.status == catalog::BackupStatus::complete ||
+                                       b->end.status == catalog::BackupStatus::partial);
+    if (!ended_ok || b->deleting) continue;
+    sum.backups.push_back(b->id);
+    bool any = false;
+    for (const auto& p : b->pieces) {
+      CrosscheckedPiece out{b->id, p.name, p.media ? std::string() : p.location, p.size, false, ""};
+      auto r = check_piece(p, b->id, opts.deep, opts.media_drives, &sum.bytes_read);
+      if (!r) {
+        out.expired = true;
+        out.reason = r.error().what;
+        any = true;
+      }
+      rec.pieces.push_back({b->id, p.name, out.expired, out.reason});
+      sum.pieces.push_back(std::move(out));
+    }
+    if (any) sum.expired_backups.push_back(b->id);
+  }
+  if (!rec.pieces.empty()) SB_TRY(cat.add_crosscheck(rec));
+  sum.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return sum;
+}
+
+}  // namespace stripeback::engine

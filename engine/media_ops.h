@@ -1,0 +1,48 @@
+// Deleting backups and their pieces from the media, crash-safe (docs/media-management.md).
+//
+// The protocol: (1) the catalog records the intent (catalog::Deletion, the backups and every
+// piece to remove, recorded pieces and orphans alike); (2) the pieces are removed from their
+// media (a piece already gone counts as removed) and each directory is synced; (3) the
+// catalog records the deletion done, and the backups are gone from it. A kill at any point
+// leaves a catalog that opens: before (1) nothing happened; between (1) and (3) the backups
+// are listed `deleting`, are never restored from, and the next `delete` finishes the job
+// first. Pieces on removable media are not erased: their records go, and a volume whose
+// every piece is gone from the catalog is free to be written again.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "stripeback/result.h"
+
+namespace stripeback::engine {
+
+struct DeletePlan {
+  std::string reason;  // "obsolete", "expired"
+  std::vector<uint64_t> backups;
+  std::vector<catalog::DeletedPiece> pieces;  // what goes from the media
+  uint64_t bytes() const;
+};
+
+// The pieces of `ids`: those the catalog records and, on their directories, any other piece
+// named with their backup and catalog id (left by a job that died or failed). Plus, with
+// `orphans`, every piece on the catalog's directories that no restorable, damaged or
+// running backup uses (engine/leftovers.h).
+DeletePlan plan_deletion(const std::vector<catalog::Backup>& backups,
+                         const std::vector<uint64_t>& ids, const std::string& reason,
+                         bool orphans);
+
+struct DeleteOutcome {
+  std::vector<DeletePlan> finished;  // unfinished deletions found and finished first
+  DeletePlan done;                   // this one (empty when nothing was to be deleted)
+  std::vector<std::string> errors;   // pieces that could not be removed, and why
+};
+
+// Finishes every unfinished deletion, then carries `plan` out by the protocol above. A piece
+// that cannot be removed (read-only medium, server gone) leaves its deletion unfinished:
+// the error names it, and a rerun tries again.
+Result<DeleteOutcome> carry_out(catalog::Catalog& cat, const DeletePlan& plan);
+
+}  // namespace stripeback::engine
