@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cerrno>
@@ -349,6 +350,7 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   o.channels = f.channels;
   o.force = f.force;
   o.delta = f.delta;
+  o.fallback = !f.no_fallback;
   o.verify_only = f.verify_only;
   o.channel = *cfg;
   o.cancel = &cancel;
@@ -424,11 +426,92 @@ int list_corrupt(const CommonFlags& c, const catalog::Catalog& cat) {
   return kExitOk;
 }
 
+namespace {
+
+// The files of one backup: path, size, change, and the pieces holding them.
+int list_files(const CommonFlags& c, const catalog::Backup& b) {
+  if (c.json) {
+    util::JsonWriter w;
+    w.begin_object();
+    w.kv("backup_id", b.id);
+    w.kv("tag", b.begin.tag);
+    w.kv("status", b.status_name());
+    w.begin_array("files");
+    for (const auto& f : b.files) {
+      w.begin_object();
+      w.kv("path", f.path);
+      w.kv("type", S_ISDIR(f.mode) ? "directory" : "file");
+      w.kv("bytes", f.size);
+      w.kv("mtime", format_time(f.mtime_ns));
+      if (f.unit) {
+        static const char* kChange[] = {"whole", "changed", "unchanged", "skipped"};
+        w.kv("change", kChange[static_cast<int>(f.change) & 3]);
+        if (f.parent) w.kv("parent", f.parent);
+        if (f.held_by) w.kv("held_by", f.held_by);
+      }
+      w.begin_array("pieces");
+      for (const auto& p : f.pieces) w.value(p);
+      w.end_array();
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    std::printf("%s\n", w.str().c_str());
+    return kExitOk;
+  }
+  std::printf("backup %llu (%s, %s): %zu file record(s)\n", static_cast<unsigned long long>(b.id),
+              b.begin.tag.empty() ? "-" : util::escape_text(b.begin.tag).c_str(),
+              b.status_name().c_str(), b.files.size());
+  std::printf("%14s  %-20s  %s\n", "BYTES", "MODIFIED", "PATH -> PIECES");
+  for (const auto& f : b.files) {
+    std::string pieces;
+    for (const auto& p : f.pieces) pieces += (pieces.empty() ? "" : ", ") + p;
+    if (f.held_by) pieces = "held by backup " + std::to_string(f.held_by);
+    std::printf("%14llu  %-20s  %s%s -> %s\n", static_cast<unsigned long long>(f.size),
+                format_time(f.mtime_ns).c_str(), util::escape_text(f.path).c_str(),
+                S_ISDIR(f.mode) ? "/" : "", pieces.empty() ? "-" : util::escape_text(pieces).c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
   auto cat = open_catalog(c, catalog::Create::no);
+  if (!cat && cat.error().code == Errc::not_found) {
+    // A fresh install: no catalog yet, so no backups.
+    if (f.backup) return report(Error{Errc::not_found, 0, "backup " + std::to_string(*f.backup) +
+                                                               " is not in the catalog (" +
+                                                               catalog_dir_of(c) +
+                                                               " does not exist yet)"});
+    if (c.json) {
+      util::JsonWriter w;
+      w.begin_object();
+      w.kv("catalog", catalog_dir_of(c));
+      w.begin_array(f.corrupt ? "pages" : "backups");
+      w.end_array();
+      w.end_object();
+      std::printf("%s\n", w.str().c_str());
+    } else {
+      std::printf("(no backups: the catalog %s does not exist yet)\n",
+                  util::escape_text(catalog_dir_of(c)).c_str());
+    }
+    return kExitOk;
+  }
   if (!cat) return report(cat.error());
   if (f.corrupt) return list_corrupt(c, **cat);
   auto backups = (*cat)->backups();
+  if (f.backup) {
+    auto it = std::find_if(backups.begin(), backups.end(),
+                           [&](const catalog::Backup& b) { return b.id == *f.backup; });
+    if (it == backups.end())
+      return report(Error{Errc::not_found, 0,
+                          "backup " + std::to_string(*f.backup) + " is not in the catalog"});
+    if (f.files) return list_files(c, *it);
+    backups = {*it};
+  } else if (f.files) {
+    return report(Error{Errc::invalid_argument, 0, "list --files needs --backup ID"});
+  }
   // When each backup's every frame had last been checked (validate; docs/validate.md).
   std::map<uint64_t, int64_t> full_check;
   for (const auto& fc : (*cat)->frame_checks())
@@ -436,6 +519,13 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
   auto checked = [&](uint64_t id) -> int64_t {
     auto it = full_check.find(id);
     return it == full_check.end() ? 0 : it->second;
+  };
+  // A tag names the newest backup with it; the older ones are marked.
+  std::map<std::string, uint64_t> newest_of_tag;
+  for (const auto& b : (*cat)->backups())
+    if (!b.begin.tag.empty()) newest_of_tag[b.begin.tag] = std::max(newest_of_tag[b.begin.tag], b.id);
+  auto older_tag = [&](const catalog::Backup& b) {
+    return !b.begin.tag.empty() && newest_of_tag[b.begin.tag] != b.id;
   };
   if (c.json) {
     util::JsonWriter w;
@@ -447,14 +537,39 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
       Totals t = totals(b);
       w.begin_object();
       w.kv("id", b.id);
+      w.kv("backup_id", b.id);
       w.kv("tag", b.begin.tag);
+      if (!b.begin.tag.empty()) w.kv("tag_newest", !older_tag(b));
       w.kv("start_time", format_time(b.begin.start_time_ns));
       w.kv("start_time_ns", b.begin.start_time_ns);
+      if (b.ended) {
+        w.kv("end_time", format_time(b.end.end_time_ns));
+        w.kv("end_time_ns", b.end.end_time_ns);
+      } else {
+        w.kv_null("end_time");
+      }
       w.kv("status", b.status_name());
       w.kv("files", t.files);
       w.kv("bytes", t.bytes);
+      if (b.ended) {
+        w.kv("bytes_read", b.end.bytes_read);
+        w.kv("bytes_written", b.end.bytes_written);
+      }
       w.kv("pieces", static_cast<uint64_t>(b.pieces.size()));
       w.kv("destination", b.begin.destination);
+      w.begin_array("piece_list");
+      for (const auto& p : b.pieces) {
+        w.begin_object();
+        w.kv("name", p.name);
+        w.kv("location", p.location);
+        w.kv("bytes", p.size);
+        w.kv("status", p.expired ? "expired" : "available");
+        if (p.expired) w.kv("reason", p.expired_reason);
+        if (p.crosschecked_ns) w.kv("crosschecked", format_time(p.crosschecked_ns));
+        else w.kv_null("crosschecked");
+        w.end_object();
+      }
+      w.end_array();
       if (b.begin.level >= 0) {
         w.kv("level", static_cast<uint64_t>(b.begin.level));
         w.kv("cumulative", b.begin.cumulative);
@@ -480,11 +595,13 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
     std::printf("%s\n", w.str().c_str());
     return kExitOk;
   }
-  std::printf("%6s  %-16s %-19s  %-10s %7s %12s %6s  %-6s %-8s %s\n", "ID", "TAG", "STARTED",
-              "STATUS", "FILES", "BYTES", "PIECES", "LEVEL", "PARENTS", "CHECKED");
+  std::printf("%6s  %-18s %-20s  %-20s  %-10s %7s %12s %6s  %-6s %-8s %-20s  %s\n", "ID", "TAG",
+              "STARTED (UTC)", "ENDED (UTC)", "STATUS", "FILES", "BYTES", "PIECES", "LEVEL",
+              "PARENTS", "CHECKED", "DESTINATION");
   for (const auto& b : backups) {
     Totals t = totals(b);
     std::string tag = b.begin.tag.empty() ? "-" : util::escape_text(b.begin.tag);
+    if (older_tag(b)) tag += " (older)";
     std::string level = b.begin.level < 0   ? "full"
                         : b.begin.level == 0 ? "0"
                         : b.begin.cumulative ? "1c"
@@ -492,19 +609,26 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
     std::string parents;
     for (uint64_t p : backup_parents(b)) parents += (parents.empty() ? "" : ",") + std::to_string(p);
     const int64_t when = checked(b.id);
-    std::printf("%6llu  %-16s %-19s  %-10s %7llu %12s %6zu  %-6s %-8s %s\n",
+    std::printf("%6llu  %-18s %-20s  %-20s  %-10s %7llu %12s %6zu  %-6s %-8s %-20s  %s\n",
                 static_cast<unsigned long long>(b.id), tag.c_str(),
-                format_time(b.begin.start_time_ns).c_str(), b.status_name().c_str(),
+                format_time(b.begin.start_time_ns).c_str(),
+                b.ended ? format_time(b.end.end_time_ns).c_str() : "-", b.status_name().c_str(),
                 static_cast<unsigned long long>(t.files), util::format_bytes(t.bytes).c_str(),
                 b.pieces.size(), level.c_str(), parents.empty() ? "-" : parents.c_str(),
-                when ? format_time(when).c_str() : "-");
+                when ? format_time(when).c_str() : "-",
+                util::escape_text(b.begin.destination).c_str());
   }
   if (backups.empty())
     std::printf("(no backups in %s)\n", util::escape_text((*cat)->dir()).c_str());
-  for (const auto& b : backups)
+  for (const auto& b : backups) {
     if (!b.damage.empty())
       std::printf("backup %llu is damaged: %s\n", static_cast<unsigned long long>(b.id),
                   util::escape_text(b.damage).c_str());
+    for (const auto& p : b.pieces)
+      if (p.expired)
+        std::printf("backup %llu: piece %s is expired: %s\n", static_cast<unsigned long long>(b.id),
+                    util::escape_text(p.name).c_str(), util::escape_text(p.expired_reason).c_str());
+  }
   return kExitOk;
 }
 

@@ -95,6 +95,7 @@ struct RestoreFlags {
   bool delta = false;
   KeyFlags keys;
   bool verify_only = false;  // the validate command
+  bool no_fallback = false;  // fail a file whose newest copy is expired or damaged
   std::string tape_spool;  // ignored: tape pieces are streamed, not staged
   std::vector<std::string> tape_drives;  // where to look for the volumes
   // validate: some frames only (docs/validate.md)
@@ -114,6 +115,8 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
 int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atomic<bool>& cancel);
 struct ListFlags {
   bool corrupt = false;  // the corrupt pages known now instead of the backups
+  std::optional<uint64_t> backup;  // only this backup
+  bool files = false;              // with backup: the files it holds
 };
 int run_list_cmd(const CommonFlags& c, const ListFlags& f);
 int run_demo_data_cmd(const DemoDataFlags& f);

@@ -290,6 +290,9 @@ int main(int argc, char** argv) {
   add_selection(restore, rf, "restore");
   restore->add_option("--to", rf.to, "directory to restore into")->required();
   restore->add_flag("--force", rf.force, "replace files that already exist");
+  restore->add_flag("--no-fallback", rf.no_fallback,
+                    "fail a file whose newest copy is expired (crosscheck) or fails its checks, "
+                    "instead of restoring the next newest complete copy (said in the summary)");
   restore->add_flag("--delta", rf.delta,
                     "update files that already exist in place: read each one, compare its "
                     "blocks (the change units of a --level backup, else its 1 MiB frames) "
@@ -356,6 +359,10 @@ int main(int argc, char** argv) {
                  "list the corrupt pages the page checks (--check-logical) found and that no "
                  "later complete check of their file cleared: file, block, offset, reason, "
                  "and the backup or validation that found it");
+  list->add_option("--backup", lf.backup, "only this backup");
+  list->add_flag("--files", lf.files,
+                 "with --backup: the files the backup holds, with sizes and the pieces each "
+                 "lives in");
   add_common(list, common);
 
   auto* report = app.add_subcommand("report", "reports from the catalog");

@@ -378,10 +378,19 @@ std::string restore_json(const engine::RestoreSummary& s) {
   w.kv("mb_per_s", util::mb_per_s(s.bytes, s.elapsed_s));
   verdict_json(w, s.verdict);
   w.begin_array("backups");
-  for (auto id : s.backups_used) w.begin_object().kv("id", id).end_object();
+  for (auto id : s.backups_used) w.begin_object().kv("id", id).kv("backup_id", id).end_object();
   w.end_array();
   w.begin_array("channels");
   for (const auto& c : s.channels) channel_json(w, c);
+  w.end_array();
+  w.begin_array("fallbacks");
+  for (const auto& f : s.fallbacks)
+    w.begin_object()
+        .kv("file", f.file)
+        .kv("from_backup", f.from_backup)
+        .kv("backup_id", f.used_backup)
+        .kv("reason", f.reason)
+        .end_object();
   w.end_array();
   w.begin_array("warnings");
   for (const auto& e : s.warnings) w.value(e);

@@ -39,9 +39,19 @@ struct Choice {
   const catalog::FileRecord* file;
 };
 
+// Why backup `b` is passed over for the files it holds: its expired pieces.
+std::string expired_why(const catalog::Backup& b) {
+  for (const auto& p : b.pieces)
+    if (p.expired) return "piece '" + p.name + "' is expired: " + p.expired_reason;
+  return "it is " + b.status_name();
+}
+
 Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
-                                         const std::vector<catalog::Backup>& backups) {
+                                         const std::vector<catalog::Backup>& backups,
+                                         std::vector<Fallback>& fallbacks) {
   std::vector<const catalog::Backup*> candidates;
+  // Backups passed over because crosscheck found them expired, newest first.
+  std::vector<const catalog::Backup*> expired;
   if (opts.backup_id) {
     auto it = std::find_if(backups.begin(), backups.end(),
                            [&](const catalog::Backup& b) { return b.id == *opts.backup_id; });
@@ -52,19 +62,25 @@ Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
       return fail(Errc::corrupt, "backup " + std::to_string(it->id) + " is damaged (" +
                                      it->damage + "): nothing was restored");
     if (!it->usable())
-      return fail(Errc::invalid_argument, "backup " + std::to_string(*opts.backup_id) + " is " +
-                                              it->status_name() + ", not restorable");
+      return fail(Errc::invalid_argument,
+                  "backup " + std::to_string(*opts.backup_id) + " is " + it->status_name() +
+                      ", not restorable" +
+                      (it->expired() ? " (" + expired_why(*it) + ")" : std::string()));
     candidates.push_back(&*it);
   } else {
     // A damaged backup may have held the newest copy of any file (its file records are what
     // is lost): restoring around it would quietly bring back older data.
     std::vector<const catalog::Backup*> damaged;
+    // A tag names its newest backup; files named by PATH are searched in every backup with
+    // the tag, newest first.
+    const bool every_tagged = opts.tag && !opts.paths.empty();
     for (auto it = backups.rbegin(); it != backups.rend(); ++it) {
       if (opts.tag && it->begin.tag != *opts.tag) continue;
       if (it->damaged()) damaged.push_back(&*it);
+      if (it->expired() && it->ended && !it->deleting) expired.push_back(&*it);
       if (!it->usable()) continue;
       candidates.push_back(&*it);
-      if (opts.tag) break;  // the newest complete backup with that tag
+      if (opts.tag && !every_tagged) break;  // the newest complete backup with that tag
     }
     if (!damaged.empty()) {
       std::string ids;
@@ -75,26 +91,68 @@ Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
                       "), so the newest copy of a file may be lost; nothing was restored. "
                       "Name a backup to use with --backup ID (see 'stripeback list')");
     }
-    if (candidates.empty())
-      return fail(Errc::not_found, opts.tag ? "no complete backup with tag '" + *opts.tag + "'"
-                                            : std::string("no complete backup in the catalog"));
+    if (candidates.empty()) {
+      std::string also;
+      if (!expired.empty())
+        also = " (backup " + std::to_string(expired.front()->id) + " is expired: " +
+               expired_why(*expired.front()) + ")";
+      return fail(Errc::not_found, (opts.tag ? "no complete backup with tag '" + *opts.tag + "'"
+                                             : std::string("no complete backup in the catalog")) +
+                                       also);
+    }
   }
   std::vector<std::string> filters;
   for (const auto& p : opts.paths) filters.push_back(normal_path(p));
   std::vector<bool> matched(filters.size(), false);
   std::set<std::string> taken;
   std::vector<Choice> out;
+  auto skipped = [&](const std::string& path, uint64_t id) {
+    auto it = opts.skip.find(path);
+    return it != opts.skip.end() && it->second.count(id) != 0;
+  };
   for (const catalog::Backup* b : candidates) {
     for (const auto& f : b->files) {
       bool want = filters.empty();
       for (size_t i = 0; i < filters.size(); ++i)
         if (under(f.path, filters[i])) want = matched[i] = true;
-      if (want && taken.insert(f.path).second) out.push_back({b, &f});
+      if (!want || skipped(f.path, b->id) || !taken.insert(f.path).second) continue;
+      out.push_back({b, &f});
     }
+  }
+  // Files whose newest copy is in an expired backup: restored from the next newest copy
+  // (said so), or not at all with --no-fallback.
+  std::map<std::string, const catalog::Backup*> newest_expired;
+  for (const catalog::Backup* e : expired)
+    for (const auto& f : e->files) {
+      auto [it, fresh] = newest_expired.emplace(f.path, e);
+      if (!fresh && it->second->id < e->id) it->second = e;
+    }
+  if (!newest_expired.empty()) {
+    std::vector<Choice> kept;
+    for (const Choice& c : out) {
+      auto it = newest_expired.find(c.file->path);
+      if (it == newest_expired.end() || it->second->id < c.backup->id) {
+        kept.push_back(c);
+        continue;
+      }
+      if (!opts.fallback)
+        return fail(Errc::not_found, "the newest copy of '" + c.file->path + "' is in backup " +
+                                         std::to_string(it->second->id) + ", which is expired (" +
+                                         expired_why(*it->second) +
+                                         "); not restoring an older copy (--no-fallback)");
+      if (!S_ISDIR(c.file->mode))
+        fallbacks.push_back({c.file->path, it->second->id, c.backup->id,
+                             "backup " + std::to_string(it->second->id) + " is expired (" +
+                                 expired_why(*it->second) + ")"});
+      kept.push_back(c);
+    }
+    out = std::move(kept);
   }
   for (size_t i = 0; i < filters.size(); ++i)
     if (!matched[i])
-      return fail(Errc::not_found, "no backed-up file matches '" + opts.paths[i] + "'");
+      return fail(Errc::not_found,
+                  "no backed-up file matches '" + opts.paths[i] + "'" +
+                      (opts.tag ? " in the backups with tag '" + *opts.tag + "'" : std::string()));
   return out;
 }
 
@@ -270,7 +328,9 @@ std::vector<catalog::FrameCheck> frame_checks_of(
 
 }  // namespace
 
-Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog& cat) {
+namespace {
+
+Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog& cat) {
   if (opts.channels < 1 || opts.channels > 256)
     return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
   if (opts.target.empty() && !opts.verify_only)
@@ -283,7 +343,8 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
   auto start = std::chrono::steady_clock::now();
   const int64_t start_ns = wall_ns();
   auto backups = cat.backups();
-  SB_ASSIGN(auto choices, select_files(opts, backups));
+  RestoreSummary sum;
+  SB_ASSIGN(auto choices, select_files(opts, backups, sum.fallbacks));
 
   std::string target = normal_path(opts.target);
   std::optional<Place> target_place;
@@ -315,7 +376,6 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
                       "' (use --force to replace them)";
     return fail(Errc::exists, msg);
   }
-  RestoreSummary sum;
   // Open each needed piece once and load its index.
   PieceCache cache(opts.channel.direct, opts.keys.get());
   cache.set_catalog_dir(cat.dir());
@@ -400,6 +460,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
     if (!parts) {
       if (fatal) return parts.error();
       sum.errors.push_back(parts.error().what);
+      sum.failed_files.push_back({c.file->path, chosen.backup->id, parts.error().what});
       continue;
     }
     item.parts = std::move(*parts);
@@ -447,6 +508,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
     }
     if (!err.empty()) {
       sum.errors.push_back(err);
+      sum.failed_files.push_back({c.file->path, chosen.backup->id, err});
       continue;
     }
     items.push_back(std::move(item));
@@ -651,6 +713,9 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
       outs[nch + c] = stream.run_channel(ctx, c, nch + c + 1, opts.keys.get(), opts.media_drives);
     });
   for (auto& t : threads) t.join();
+  for (const auto& st : states)
+    if (st->failed && !S_ISDIR(st->item->file.mode))
+      sum.failed_files.push_back({st->item->file.path, st->item->backup_id, st->error.what});
   for (const auto& p : stream.pieces_read()) sum.media_pieces.push_back(p);
   sum.media_bytes_read = stream.bytes_read();
   for (auto& o : outs) {
@@ -705,6 +770,82 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
     vi.target = target_place ? target_place->storage->scheme() : "";
     sum.verdict = explain_verdict(sum.channels, vi);
   }
+  sum.status = sum.errors.empty() ? "complete" : "failed";
+  return sum;
+}
+
+}  // namespace
+
+Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog& cat) {
+  SB_ASSIGN(RestoreSummary sum, restore_once(opts, cat));
+  // Fallback: each file that failed from its newest copy is restored again from the next
+  // newest copy, until one succeeds or none is left.
+  if (!opts.fallback || opts.backup_id || opts.verify_only) return sum;
+  RestoreOptions again = opts;
+  again.progress = nullptr;
+  const auto backups = cat.backups();
+  for (int round = 0; round < 16 && !sum.failed_files.empty(); ++round) {
+    if (opts.cancel && opts.cancel->load()) break;
+    again.paths.clear();
+    std::vector<FailedFile> retry;
+    for (const FailedFile& f : sum.failed_files) {
+      again.skip[f.path].insert(f.backup_id);
+      const bool older = std::any_of(backups.begin(), backups.end(), [&](const catalog::Backup& b) {
+        return b.usable() && b.id < f.backup_id && !again.skip[f.path].count(b.id) &&
+               (!opts.tag || b.begin.tag == *opts.tag) &&
+               std::any_of(b.files.begin(), b.files.end(),
+                           [&](const catalog::FileRecord& r) { return r.path == f.path; });
+      });
+      if (older) {
+        again.paths.push_back(f.path);
+        retry.push_back(f);
+      }
+    }
+    if (again.paths.empty()) break;
+    auto next = restore_once(again, cat);
+    if (!next) {
+      sum.warnings.push_back("restoring older copies of the files that failed: " + next.error().what);
+      break;
+    }
+    std::map<std::string, const FailedFile*> failed_again;
+    for (const FailedFile& f : next->failed_files) failed_again[f.path] = &f;
+    std::vector<FailedFile> still;
+    for (const FailedFile& f : sum.failed_files) {
+      const bool retried = std::any_of(retry.begin(), retry.end(),
+                                       [&](const FailedFile& r) { return r.path == f.path; });
+      if (!retried || failed_again.count(f.path)) {
+        if (!retried) still.push_back(f);
+        continue;
+      }
+      // Restored from an older copy: its failure is now a fallback.
+      auto e = std::find(sum.errors.begin(), sum.errors.end(), f.error);
+      if (e != sum.errors.end()) sum.errors.erase(e);
+      uint64_t used = 0;
+      for (uint64_t id : next->backups_used) used = std::max(used, id);
+      for (const auto& c : next->fallbacks)
+        if (c.file == f.path) used = c.used_backup;
+      sum.fallbacks.push_back({f.path, f.backup_id, used, "backup " + std::to_string(f.backup_id) +
+                                                              ": " + f.error});
+    }
+    // Files that failed again: their older copy's failure replaces nothing yet; try older.
+    for (const FailedFile& f : next->failed_files) still.push_back(f);
+    for (const auto& e : next->errors)
+      if (std::none_of(next->failed_files.begin(), next->failed_files.end(),
+                       [&](const FailedFile& f) { return f.error == e; }))
+        sum.errors.push_back(e);
+    sum.files += next->files;
+    sum.bytes += next->bytes;
+    sum.piece_bytes_read += next->piece_bytes_read;
+    for (uint64_t id : next->backups_used)
+      if (std::find(sum.backups_used.begin(), sum.backups_used.end(), id) == sum.backups_used.end())
+        sum.backups_used.push_back(id);
+    for (auto& w : next->warnings) sum.warnings.push_back(std::move(w));
+    sum.failed_files = std::move(still);
+  }
+  for (const auto& fb : sum.fallbacks)
+    sum.warnings.push_back("'" + fb.file + "' was restored from backup " +
+                           std::to_string(fb.used_backup) + ", not from its newest copy (" +
+                           fb.reason + ")");
   sum.status = sum.errors.empty() ? "complete" : "failed";
   return sum;
 }

@@ -7,7 +7,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +44,25 @@ struct RestoreOptions {
   // per drive. Drives to look for the volumes in (by label); empty: the drives recorded in
   // the catalog.
   std::vector<std::string> media_drives;
+  // When the newest copy of a file is expired or fails its checks, restore the next newest
+  // copy and say so (RestoreSummary::fallbacks); off: such a file fails. Not with backup_id.
+  bool fallback = true;
+  // Copies not to use: path -> backups (a fallback's second pass passes over the failed ones).
+  std::map<std::string, std::set<uint64_t>> skip;
+};
+
+struct FailedFile {
+  std::string path;
+  uint64_t backup_id = 0;  // the copy that failed
+  std::string error;       // as in RestoreSummary::errors
+};
+
+// A file restored from an older copy than the newest (RestoreOptions::fallback).
+struct Fallback {
+  std::string file;
+  uint64_t from_backup = 0;  // the newest copy, not used
+  uint64_t used_backup = 0;  // where the file came from
+  std::string reason;        // why the newest copy was not used
 };
 
 // What a delta restore (restore_delta.h) found and did.
@@ -69,6 +90,8 @@ struct RestoreSummary {
   std::vector<std::string> media_pieces;  // pieces read from removable media, in order
   double elapsed_s = 0;
   std::vector<uint64_t> backups_used;
+  std::vector<Fallback> fallbacks;  // files restored from an older copy, and why
+  std::vector<FailedFile> failed_files;  // files not restored (their errors are in errors)
   DeltaSummary delta;
   std::vector<ChannelStats> channels;
   Verdict verdict;  // what bounded the job (stats.h)
