@@ -10,6 +10,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <string_view>
+#include <tuple>
 
 #include "cli/commands.h"
 #include "cli/media_commands.h"
@@ -418,6 +419,14 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  for (auto [sub, b, r] : {std::tuple{backup, &bf, (RestoreFlags*)nullptr},
+                           std::tuple{restore, (BackupFlags*)nullptr, &rf},
+                           std::tuple{validate, (BackupFlags*)nullptr, &vf}})
+    if (sub->parsed())
+      if (auto ok = apply_settings(*sub, common, b, r); !ok) {
+        print_error(ok.error().what);
+        return kExitUsage;
+      }
   if (backup->parsed()) {
     if (auto r = resolve_backup_destinations(bf); !r) {
       print_error(r.error().what);

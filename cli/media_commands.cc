@@ -348,6 +348,38 @@ const std::vector<std::string>& setting_keys() {
   return keys;
 }
 
+Result<void> apply_settings(const CLI::App& sub, const CommonFlags& c, BackupFlags* backup,
+                            RestoreFlags* restore) {
+  auto cat = open_catalog(c, catalog::Create::no);
+  if (!cat) return cat.error().code == Errc::not_found ? ok() : Result<void>(cat.error());
+  std::map<std::string, std::string> set;
+  for (const auto& s : (*cat)->settings()) set[s.key] = s.value;
+  auto given = [&](const char* flag) { return sub.count(flag) > 0; };
+  auto channels = [&]() -> Result<unsigned> {
+    SB_ASSIGN(std::string v, check_setting("channels", {set["channels"]}));
+    return static_cast<unsigned>(std::stoul(v));
+  };
+  KeyFlags* keys = backup ? &backup->keys : &restore->keys;
+  const bool no_key = keys->key_file.empty() && keys->passphrase_file.empty() &&
+                      keys->passphrase_env.empty();
+  if (no_key && (!backup || backup->encrypt)) {
+    if (set.count("key-file")) keys->key_file = set["key-file"];
+    else if (set.count("passphrase-file")) keys->passphrase_file = set["passphrase-file"];
+    else if (set.count("passphrase-env")) keys->passphrase_env = set["passphrase-env"];
+  }
+  if (set.count("channels") && !given("--channels")) {
+    SB_ASSIGN(unsigned n, channels());
+    if (backup) backup->channels = n;
+    else restore->channels = n;
+  }
+  if (backup) {
+    if (set.count("compression") && !given("--compress")) backup->compress = set["compression"];
+    if (set.count("destination") && backup->to_all.empty() && !backup->validate)
+      backup->to_all = {set["destination"]};
+  }
+  return ok();
+}
+
 MediaCommands add_media_commands(CLI::App& app, CLI::App& report, CommonFlags& c, MediaFlags& f) {
   auto common = [&](CLI::App* a) {
     a->add_option("--catalog", c.catalog,

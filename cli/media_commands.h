@@ -43,4 +43,10 @@ int run_media_cmd(const MediaCommands& m, const CommonFlags& c, const MediaFlags
 // the command line overrides them.
 const std::vector<std::string>& setting_keys();
 
+// Fills in from the catalog's settings what the command line of `sub` (backup, restore or
+// validate) left out: --channels, --compress, the key source (for --encrypt and for
+// reading), and a backup's --to. A catalog that does not exist yet has no settings.
+Result<void> apply_settings(const CLI::App& sub, const CommonFlags& c, BackupFlags* backup,
+                            RestoreFlags* restore);
+
 }  // namespace stripeback::cli
