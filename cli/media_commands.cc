@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli/render.h"
+#include "engine/backends.h"
 #include "engine/crosscheck.h"
 #include "engine/leftovers.h"
 #include "engine/media_ops.h"
@@ -350,8 +351,12 @@ const std::vector<std::string>& setting_keys() {
 
 Result<void> apply_settings(const CLI::App& sub, const CommonFlags& c, BackupFlags* backup,
                             RestoreFlags* restore) {
-  auto cat = open_catalog(c, catalog::Create::no);
-  if (!cat) return cat.error().code == Errc::not_found ? ok() : Result<void>(cat.error());
+  // Quietly: the command opens the catalog itself and reports what is wrong with it.
+  const std::string dir = catalog_dir_of(c);
+  auto st = engine::storage_for(storage::Location::local(dir));
+  if (dir.empty() || !st) return ok();
+  auto cat = catalog::Catalog::open(dir, catalog::Create::no, **st);
+  if (!cat) return ok();
   std::map<std::string, std::string> set;
   for (const auto& s : (*cat)->settings()) set[s.key] = s.value;
   auto given = [&](const char* flag) { return sub.count(flag) > 0; };
