@@ -345,6 +345,18 @@ Result<void> Catalog::add_deletion(const Deletion& d) {
   return ok();
 }
 
+Result<void> Catalog::resume_backup(const Resume& r) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  SB_ASSIGN(auto rec, encode_resume(r));
+  SB_ASSIGN(uint64_t at, s.append([&]() -> Result<std::vector<EncodedRecord>> {
+    SB_TRY(s.model.check_open(r.backup_id));
+    return std::vector<EncodedRecord>{rec};
+  }));
+  s.model.add_resume(r, at);
+  return ok();
+}
+
 std::vector<Deletion> Catalog::pending_deletions() const {
   std::lock_guard<std::mutex> g(mu_);
   return state_->model.pending_deletions();

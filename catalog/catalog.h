@@ -145,6 +145,7 @@ struct Backup {
   // A deletion of this backup has begun (its intent is recorded) and not finished: its
   // pieces may already be gone. Finished deletions remove the backup from the picture.
   bool deleting = false;
+  uint32_t resumes = 0;  // times a job resumed it (backup --resume)
 
   // "incomplete" without an end record (still running, or the job died: the log cannot
   // tell), else "failed", "partial", "complete"; "damaged" when its begin record is lost,
@@ -253,6 +254,16 @@ struct Deletion {
   std::vector<DeletedPiece> pieces;
 };
 
+// A job resuming an interrupted backup (backup --resume): from now on this process writes
+// it. The backup's host and pid become this job's (so that `status` and the leftover rules
+// tell a resumed backup that is running from a dead one).
+struct Resume {
+  uint64_t backup_id = 0;
+  int64_t time_ns = 0;
+  std::string host;
+  int32_t pid = 0;
+};
+
 struct LoadWarning {
   uint64_t offset = 0;  // byte offset in catalog.log
   uint64_t length = 0;  // bytes skipped
@@ -320,6 +331,9 @@ class Catalog {
   Result<void> add_deletion(const Deletion& d);
   // Intents whose deletion has not been recorded done, in log order.
   std::vector<Deletion> pending_deletions() const;
+  // Records that this process resumes backup `r.backup_id`. Errors: not_found, or
+  // invalid_argument for a backup that has ended.
+  Result<void> resume_backup(const Resume& r);
 
  private:
   Catalog() = default;

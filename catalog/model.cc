@@ -119,6 +119,11 @@ void Model::apply(const Frame& f) {
       if (!p) return bad(p.error());
       return add_deletion(*p, f.offset);
     }
+    case RecordType::resume: {
+      auto p = decode_resume(f.payload);
+      if (!p) return bad(p.error());
+      return add_resume(*p, f.offset);
+    }
   }
   warn({f.offset, f.size,
         "record of unknown type " + std::to_string(f.type) + " (sequence " +
@@ -256,6 +261,14 @@ void Model::add_deletion(const Deletion& d, uint64_t offset) {
   }
   intents_.erase(it);
   intent_order_.erase(std::find(intent_order_.begin(), intent_order_.end(), d.id));
+}
+
+void Model::add_resume(const Resume& r, uint64_t offset) {
+  Backup* b = target(r.backup_id, "resume", offset);
+  if (!b) return;
+  b->begin.host = r.host;
+  b->begin.pid = r.pid;
+  ++b->resumes;
 }
 
 std::vector<Deletion> Model::pending_deletions() const {

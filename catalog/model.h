@@ -35,6 +35,7 @@ class Model {
   void add_setting(const Setting& s);
   void add_crosscheck(const Crosscheck& c);
   void add_deletion(const Deletion& d, uint64_t offset);
+  void add_resume(const Resume& r, uint64_t offset);
   const std::map<std::string, Setting>& settings() const { return settings_; }
   std::vector<Deletion> pending_deletions() const;
   bool has_intent(uint64_t deletion_id) const { return intents_.count(deletion_id) != 0; }

@@ -676,4 +676,30 @@ Result<Deletion> decode_deletion(std::span<const uint8_t> payload) {
   return out;
 }
 
+Result<EncodedRecord> encode_resume(const Resume& r) {
+  SB_TRY(check_id(r.backup_id));
+  SB_TRY(check_str(r.host, "host"));
+  util::ByteWriter w;
+  w.u8(kPayloadVersion);
+  w.u64(r.backup_id);
+  w.i64(r.time_ns);
+  w.str(r.host);
+  w.u32(static_cast<uint32_t>(r.pid));
+  return EncodedRecord{RecordType::resume, w.take()};
+}
+
+Result<Resume> decode_resume(std::span<const uint8_t> payload) {
+  Cursor c(payload);
+  SB_ASSIGN(bool newer, read_version(c));
+  util::ByteReader& r = c.r();
+  Resume out;
+  out.backup_id = r.u64();
+  out.time_ns = r.i64();
+  out.host = r.str();
+  out.pid = static_cast<int32_t>(r.u32());
+  SB_TRY(check_end(c.ok(), c.remaining(), newer, "resume payload"));
+  SB_TRY(check_decoded_id(out.backup_id));
+  return out;
+}
+
 }  // namespace stripeback::catalog

@@ -83,5 +83,7 @@ Result<EncodedRecord> encode_deletion(const Deletion& d);
 Result<Setting> decode_setting(std::span<const uint8_t> payload);
 Result<Crosscheck> decode_crosscheck(std::span<const uint8_t> payload);
 Result<Deletion> decode_deletion(std::span<const uint8_t> payload);
+Result<EncodedRecord> encode_resume(const Resume& r);
+Result<Resume> decode_resume(std::span<const uint8_t> payload);
 
 }  // namespace stripeback::catalog

@@ -104,6 +104,8 @@ const char* record_type_name(uint16_t type) {
       return "crosscheck";
     case RecordType::deletion:
       return "deletion";
+    case RecordType::resume:
+      return "resume";
   }
   return "unknown";
 }

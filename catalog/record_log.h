@@ -42,6 +42,7 @@ enum class RecordType : uint16_t {
   setting = 8,      // a default stored by `configure` (Setting)
   crosscheck = 9,   // what a crosscheck found of each piece (Crosscheck)
   deletion = 10,    // intent or end of a deletion of backups and pieces (Deletion)
+  resume = 11,      // a job resumes an interrupted backup (Resume)
 };
 const char* record_type_name(uint16_t type);
 

@@ -211,6 +211,16 @@ Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupF
                 "sources without writing)");
   if (!f.check_logical.empty()) o.check_logical = f.check_logical;
   o.max_corrupt = f.max_corrupt;
+  if (!f.resume.empty()) {
+    if (f.resume == "last") {
+      o.resume = 0;
+    } else if (f.resume.find_first_not_of("0123456789") == std::string::npos && f.resume.size() < 19) {
+      o.resume = std::stoull(f.resume);
+      if (*o.resume == 0) return fail(Errc::invalid_argument, "--resume: backup ids start at 1");
+    } else {
+      return fail(Errc::invalid_argument, "--resume takes a backup id or 'last', not '" + f.resume + "'");
+    }
+  }
   if (!f.page_size.empty()) {
     SB_ASSIGN(uint64_t ps, size_flag(f.page_size, "--page-size"));
     if (ps > 65536) return fail(Errc::invalid_argument, "--page-size must be at most 32K");

@@ -73,6 +73,7 @@ struct BackupFlags {
   bool force = false;
   // Source validation (docs/page-checks.md)
   bool validate = false;
+  std::string resume;  // "last" or a backup id (backup --resume)
   std::string check_logical;  // empty: not given; "auto" when given without a format
   uint64_t max_corrupt = 0;
   std::string page_size;

@@ -132,6 +132,13 @@ std::string backup_json(const engine::BackupSummary& s) {
   w.kv("bytes_read", s.bytes_read);
   w.kv("bytes_written", s.bytes_written);
   w.kv("pieces", s.pieces);
+  if (s.resumed_from) {
+    w.begin_object("resumed");
+    w.kv("backup_id", s.resumed_from);
+    w.kv("files_kept", s.resumed_files);
+    w.kv("bytes_kept", s.resumed_bytes);
+    w.end_object();
+  }
   w.kv("elapsed_s", s.elapsed_s);
   w.kv("mb_per_s", util::mb_per_s(s.bytes_read, s.elapsed_s));
   verdict_json(w, s.verdict);
@@ -225,6 +232,12 @@ std::string backup_text(const engine::BackupSummary& b) {
                   util::mb_per_s(b.bytes_read, b.elapsed_s), b.verdict.bound_by.c_str());
   }
   s += buf;
+  if (b.resumed_from) {
+    std::snprintf(buf, sizeof buf, "  resumed: %llu files (%s) kept from before the interruption\n",
+                  static_cast<unsigned long long>(b.resumed_files),
+                  util::format_bytes(b.resumed_bytes).c_str());
+    s += buf;
+  }
   s += verdict_text(b.verdict);
   if (!b.page_format.empty()) {
     std::snprintf(buf, sizeof buf,

@@ -639,6 +639,7 @@ class BackupChannel {
                               sp.address});
         rec.media = std::move(ml);
       }
+      if (ctx_.piece_durable) ctx_.piece_durable(rec);
       out_.pieces.push_back(rec);
       ++out_.stats.pieces;
       p->writer.reset();

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -91,6 +92,9 @@ struct BackupContext {
   const PageValidator* validator = nullptr;
   // backup --validate: read and check everything, write nothing (no piece, no target).
   bool validate_only = false;
+  // Called on the channel's thread as soon as a piece is durable, before the channel goes
+  // on (the job records it in the catalog: a resume keeps it). May be empty.
+  std::function<void(const catalog::PieceRecord&)> piece_durable;
 };
 
 // A page --check-logical found corrupt: as the catalog records it.

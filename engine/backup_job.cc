@@ -18,6 +18,7 @@
 #include "engine/piece_format.h"
 #include "engine/piece_name.h"
 #include "engine/planner.h"
+#include "engine/resume.h"
 #include "io/file.h"
 #include "engine/backends.h"
 #include "util/crash_point.h"
@@ -461,8 +462,24 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   }
   std::vector<int64_t> last_backup;
   if (opts.partial) last_backup = order_least_recent_first(plan.files, cat);
+  std::optional<ResumePoint> resumed;
+  std::vector<std::string> leftover_notes;
+  if (opts.resume) {
+    if (opts.validate_only || opts.media)
+      return fail(Errc::invalid_argument, "--resume continues a backup to a directory");
+    std::vector<std::string> srcs;
+    for (const auto& s : opts.sources) srcs.push_back(normal_path(s));
+    SB_ASSIGN(ResumePoint rp, find_resume_point(*opts.resume, srcs, dest, opts.level.has_value(),
+                                                cat, plan, opts.channel.direct, opts.keys.get()));
+    resumed = std::move(rp);
+  }
   std::vector<PieceFile> leftovers;
   if (!opts.media && !opts.validate_only) leftovers = find_unused_pieces(cat.backups(), dest);
+  if (resumed) {
+    // The pieces of the backup being resumed are its own, not leftovers.
+    const std::string own = piece_name_prefix(resumed->backup_id, cat.identity());
+    std::erase_if(leftovers, [&](const PieceFile& p) { return p.name.starts_with(own); });
+  }
 
   SetOptions so;
   so.section_size = opts.section_size;
@@ -528,7 +545,19 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     begin.change_unit = opts.change_unit;
   }
   uint64_t id = 0;
-  if (!opts.validate_only) {
+  if (resumed) {
+    id = resumed->backup_id;
+    SB_TRY(cat.resume_backup({id, begin.start_time_ns, begin.host, begin.pid}));
+    // The killed job's pieces that were never recorded (unfinished, or finished just before
+    // the kill) are this job's to remove now.
+    std::set<std::string> kept;
+    for (const auto& p : resumed->pieces) kept.insert(p.name);
+    std::vector<PieceFile> stale;
+    for (auto& p : pieces_with_prefix(dest, piece_name_prefix(id, cat.identity())))
+      if (!kept.count(p.name)) stale.push_back(std::move(p));
+    if (auto w = remove_own_pieces(stale, dest, "", "left unfinished by the interrupted job"))
+      leftover_notes.push_back(*w);
+  } else if (!opts.validate_only) {
     SB_ASSIGN(id, cat.begin_backup(begin));
   }
 
@@ -556,6 +585,17 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   }
   std::atomic<uint64_t> bytes_done{0};
   ctx.bytes_done = &bytes_done;
+  // Each piece is recorded as soon as it is durable: a resume keeps what a killed job made.
+  std::mutex recorded_mu;
+  std::set<std::string> recorded;
+  std::vector<std::string> record_errors;
+  if (!opts.validate_only)
+    ctx.piece_durable = [&](const catalog::PieceRecord& p) {
+      auto r = cat.add_piece(id, p, {});
+      std::lock_guard lock(recorded_mu);
+      if (r) recorded.insert(p.name);
+      else record_errors.push_back(r.error().what);
+    };
   std::unique_ptr<TokenBucket> job_bucket;
   if (opts.job_rate > 0 || opts.minimize_load) {
     job_bucket = std::make_unique<TokenBucket>(opts.job_rate,
@@ -589,6 +629,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   if (validator) sum.page_format = validator->name();
   if (!leftovers.empty()) sum.warnings.push_back(leftover_warning(leftovers, dest));
   for (auto& w : parent_warnings) sum.warnings.push_back(std::move(w));
+  for (auto& w : leftover_notes) sum.warnings.push_back(std::move(w));
   if (opts.level) {
     sum.level = *opts.level;
     sum.cumulative = opts.cumulative;
@@ -625,11 +666,22 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       sum.error = o.status.error().what;
     }
   }
+  if (resumed) {
+    // The pieces made before the interruption are the backup's too (recorded then).
+    pieces.insert(pieces.begin(), resumed->pieces.begin(), resumed->pieces.end());
+    for (const auto& p : resumed->pieces) recorded.insert(p.name);
+  }
   std::vector<std::pair<std::string, UnitMap>> media_maps;
   auto files = assemble_files(outcomes, ctx.change_unit, parents,
                               opts.level && opts.media ? &media_maps : nullptr);
   const size_t read_files = files.size();
   files.insert(files.end(), held.begin(), held.end());
+  if (resumed) {
+    files.insert(files.end(), resumed->files.begin(), resumed->files.end());
+    sum.resumed_files = resumed->files.size();
+    sum.resumed_bytes = resumed->bytes_kept;
+    sum.resumed_from = resumed->backup_id;
+  }
   std::sort(files.begin(), files.end(),
             [](const catalog::FileRecord& a, const catalog::FileRecord& b) { return a.path < b.path; });
   if (opts.level) {
@@ -732,7 +784,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     std::vector<catalog::PieceRecord> kept;
     std::vector<PieceFile> unused;
     for (auto& p : pieces) {
-      if (used.count(p.name)) kept.push_back(std::move(p));
+      // A piece already recorded stays: the end record counts every recorded piece.
+      if (used.count(p.name) || recorded.count(p.name)) kept.push_back(std::move(p));
       else if (!p.media) unused.push_back(file_of(p));
     }
     if (auto w = remove_own_pieces(unused, dest, "", "holding no completely backed-up file"))
@@ -749,9 +802,14 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     }
   // Record pieces, then files, then the end: a reader sees the backup complete (or
   // partial) only when all it names is there. A failed backup keeps nothing.
+  if (status != catalog::BackupStatus::failed && !record_errors.empty()) {
+    sum.error = "a piece could not be recorded in the catalog: " + record_errors.front();
+    status = catalog::BackupStatus::failed;
+  }
   if (status != catalog::BackupStatus::failed) {
     for (const auto& p : pieces)
-      if (auto r = cat.add_piece(id, p, {}); !r && sum.error.empty()) {
+      if (recorded.count(p.name)) continue;  // recorded when it became durable
+      else if (auto r = cat.add_piece(id, p, {}); !r && sum.error.empty()) {
         sum.error = r.error().what;
         status = catalog::BackupStatus::failed;
       }
@@ -765,6 +823,18 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       }
       util::crash_point("backup-files-recorded");
     }
+  }
+  if (resumed && status == catalog::BackupStatus::failed) {
+    // A resume that fails leaves the backup interrupted: what is durable stays for the next
+    // resume, and only the pieces this job did not finish go.
+    if (auto w = remove_own_pieces(unfinished, dest, "", "this job did not finish"))
+      sum.warnings.push_back(*w);
+    sum.warnings.push_back("backup " + std::to_string(id) + " stays interrupted: run the same "
+                           "backup with --resume " + std::to_string(id) + " again");
+    sum.status = "failed";
+    sum.pieces = 0;
+    sum.files = 0;
+    return sum;
   }
   if (status == catalog::BackupStatus::failed && !opts.media) {
     // Nothing of a failed backup is usable: its pieces go, or a warning says where they are.

@@ -65,6 +65,9 @@ struct BackupOptions {
   std::optional<uint32_t> page_size;
   uint64_t max_corrupt = 0;
   bool validate_only = false;
+  // Resume this interrupted backup (0: the newest one to the destination) instead of
+  // beginning a new one (engine/resume.h).
+  std::optional<uint64_t> resume;
 };
 
 struct BufferChoice {
@@ -125,6 +128,11 @@ struct BackupSummary {
   uint32_t change_unit = 0;
   std::vector<uint64_t> parents;  // backups the files build on
   std::vector<FileChangeInfo> file_changes;  // level backups: every recorded file, by path
+  // backup --resume: the backup resumed, and the files (and their bytes) kept from before
+  // its interruption, not read again.
+  uint64_t resumed_from = 0;
+  uint64_t resumed_files = 0;
+  uint64_t resumed_bytes = 0;
 
 };
 

@@ -101,6 +101,15 @@ std::optional<std::vector<uint8_t>> reencode(RecordType type, std::span<const ui
       records = std::vector<EncodedRecord>{std::move(*e)};
       break;
     }
+    case RecordType::resume: {
+      auto p = decode_resume(payload);
+      if (!p) return std::nullopt;
+      *backup_id = p->backup_id;
+      auto e = encode_resume(*p);
+      FUZZ_CHECK(e.has_value());
+      records = std::vector<EncodedRecord>{std::move(*e)};
+      break;
+    }
     default:
       return std::nullopt;
   }
@@ -185,6 +194,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case RecordType::backup_end:
       FUZZ_CHECK(b.ended && b.end.status == decode_end(payload)->end.status);
+      break;
+    case RecordType::resume:
+      FUZZ_CHECK(b.resumes == 1 && b.begin.pid == decode_resume(payload)->pid);
       break;
     default:
       break;

@@ -216,6 +216,8 @@ void catalog_seeds() {
   put("catalog_payload", "deletion_intent", 9, encode_deletion(del)->payload);
   del.done = true;
   put("catalog_payload", "deletion_done", 9, encode_deletion(del)->payload);
+  put("catalog_payload", "resume", 10,
+      encode_resume({1, 1764554400000000000, "db1", 4242})->payload);
 
   std::vector<uint8_t> log;
   uint64_t seq = 0;

@@ -345,5 +345,59 @@ TEST_F(Media, ConfigureChecksValuesAndCommandFlagsOverride) {
   EXPECT_TRUE(json({"configure"})["settings"]["destination"].is_null());
 }
 
+// A backup killed halfway is resumed: the files its durable pieces finished are not read
+// again, the rest is, and the one backup restores identical.
+TEST_F(Media, AResumeAfterAKillAtHalfwayReadsOnlyTheOtherHalf) {
+  for (int i = 1; i <= 8; ++i) make_file(t_ / ("src/f" + std::to_string(i)), 4 * kMiB, 50 + i);
+  const std::vector<std::string> args{"backup", t_ / "src", "--to", t_ / "dest", "--tag", "big",
+                                      "--channels", "1", "--max-open-files", "1",
+                                      "--max-piece-size", "5M"};
+  // One piece per file, in order: the fifth sync kills the job with four files recorded.
+  RunResult killed = run(args, {{"STRIPEBACK_CRASH_AT", "piece-synced:5"}});
+  ASSERT_EQ(killed.term_signal, SIGKILL) << killed.describe();
+  Json mid = json({"list"});
+  ASSERT_EQ(mid["backups"].size(), 1u);
+  EXPECT_EQ(mid["backups"][0]["status"].as_string(), "incomplete");
+  EXPECT_EQ(*mid["backups"][0]["pieces"].as_u64(), 4u) << "pieces are recorded as they are durable";
+  std::vector<std::string> again = args;
+  again.push_back("--resume");
+  again.push_back("last");
+  Json r = json(again);
+  EXPECT_EQ(r["status"].as_string(), "complete");
+  EXPECT_EQ(*r["backup_id"].as_u64(), 1u) << "the same backup";
+  EXPECT_EQ(*r["resumed"]["files_kept"].as_u64(), 4u);
+  EXPECT_LE(*r["bytes_read"].as_u64(), 16 * kMiB + kMiB) << "only the unfinished half is read";
+  EXPECT_EQ(*r["files"].as_u64(), 8u);
+  Json l = json({"list"});
+  ASSERT_EQ(l["backups"].size(), 1u);
+  EXPECT_EQ(l["backups"][0]["status"].as_string(), "complete");
+  EXPECT_EQ(pieces_in(t_ / "dest").size(), 8u) << "the killed job's unfinished piece is gone";
+  SB_ASSERT_EXIT(run({"restore", "--to", t_ / "r"}), 0);
+  EXPECT_TRUE(restored_tree(t_ / "r", t_ / "src"));
+  SB_ASSERT_EXIT(run({"validate"}), 0);
+  // Nothing is left to resume; other sources are refused.
+  RunResult twice = run(again);
+  EXPECT_TRUE(twice.exited(2)) << twice.describe();
+  EXPECT_TRUE(contains(twice.err, "no interrupted backup"));
+}
+
+TEST_F(Media, AResumeChecksWhatItResumes) {
+  make_file(t_ / "src/a", 3 * kMiB, 1);
+  make_file(t_ / "other/b", 1 * kMiB, 2);
+  RunResult killed = run({"backup", t_ / "src", "--to", t_ / "dest", "--channels", "1"},
+                         {{"STRIPEBACK_CRASH_AT", "piece-synced"}});
+  ASSERT_EQ(killed.term_signal, SIGKILL);
+  RunResult other = run({"backup", t_ / "other", "--to", t_ / "dest", "--resume", "1"});
+  EXPECT_TRUE(other.exited(2)) << other.describe();
+  EXPECT_TRUE(contains(other.err, "resume it with the same sources"));
+  RunResult bad = run({"backup", t_ / "src", "--to", t_ / "dest", "--resume", "x"});
+  EXPECT_TRUE(bad.exited(2));
+  EXPECT_TRUE(contains(bad.err, "a backup id or 'last'"));
+  SB_ASSERT_EXIT(run({"backup", t_ / "src", "--to", t_ / "dest", "--resume", "1"}), 0);
+  RunResult ended = run({"backup", t_ / "src", "--to", t_ / "dest", "--resume", "1"});
+  EXPECT_TRUE(ended.exited(2));
+  EXPECT_TRUE(contains(ended.err, "has ended (complete)"));
+}
+
 }  // namespace
 }  // namespace stripeback::it
