@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -207,6 +208,29 @@ struct LoadWarning {
 
 enum class Create : bool { no, yes };
 
+// What Catalog::import_backups did with one backup.
+struct ImportOutcome {
+  uint64_t id = 0;
+  bool added = false;
+  std::string reason;  // why it was not added: already in the catalog, ...
+};
+
+// Which records a compaction leaves out besides damage (docs/catalog-format.md,
+// "Compaction"). The hook is asked once per backup of the catalog, with what its records
+// say; every record of a backup it returns true for is dropped (its begin, pieces, files,
+// end and checks). Records of types this build does not know are always kept.
+struct CompactOptions {
+  std::function<bool(const Backup&)> drop_backup;  // empty: keep every backup
+};
+
+struct CompactReport {
+  uint64_t records_before = 0, records_after = 0;
+  uint64_t bytes_before = 0, bytes_after = 0;
+  uint64_t damaged_bytes = 0;        // torn or corrupt bytes left out
+  std::vector<std::string> saved;    // where those bytes were saved, one file per region
+  std::vector<uint64_t> dropped_backups;
+};
+
 class Catalog {
  public:
   // Opens (and with Create::yes creates: mkdir -p with mode 0700, the lock file and the
@@ -255,6 +279,24 @@ class Catalog {
   // a later complete page check whose sources hold the file (that check found what it found
   // in it, maybe nothing). Each with the check that found it.
   std::vector<std::pair<CorruptPage, PageCheck>> corrupt_pages() const;
+
+  // catalog rebuild: appends, in one durable write under the exclusive lock, the records of
+  // each of `backups` (as backup_as_records gives them: begin with its own id and catalog
+  // id, pieces, files, end) that the catalog does not know. A backup id already in the
+  // catalog is left alone (outcome not added, with the reason). Errors, before anything is
+  // written: invalid_argument when a backup's catalog id is 0, or is not this catalog's
+  // identity (a catalog without one takes that of the first backup imported), or when the
+  // backups to add do not all have one catalog id.
+  Result<std::vector<ImportOutcome>> import_backups(const std::vector<Backup>& backups);
+
+  // Rewrites catalog.log without its torn or corrupt regions (their bytes saved beside it
+  // as catalog.log.dropped-<unix-seconds>-<offset>) and without the records of backups
+  // `o.drop_backup` names, keeping every other valid record in order, renumbered from
+  // sequence 1. Atomic under the exclusive lock: the new log is written to
+  // catalog.log.compact, synced, renamed over catalog.log and the directory synced; a crash
+  // leaves the old log or the new one. Other Catalog objects notice the new file at their
+  // next refresh or append and reload it.
+  Result<CompactReport> compact(const CompactOptions& o = {});
 
  private:
   Catalog() = default;
