@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <set>
 
 #include "engine/crypto.h"
 #include "engine/piece_format.h"
@@ -145,9 +146,20 @@ Result<std::string> write_catalog_autobackup(const catalog::Catalog& cat, const 
   // Only the newest few are kept; one that cannot be removed stays (and is harmless).
   if (auto names = dir.storage->list(dir.at)) {
     std::vector<std::pair<AutobackupName, std::string>> own;
-    for (const auto& x : *names)
+    std::set<uint64_t> ended;
+    for (const auto& b : mine)
+      if (b.ended) ended.insert(b.id);
+    for (const auto& x : *names) {
       if (auto p = parse_autobackup_name(x); p && p->catalog_id == catalog_id)
         own.emplace_back(*p, x);
+      // The temporary file of a writer killed before its rename, once its backup has ended
+      // (another backup's, still being written, is left alone).
+      if (x.size() > 5 && x[0] == '.' && x.compare(x.size() - 4, 4, ".tmp") == 0)
+        if (auto p = parse_autobackup_name(std::string_view(x).substr(1, x.size() - 5));
+            p && p->catalog_id == catalog_id && p->backup_id != backup_id &&
+            ended.count(p->backup_id))
+          (void)dir.storage->remove(dir.at.join(x));
+    }
     std::sort(own.begin(), own.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t i = 0; i + kAutobackupsKept < own.size(); ++i)
