@@ -57,6 +57,12 @@ int run_rebuild(const CatalogFlags& f, const CommonFlags& c) {
       return exit_for(Error{Errc::invalid_argument, 0,
                             "--catalog-id '" + f.catalog_id + "' is not 16 hex digits"});
   }
+  for (const auto& m : f.from)
+    if (m.rfind("tape:", 0) == 0)
+      return exit_for(Error{Errc::invalid_argument, 0,
+                            "'" + m + "': catalog rebuild does not read tapes yet; it reads "
+                            "pieces in directories and on nfs:// exports (see "
+                            "docs/media-management.md)"});
   std::shared_ptr<engine::Keyring> keys;
   if (!f.keys.passphrase_file.empty() || !f.keys.passphrase_env.empty() || !f.keys.key_file.empty()) {
     auto k = engine::Keyring::load({f.keys.passphrase_file, f.keys.passphrase_env, f.keys.key_file});

@@ -159,6 +159,18 @@ TEST(CatalogRebuildCli, EncryptedPiecesNeedTheirKey) {
   }
 }
 
+TEST(CatalogRebuildCli, TapeAndMissingMediaAreUsageErrors) {
+  TempDir work("sb-rebuild-usage");
+  auto tape = sb({"catalog", "rebuild", "--from", "tape:/dev/sg9", "--catalog", work / "c"});
+  SB_EXPECT_EXIT(tape, 2);
+  EXPECT_TRUE(contains(tape.err, "does not read tapes yet"));
+  auto missing = sb({"catalog", "rebuild", "--from", work / "nothing", "--catalog", work / "c"});
+  SB_EXPECT_EXIT(missing, 2);
+  EXPECT_TRUE(contains(missing.err, work / "nothing"));
+  SB_EXPECT_EXIT(sb({"catalog", "rebuild", "--catalog", work / "c"}), 2);  // no --from
+  SB_EXPECT_EXIT(sb({"catalog", "compact", "--catalog", work / "none"}), 2);
+}
+
 // Rebuilding into the catalog that already has everything adds nothing; a second rebuild
 // into a rebuilt catalog adds nothing and writes nothing.
 TEST(CatalogRebuildCli, RebuildTwiceAddsNothingTheSecondTime) {
