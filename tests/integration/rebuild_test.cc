@@ -171,6 +171,38 @@ TEST(CatalogRebuildCli, TapeAndMissingMediaAreUsageErrors) {
   SB_EXPECT_EXIT(sb({"catalog", "compact", "--catalog", work / "none"}), 2);
 }
 
+// From pieces alone, a backup with a piece cut short (as a killed writer leaves it) is
+// rebuilt partial, naming the piece, with the files that are whole in the other pieces;
+// they restore identical.
+TEST(CatalogRebuildCli, DamagedPieceMakesThePiecesOnlyBackupPartial) {
+  TempDir work("sb-rebuild-partial");
+  const std::string src = work / "src", cat = work / "cat", p = work / "p";
+  for (uint32_t i = 0; i < 6; ++i) make_file(src + "/f" + std::to_string(i) + ".dbf", 3u << 20, i + 1);
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", p, "--catalog", cat, "--max-piece-size", "4M",
+                     "--channels", "2"}), 0);
+  const auto pieces = pieces_in(p);
+  ASSERT_GE(pieces.size(), 3u);
+  ASSERT_EQ(::truncate(pieces[0].c_str(), 8192), 0);
+  auto r = sb({"catalog", "rebuild", "--from", p, "--catalog", work / "c", "--no-autobackup",
+               "--json"});
+  SB_ASSERT_EXIT(r, 0);
+  Json j = parse_json(r);
+  ASSERT_EQ(j["media"][0]["unreadable"].size(), 1u);
+  EXPECT_TRUE(contains(j["media"][0]["unreadable"][0].as_string(), base_names({pieces[0]})[0]));
+  ASSERT_EQ(j["backups"].size(), 1u);
+  EXPECT_EQ(j["backups"][0]["status"].as_string(), "partial");
+  Json l = list_json(work / "c");
+  EXPECT_EQ(l["backups"][0]["status"].as_string(), "partial");
+  EXPECT_TRUE(contains(l["backups"][0]["message"].as_string(), base_names({pieces[0]})[0]));
+  const uint64_t kept = *l["backups"][0]["files"].as_u64();
+  EXPECT_GT(kept, 0u);
+  EXPECT_LT(kept, 6u);
+  SB_ASSERT_EXIT(sb({"restore", "--to", work / "r", "--catalog", work / "c"}), 0);
+  auto restored = files_under(work / "r");
+  EXPECT_EQ(restored.size(), kept);
+  for (const auto& f : restored) EXPECT_TRUE(same_file(f.substr((work / "r").size()), f));
+}
+
 // Rebuilding into the catalog that already has everything adds nothing; a second rebuild
 // into a rebuilt catalog adds nothing and writes nothing.
 TEST(CatalogRebuildCli, RebuildTwiceAddsNothingTheSecondTime) {
