@@ -295,6 +295,56 @@ TEST(CatalogRebuildCli, IncrementalChainRestoresAfterRebuild) {
   }
 }
 
+// The newest autobackup is lost: the older one gives the level 0, the level 1 is rebuilt
+// from its pieces and finds its parent in the level 0 (its maps read from its pieces).
+TEST(CatalogRebuildCli, LevelOneFromPiecesOnAParentFromTheAutobackup) {
+  TempDir work("sb-rebuild-incr-auto");
+  const std::string src = work / "src", cat = work / "cat", p = work / "p";
+  make_file(src + "/a.dbf", 5u << 20, 7);
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", p, "--catalog", cat, "--level", "0", "--tag", "base"}), 0);
+  {
+    std::fstream f(src + "/a.dbf", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(1 << 20);
+    f.write("another change", 14);
+  }
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", p, "--catalog", cat, "--level", "1"}), 0);
+  auto names = autobackups_in(p);
+  ASSERT_EQ(names.size(), 2u);
+  fs::remove(fs::path(p) / names[1]);
+  auto r = sb({"catalog", "rebuild", "--from", p, "--catalog", work / "c", "--json"});
+  SB_ASSERT_EXIT(r, 0);
+  Json j = parse_json(r);
+  ASSERT_EQ(j["backups"].size(), 2u);
+  EXPECT_EQ(j["backups"][0]["from"].as_string(), "autobackup");
+  EXPECT_EQ(j["backups"][1]["from"].as_string(), "pieces");
+  Json l = list_json(work / "c");
+  EXPECT_EQ(l["backups"][0]["tag"].as_string(), "base");
+  ASSERT_EQ(l["backups"][1]["parents"].size(), 1u);
+  EXPECT_EQ(*l["backups"][1]["parents"][0].as_u64(), 1u);
+  SB_ASSERT_EXIT(sb({"restore", "--to", work / "r", "--catalog", work / "c"}), 0);
+  EXPECT_TRUE(restored_exactly(work / "r", files_under(src)));
+}
+
+// Backups to two destinations, each with its autobackup, rebuilt from both at once.
+TEST(CatalogRebuildCli, SeveralMediaAtOnce) {
+  TempDir work("sb-rebuild-two");
+  const std::string cat = work / "cat";
+  make_file(work / "s1/a.dbf", 2u << 20, 1);
+  make_file(work / "s2/b.dbf", 3u << 20, 2);
+  SB_ASSERT_EXIT(sb({"backup", work / "s1", "--to", work / "p1", "--catalog", cat}), 0);
+  SB_ASSERT_EXIT(sb({"backup", work / "s2", "--to", work / "p2", "--catalog", cat}), 0);
+  const std::string before = essentials(list_json(cat), true);
+  fs::remove_all(cat);
+  SB_ASSERT_EXIT(sb({"catalog", "rebuild", "--from", work / "p1", "--from", work / "p2",
+                     "--catalog", cat}), 0);
+  EXPECT_EQ(essentials(list_json(cat), true), before);
+  SB_ASSERT_EXIT(sb({"restore", "--to", work / "r", "--catalog", cat}), 0);
+  auto files = files_under(work / "s1");
+  for (const auto& f : files_under(work / "s2")) files.push_back(f);
+  std::sort(files.begin(), files.end());
+  EXPECT_TRUE(restored_exactly(work / "r", files, {work / "s1", work / "s2"}));
+}
+
 // Autobackups: the newest two per catalog on a destination; never taken for pieces by the
 // leftover warning or by validate.
 TEST(CatalogAutobackup, NewestTwoKeptAndNeverTakenForPieces) {
