@@ -520,11 +520,6 @@ Result<CompactReport> Catalog::compact(const CompactOptions& o) {
   SB_TRY(s.follow_replaced());
   SB_TRY(s.catch_up());
   CompactReport rep;
-  std::set<uint64_t> drop;
-  if (o.drop_backup)
-    for (const Backup& b : s.model.snapshot())
-      if (o.drop_backup(b)) drop.insert(b.id);
-  rep.dropped_backups.assign(drop.begin(), drop.end());
   SB_ASSIGN(uint64_t size, s.log_size());
   SB_ASSIGN(auto bytes, s.log_range(0, size));
   if (bytes.size() < kFileHeaderSize)
@@ -533,11 +528,28 @@ Result<CompactReport> Catalog::compact(const CompactOptions& o) {
                                  kFileHeaderSize, 0);
   rep.bytes_before = bytes.size();
   rep.records_before = scan.frames.size();
+  std::set<uint64_t> drop;
+  uint64_t identity_begin = 0, max_id = 0;
+  if (o.drop_backup) {
+    std::set<uint64_t> asked;
+    for (const Frame& f : scan.frames)
+      if (auto id = record_backup_id(f)) {
+        max_id = std::max(max_id, *id);
+        if (asked.insert(*id).second && o.drop_backup(*id)) drop.insert(*id);
+        if (!identity_begin && f.type == static_cast<uint16_t>(RecordType::backup_begin))
+          if (auto b = decode_begin(f.payload); b && b->begin.catalog_id != 0)
+            identity_begin = b->backup_id;
+      }
+  }
+  rep.dropped_backups.assign(drop.begin(), drop.end());
   std::vector<uint8_t> out = encode_file_header();
   uint64_t seq = 0;
   for (const Frame& f : scan.frames) {
     auto id = record_backup_id(f);
-    if (id && drop.count(*id)) continue;
+    // The identity and the next id are the catalog's, not its backups': those begins stay.
+    const bool keeps_catalog = id && f.type == static_cast<uint16_t>(RecordType::backup_begin) &&
+                               (*id == identity_begin || *id == max_id);
+    if (id && drop.count(*id) && !keeps_catalog) continue;
     append_frame(out, ++seq, static_cast<RecordType>(f.type), f.payload);
   }
   rep.records_after = seq;

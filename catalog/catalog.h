@@ -216,11 +216,14 @@ struct ImportOutcome {
 };
 
 // Which records a compaction leaves out besides damage (docs/catalog-format.md,
-// "Compaction"). The hook is asked once per backup of the catalog, with what its records
-// say; every record of a backup it returns true for is dropped (its begin, pieces, files,
-// end and checks). Records of types this build does not know are always kept.
+// "Compaction"). The hook is asked once per backup id that a record of a known type names
+// (begin, piece, files, end, checks), with the picture of the catalog loaded so far (a
+// backup whose deletion is recorded done may be absent from it); every such record of an
+// id it returns true for is dropped. Records of types this build does not know are always
+// kept. The catalog's identity and next backup id survive: the begin record that gives the
+// identity and that of the largest backup id are kept even when their backup is dropped.
 struct CompactOptions {
-  std::function<bool(const Backup&)> drop_backup;  // empty: keep every backup
+  std::function<bool(uint64_t backup_id)> drop_backup;  // empty: keep every backup
 };
 
 struct CompactReport {

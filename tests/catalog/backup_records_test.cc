@@ -125,17 +125,27 @@ TEST_F(CatalogImport, CompactKeepsRecordsAndTheHookDropsBackups) {
   EXPECT_EQ(rep->damaged_bytes, 4u);
   EXPECT_EQ(cat_->backups().size(), 3u);
   CompactOptions o;
-  o.drop_backup = [](const Backup& b) { return b.id == 2; };
+  o.drop_backup = [](uint64_t id) { return id == 2; };
   rep = cat_->compact(o);
   ASSERT_TRUE(rep);
   EXPECT_EQ(rep->dropped_backups, std::vector<uint64_t>{2});
   auto bs = cat_->backups();
   ASSERT_EQ(bs.size(), 2u);
   EXPECT_EQ(bs[1].id, 3u);
+  // Dropping the backups that hold the identity and the largest id keeps both: their begin
+  // records stay (a backup left with only its begin is listed incomplete).
+  o.drop_backup = [](uint64_t id) { return id == 1 || id == 3; };
+  rep = cat_->compact(o);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(cat_->identity(), 5u);
+  bs = cat_->backups();
+  ASSERT_EQ(bs.size(), 2u);
+  EXPECT_TRUE(bs[0].pieces.empty() && bs[1].pieces.empty());
   // A catalog opened before the compactions follows the new log at its next append.
   auto id = other->begin_backup(sample_begin("after"));
   ASSERT_TRUE(id) << id.error().what;
   EXPECT_EQ(*id, 4u);
+  EXPECT_EQ(other->identity(), 5u);
   ASSERT_TRUE(cat_->refresh());
   EXPECT_EQ(cat_->backups().size(), 3u);
 }
