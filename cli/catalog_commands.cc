@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <spdlog/spdlog.h>
 
 #include "catalog/catalog.h"
@@ -48,7 +49,12 @@ std::string esc(const std::string& s) { return util::escape_text(s); }
 
 int run_rebuild(const CatalogFlags& f, const CommonFlags& c) {
   engine::RebuildOptions o;
-  o.media = f.from;
+  // A relative directory is recorded as the absolute one, as a backup's destination is, so
+  // the rebuilt catalog finds its pieces from any working directory.
+  for (const auto& m : f.from)
+    o.media.push_back(m.find("://") != std::string::npos || m.empty() || m[0] == '/'
+                          ? m
+                          : std::filesystem::absolute(m).lexically_normal().string());
   o.use_autobackup = !f.no_autobackup;
   if (!f.catalog_id.empty()) {
     char* end = nullptr;
