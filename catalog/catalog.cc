@@ -10,10 +10,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <random>
+#include <set>
 
+#include "catalog/backup_records.h"
 #include "catalog/file_ops.h"
 #include "storage/storage.h"
 #include "catalog/model.h"
@@ -94,6 +97,11 @@ struct Catalog::State {
   std::optional<LoadWarning> tail;  // torn tail found by the last read, not yet cut
 
   Result<void> init_header(bool may_write);
+  // Opens catalog.log (again) for reading and appending.
+  Result<void> open_log();
+  // When catalog.log was replaced by another file since it was opened (a compaction), reopens
+  // it and starts reading from the beginning.
+  Result<void> follow_replaced();
   Result<void> catch_up();
   Result<void> cut_tail();
   Result<uint64_t> write_records(const std::vector<EncodedRecord>& records);
@@ -200,6 +208,7 @@ Result<uint64_t> Catalog::State::write_records(const std::vector<EncodedRecord>&
 Result<uint64_t> Catalog::State::append(
     const std::function<Result<std::vector<EncodedRecord>>()>& prepare) {
   SB_ASSIGN(FileLock lock, FileLock::acquire(lock_fd.get(), LOCK_EX, lock_path));
+  SB_TRY(follow_replaced());
   SB_TRY(catch_up());
   SB_ASSIGN(auto records, prepare());
   if (records.empty()) return end;
@@ -260,6 +269,7 @@ Catalog::~Catalog() = default;
 Result<void> Catalog::refresh() {
   std::lock_guard<std::mutex> g(mu_);
   SB_ASSIGN(FileLock lock, FileLock::acquire(state_->lock_fd.get(), LOCK_SH, state_->lock_path));
+  SB_TRY(state_->follow_replaced());
   return state_->catch_up();
 }
 
@@ -487,6 +497,187 @@ Result<void> Catalog::end_backup(uint64_t backup_id, const BackupEnd& end) {
   }));
   s.model.add_end(backup_id, end, at);
   return ok();
+}
+
+Result<void> Catalog::State::open_log() {
+  const auto at = storage::Location::local(log_path);
+  auto in = st->open_read(at, {false});
+  if (!in) return in.error().wrap("unable to open catalog log");
+  auto out = st->open_write(at, 0600);
+  if (!out) return out.error().wrap("unable to open catalog log");
+  log_in = std::move(*in);
+  log_out = std::move(*out);
+  return ok();
+}
+
+Result<void> Catalog::State::follow_replaced() {
+  struct stat now {};
+  if (::stat(log_path.c_str(), &now) != 0) return sys_error(errno, "unable to stat '" + log_path + "'");
+  SB_ASSIGN(storage::FileInfo open_info, log_in->stat());
+  if (open_info.ino == 0 || open_info.ino == static_cast<uint64_t>(now.st_ino)) return ok();
+  SB_TRY(open_log());
+  model.clear();
+  end = kFileHeaderSize;
+  last_sequence = 0;
+  tail.reset();
+  model.warn({0, 0, "'" + log_path + "' was replaced (compacted); reloaded"});
+  return ok();
+}
+
+Result<std::vector<ImportOutcome>> Catalog::import_backups(const std::vector<Backup>& backups) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  std::vector<ImportOutcome> outcomes;
+  std::vector<const Backup*> added;
+  SB_ASSIGN(uint64_t at, s.append([&]() -> Result<std::vector<EncodedRecord>> {
+    outcomes.clear();
+    added.clear();
+    uint64_t identity = s.model.catalog_id();
+    std::vector<EncodedRecord> records;
+    for (const Backup& b : backups) {
+      ImportOutcome o;
+      o.id = b.id;
+      auto open = s.model.check_open(b.id);
+      if (open || open.error().code != Errc::not_found) {
+        o.reason = "backup " + std::to_string(b.id) + " is already in the catalog";
+      } else if (b.begin_missing) {
+        o.reason = "backup " + std::to_string(b.id) + " has no begin record to import";
+      } else {
+        const uint64_t cid = b.begin.catalog_id;
+        if (cid == 0)
+          return fail(Errc::invalid_argument,
+                      "backup " + std::to_string(b.id) + " belongs to no catalog identity");
+        if (identity != 0 && cid != identity) {
+          char want[17], have[17];
+          std::snprintf(want, sizeof want, "%016llx", static_cast<unsigned long long>(identity));
+          std::snprintf(have, sizeof have, "%016llx", static_cast<unsigned long long>(cid));
+          return fail(Errc::invalid_argument,
+                      "backup " + std::to_string(b.id) + " belongs to catalog " + have +
+                          ", not to the catalog in '" + s.dir + "' (" + want +
+                          "): its records are not imported");
+        }
+        identity = cid;
+        SB_ASSIGN(auto recs, backup_as_records(b));
+        for (auto& r : recs) records.push_back(std::move(r));
+        o.added = true;
+        added.push_back(&b);
+      }
+      outcomes.push_back(std::move(o));
+    }
+    return records;
+  }));
+  for (const Backup* b : added) {
+    s.model.add_begin(b->id, b->begin, at);
+    for (const auto& p : b->pieces) s.model.add_piece(b->id, p, {}, at);
+    if (!b->files.empty()) s.model.add_files(b->id, b->files, at);
+    if (b->ended) s.model.add_end(b->id, b->end, at);
+  }
+  return outcomes;
+}
+
+namespace {
+// The backup a record of a type this build knows is about (every such payload starts with
+// a version byte and the backup id); none for other types.
+std::optional<uint64_t> record_backup_id(const Frame& f) {
+  if (f.type < static_cast<uint16_t>(RecordType::backup_begin) ||
+      f.type > static_cast<uint16_t>(RecordType::frame_check) || f.payload.size() < 9)
+    return std::nullopt;
+  uint64_t id = 0;
+  for (int i = 0; i < 8; ++i) id |= uint64_t{f.payload[1 + static_cast<size_t>(i)]} << (8 * i);
+  return id;
+}
+}  // namespace
+
+Result<CompactReport> Catalog::compact(const CompactOptions& o) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  SB_ASSIGN(FileLock lock, FileLock::acquire(s.lock_fd.get(), LOCK_EX, s.lock_path));
+  SB_TRY(s.follow_replaced());
+  SB_TRY(s.catch_up());
+  CompactReport rep;
+  SB_ASSIGN(uint64_t size, s.log_size());
+  SB_ASSIGN(auto bytes, s.log_range(0, size));
+  if (bytes.size() < kFileHeaderSize)
+    return fail(Errc::corrupt, "'" + s.log_path + "' is shorter than its file header");
+  ScanResult scan = scan_records(std::span<const uint8_t>(bytes).subspan(kFileHeaderSize),
+                                 kFileHeaderSize, 0);
+  rep.bytes_before = bytes.size();
+  rep.records_before = scan.frames.size();
+  std::set<uint64_t> drop;
+  uint64_t identity_begin = 0, max_id = 0;
+  if (o.drop_backup) {
+    std::set<uint64_t> asked;
+    for (const Frame& f : scan.frames)
+      if (auto id = record_backup_id(f)) {
+        max_id = std::max(max_id, *id);
+        if (asked.insert(*id).second && o.drop_backup(*id)) drop.insert(*id);
+        if (!identity_begin && f.type == static_cast<uint16_t>(RecordType::backup_begin))
+          if (auto b = decode_begin(f.payload); b && b->begin.catalog_id != 0)
+            identity_begin = b->backup_id;
+      }
+  }
+  rep.dropped_backups.assign(drop.begin(), drop.end());
+  std::vector<uint8_t> out = encode_file_header();
+  uint64_t seq = 0;
+  for (const Frame& f : scan.frames) {
+    auto id = record_backup_id(f);
+    // The identity and the next id are the catalog's, not its backups': those begins stay.
+    const bool keeps_catalog = id && f.type == static_cast<uint16_t>(RecordType::backup_begin) &&
+                               (*id == identity_begin || *id == max_id);
+    if (id && drop.count(*id) && !keeps_catalog) continue;
+    append_frame(out, ++seq, static_cast<RecordType>(f.type), f.payload);
+  }
+  rep.records_after = seq;
+  rep.bytes_after = out.size();
+  // The damaged regions are kept for inspection, as a cut torn tail is, before the log
+  // that no longer holds them takes its place.
+  std::vector<LoadWarning> regions;
+  for (const auto& w : scan.warnings)
+    if (w.length > 0) regions.push_back(w);
+  if (scan.torn_tail && scan.torn_tail->length > 0) regions.push_back(*scan.torn_tail);
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  for (const auto& w : regions) {
+    if (w.offset + w.length > bytes.size()) continue;
+    rep.damaged_bytes += w.length;
+    std::string name = std::string(kLogName) + ".dropped-" + std::to_string(now.count()) + "-" +
+                       std::to_string(w.offset);
+    SB_ASSIGN(std::string saved,
+              save_new_file(s.dir, name,
+                            std::span<const uint8_t>(bytes).subspan(w.offset, w.length)));
+    rep.saved.push_back(std::move(saved));
+  }
+  const std::string tmp_path = s.log_path + ".compact";
+  const auto tmp = storage::Location::local(tmp_path);
+  (void)s.st->remove(tmp);  // of a compaction killed half-way
+  storage::CreateOptions co;
+  co.direct = false;
+  co.mode = 0600;
+  SB_ASSIGN(auto file, s.st->create(tmp, co));
+  auto written = [&]() -> Result<void> {
+    SB_TRY(file->write_at(reinterpret_cast<const std::byte*>(out.data()), out.size(), 0));
+    SB_TRY(file->commit());
+    return file->close();
+  }();
+  if (!written) {
+    file->abandon();
+    (void)s.st->remove(tmp);
+    return written.error().wrap("unable to write the compacted catalog log '" + tmp_path + "'");
+  }
+  util::crash_point("catalog-compact-written");
+  if (auto r = s.st->rename(tmp, storage::Location::local(s.log_path), true); !r) {
+    (void)s.st->remove(tmp);
+    return r.error().wrap("unable to put the compacted catalog log in place");
+  }
+  SB_TRY(sync_dir(s.dir));
+  util::crash_point("catalog-compact-renamed");
+  SB_TRY(s.open_log());
+  s.model.clear();
+  s.end = kFileHeaderSize;
+  s.last_sequence = 0;
+  s.tail.reset();
+  SB_TRY(s.catch_up());
+  return rep;
 }
 
 }  // namespace stripeback::catalog

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -272,6 +273,32 @@ struct LoadWarning {
 
 enum class Create : bool { no, yes };
 
+// What Catalog::import_backups did with one backup.
+struct ImportOutcome {
+  uint64_t id = 0;
+  bool added = false;
+  std::string reason;  // why it was not added: already in the catalog, ...
+};
+
+// Which records a compaction leaves out besides damage (docs/catalog-format.md,
+// "Compaction"). The hook is asked once per backup id that a record of a known type names
+// (begin, piece, files, end, checks), with the picture of the catalog loaded so far (a
+// backup whose deletion is recorded done may be absent from it); every such record of an
+// id it returns true for is dropped. Records of types this build does not know are always
+// kept. The catalog's identity and next backup id survive: the begin record that gives the
+// identity and that of the largest backup id are kept even when their backup is dropped.
+struct CompactOptions {
+  std::function<bool(uint64_t backup_id)> drop_backup;  // empty: keep every backup
+};
+
+struct CompactReport {
+  uint64_t records_before = 0, records_after = 0;
+  uint64_t bytes_before = 0, bytes_after = 0;
+  uint64_t damaged_bytes = 0;        // torn or corrupt bytes left out
+  std::vector<std::string> saved;    // where those bytes were saved, one file per region
+  std::vector<uint64_t> dropped_backups;
+};
+
 class Catalog {
  public:
   // Opens (and with Create::yes creates: mkdir -p with mode 0700, the lock file and the
@@ -334,6 +361,24 @@ class Catalog {
   // Records that this process resumes backup `r.backup_id`. Errors: not_found, or
   // invalid_argument for a backup that has ended.
   Result<void> resume_backup(const Resume& r);
+
+  // catalog rebuild: appends, in one durable write under the exclusive lock, the records of
+  // each of `backups` (as backup_as_records gives them: begin with its own id and catalog
+  // id, pieces, files, end) that the catalog does not know. A backup id already in the
+  // catalog is left alone (outcome not added, with the reason). Errors, before anything is
+  // written: invalid_argument when a backup's catalog id is 0, or is not this catalog's
+  // identity (a catalog without one takes that of the first backup imported), or when the
+  // backups to add do not all have one catalog id.
+  Result<std::vector<ImportOutcome>> import_backups(const std::vector<Backup>& backups);
+
+  // Rewrites catalog.log without its torn or corrupt regions (their bytes saved beside it
+  // as catalog.log.dropped-<unix-seconds>-<offset>) and without the records of backups
+  // `o.drop_backup` names, keeping every other valid record in order, renumbered from
+  // sequence 1. Atomic under the exclusive lock: the new log is written to
+  // catalog.log.compact, synced, renamed over catalog.log and the directory synced; a crash
+  // leaves the old log or the new one. Other Catalog objects notice the new file at their
+  // next refresh or append and reload it.
+  Result<CompactReport> compact(const CompactOptions& o = {});
 
  private:
   Catalog() = default;

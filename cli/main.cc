@@ -12,6 +12,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "cli/catalog_commands.h"
 #include "cli/commands.h"
 #include "cli/media_commands.h"
 #include "cli/progress_view.h"
@@ -394,6 +395,8 @@ int main(int argc, char** argv) {
       ->required();
   TapeFlags tf;
   auto* tape = add_tape_command(app, tf);
+  CatalogFlags cf;
+  auto* catalog_cmd = add_catalog_command(app, cf, common);
   auto* bench = app.add_subcommand("bench", "measure I/O paths on this machine");
   bench->require_subcommand(1);
   NfsBenchFlags nbf;
@@ -448,6 +451,7 @@ int main(int argc, char** argv) {
   if (demo->parsed()) return run_demo_data_cmd(df);
   if (keygen->parsed()) return run_keygen_cmd(key_path);
   if (tape->parsed()) return run_tape_cmd(*tape, tf, g_cancel);
+  if (catalog_cmd->parsed()) return run_catalog_cmd(*catalog_cmd, cf, common);
   if (bench_nfs->parsed()) return run_nfs_bench_cmd(nbf);
   return kExitUsage;
 }

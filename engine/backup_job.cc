@@ -1,4 +1,5 @@
 #include "engine/backup_job.h"
+#include "engine/catalog_autobackup.h"
 
 #include <unistd.h>
 
@@ -868,6 +869,11 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     sum.error = r.error().what;
   }
   util::crash_point("backup-ended");
+  // A copy of the catalog's records of this destination's backups goes beside the pieces,
+  // for `catalog rebuild`; it cannot change the outcome of the backup, only warn.
+  if (!opts.media && sum.status != "failed")
+    if (auto r = write_catalog_autobackup(cat, dest, id, opts.keys.get()); !r)
+      sum.warnings.push_back("the catalog autobackup was not written: " + r.error().what);
   return sum;
 }
 

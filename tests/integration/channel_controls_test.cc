@@ -94,14 +94,18 @@ std::vector<std::string> restored_among(const std::string& root,
   return out;
 }
 
-// Every entry directly in `dir` that is not a piece (temporary files, leftovers).
+// Every entry directly in `dir` that is not a piece or a catalog autobackup (temporary
+// files, leftovers).
 std::vector<std::string> non_pieces_in(const std::string& dir) {
   std::vector<std::string> out;
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator(dir, ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
-    if (it->path().extension() != ".sbp" || !it->is_regular_file())
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const bool autobackup = it->path().extension() == ".sbcat" &&
+                            it->path().filename().string().rfind("sb-catalog-", 0) == 0;
+    if ((it->path().extension() != ".sbp" && !autobackup) || !it->is_regular_file())
       out.push_back(it->path().string());
+  }
   return out;
 }
 

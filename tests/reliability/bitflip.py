@@ -80,7 +80,9 @@ class Backup:
     def relative_files(self):
         # By size, not name: which channel writes which work set varies from run to run.
         d = os.path.join(self.pristine, "pieces")
-        pieces = sorted(os.listdir(d), key=lambda p: (os.path.getsize(os.path.join(d, p)), p))
+        # Pieces only: the catalog autobackup beside them is not read by validate or restore.
+        pieces = sorted((p for p in os.listdir(d) if p.endswith(".sbp")),
+                        key=lambda p: (os.path.getsize(os.path.join(d, p)), p))
         return [os.path.join("pieces", p) for p in pieces] + ["cat/catalog.log"]
 
     def reset(self):

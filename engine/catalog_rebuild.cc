@@ -1,0 +1,472 @@
+#include "engine/catalog_rebuild.h"
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "engine/backends.h"
+#include "engine/catalog_autobackup.h"
+#include "engine/change_map.h"
+#include "engine/crypto.h"
+#include "engine/piece_name.h"
+#include "engine/piece_reader.h"
+#include "util/digest.h"
+
+namespace stripeback::engine {
+namespace {
+
+bool is_piece_name(const std::string& n) {
+  return n.size() > 4 && n.compare(n.size() - 4, 4, ".sbp") == 0;
+}
+
+// What one piece says, read from its header, trailer, map frames and footer.
+struct ScannedPiece {
+  catalog::PieceRecord record;
+  PieceHeader header;
+  Trailer trailer;
+  std::vector<std::vector<DigestMap>> maps;  // per file id
+};
+
+// One file of a backup as its pieces hold it.
+struct FileParts {
+  FileMeta meta;
+  std::vector<Extent> extents;
+  std::set<std::string> pieces;
+  std::vector<DigestMap> maps;
+};
+
+struct Medium {
+  Place place;
+  std::string text;
+  std::vector<std::string> names;
+};
+
+std::string hex_id(uint64_t id) { return format_catalog_id(id); }
+
+// The units [first, last) an extent covers.
+std::pair<uint64_t, uint64_t> units_covered(const Extent& e, uint32_t unit) {
+  return {e.file_offset / unit, (e.file_offset + e.raw_len + unit - 1) / unit};
+}
+
+// Whether `parent`'s map serves as the base of `m` for every unit not in `written`: the same
+// digest and length there, the rule a level 1 follows to leave a unit out.
+bool serves_as_parent(const UnitMap& parent, const UnitMap& m, const std::vector<bool>& written) {
+  if (parent.unit != m.unit) return false;
+  for (uint64_t i = 0; i < m.digests.size(); ++i) {
+    if (written[i]) continue;
+    if (i >= parent.digests.size() ||
+        unit_length(parent.size, parent.unit, i) != unit_length(m.size, m.unit, i) ||
+        parent.digests[i] != m.digests[i])
+      return false;
+  }
+  return true;
+}
+
+// The backups rebuilt from pieces alone, in id order; each level file's map is kept for the
+// level 1s after it.
+class PieceAssembler {
+ public:
+  // `others`: backups known from the catalog or an autobackup, whose files' maps (read from
+  // their pieces through `cache`) may serve as parents too.
+  PieceAssembler(const std::vector<catalog::Backup>& others, PieceCache& cache)
+      : others_(others), cache_(cache) {}
+
+  catalog::Backup assemble(uint64_t id, const std::vector<ScannedPiece>& pieces,
+                           const std::vector<std::string>& unreadable, uint64_t catalog_id,
+                           const std::string& medium, std::vector<std::string>& notes) {
+    catalog::Backup b;
+    b.id = id;
+    b.begin.catalog_id = catalog_id;
+    b.begin.destination = medium;
+    std::map<std::string, FileParts> files;
+    std::map<uint32_t, std::set<uint32_t>> numbers;  // per channel
+    int64_t first = 0, last = 0;
+    uint64_t written = 0;
+    uint32_t unit = 0;
+    for (const auto& p : pieces) {
+      b.pieces.push_back(p.record);
+      written += p.record.size;
+      numbers[p.record.channel].insert(p.record.number);
+      const int64_t t = p.header.created_ns;
+      first = first == 0 ? t : std::min(first, t);
+      last = std::max(last, t);
+      for (size_t i = 0; i < p.trailer.files.size(); ++i) {
+        FileParts& f = files[p.trailer.files[i].path];
+        if (f.pieces.empty()) f.meta = p.trailer.files[i];
+        f.pieces.insert(p.record.name);
+        const auto& ex = p.trailer.extents[i];
+        f.extents.insert(f.extents.end(), ex.begin(), ex.end());
+        if (i < p.maps.size())
+          for (const auto& m : p.maps[i]) {
+            f.maps.push_back(m);
+            unit = m.unit;
+          }
+      }
+    }
+    std::sort(b.pieces.begin(), b.pieces.end(), [](const auto& x, const auto& y) {
+      return x.channel != y.channel ? x.channel < y.channel : x.number < y.number;
+    });
+    b.begin.start_time_ns = first;
+    b.begin.channels = numbers.empty() ? 0 : numbers.rbegin()->first;
+    if (unit) {
+      b.begin.level = 0;
+      b.begin.change_unit = unit;
+    }
+    std::vector<std::string> problems;
+    for (uint32_t c = 1; c <= b.begin.channels; ++c) {
+      const auto it = numbers.find(c);
+      const uint32_t n = it == numbers.end() ? 0 : *it->second.rbegin();
+      if (it == numbers.end() || it->second.size() != n)
+        problems.push_back("channel " + std::to_string(c) + " lacks some of its pieces");
+    }
+    for (const auto& u : unreadable) problems.push_back("unreadable piece " + u);
+
+    std::map<std::string, UnitMap>& mine = maps_[id];
+    uint64_t bytes_read = 0;
+    for (auto& [path, f] : files) {
+      std::sort(f.extents.begin(), f.extents.end(),
+                [](const Extent& x, const Extent& y) { return x.file_offset < y.file_offset; });
+      catalog::FileRecord r;
+      r.path = path;
+      r.size = f.meta.size;
+      r.mode = f.meta.mode;
+      r.mtime_ns = f.meta.mtime_ns;
+      r.uid = f.meta.uid;
+      r.gid = f.meta.gid;
+      r.pieces.assign(f.pieces.begin(), f.pieces.end());
+      if (!f.maps.empty()) {
+        if (!level_file(id, f, r, mine, problems)) continue;
+        if (r.parent) b.begin.level = 1;
+      } else {
+        uint64_t at = 0;
+        bool whole = true;
+        util::DigestCombiner comb;
+        for (const auto& e : f.extents) {
+          whole = whole && e.file_offset == at;
+          at = e.file_offset + e.raw_len;
+          comb.add(e.file_offset, e.raw_len, e.raw_digest);
+        }
+        r.digest = comb.finish();
+        if (!whole || at != r.size) {
+          problems.push_back("'" + path + "' is not whole in the pieces found; left out");
+          continue;
+        }
+      }
+      bytes_read += r.size;
+      b.files.push_back(std::move(r));
+    }
+    b.ended = true;
+    b.end.end_time_ns = last;
+    b.end.bytes_read = bytes_read;
+    b.end.bytes_written = written;
+    notes = problems;
+    if (b.files.empty()) {
+      b.end.status = catalog::BackupStatus::failed;
+      b.end.message = "rebuilt from its pieces: no file is whole in them";
+      b.pieces.clear();
+      b.files.clear();
+    } else {
+      b.end.status =
+          problems.empty() ? catalog::BackupStatus::complete : catalog::BackupStatus::partial;
+      b.end.files = b.files.size();
+      b.end.pieces = static_cast<uint32_t>(b.pieces.size());
+      b.end.message = "rebuilt from its pieces alone: tag, sources, directories and end time "
+                      "are not known";
+      for (const auto& p : problems) b.end.message += "; " + p;
+    }
+    return b;
+  }
+
+ private:
+  // A file of a backup with a level: its map from the map frames, its parent found among
+  // the earlier backups rebuilt here whose map agrees on every unit this one left out.
+  bool level_file(uint64_t id, FileParts& f, catalog::FileRecord& r,
+                  std::map<std::string, UnitMap>& mine, std::vector<std::string>& problems) {
+    const uint32_t unit = f.maps.front().unit;
+    auto m = join_maps(f.maps, r.size, unit, r.path);
+    if (!m) {
+      problems.push_back(m.error().what + "; left out");
+      return false;
+    }
+    r.unit = unit;
+    r.digest = map_file_digest(*m);
+    std::vector<bool> written(m->digests.size(), false);
+    for (const auto& e : f.extents) {
+      auto [a, z] = units_covered(e, unit);
+      for (uint64_t i = a; i < z && i < written.size(); ++i) written[i] = true;
+    }
+    r.units_written = static_cast<uint64_t>(std::count(written.begin(), written.end(), true));
+    if (r.units_written < written.size() || written.empty()) {
+      std::set<uint64_t, std::greater<>> candidates;
+      for (const auto& [cid, maps] : maps_)
+        if (cid < id) candidates.insert(cid);
+      for (const auto& b : others_)
+        if (b.id < id && b.usable() && b.begin.level >= 0) candidates.insert(b.id);
+      for (uint64_t cid : candidates) {
+        const UnitMap* pm = map_of(cid, r.path);
+        if (pm && serves_as_parent(*pm, *m, written)) {
+          r.parent = cid;
+          r.change = r.units_written == 0 && pm->size == r.size ? catalog::FileChange::unchanged
+                                                                : catalog::FileChange::changed;
+          break;
+        }
+      }
+      if (!r.parent && !written.empty()) {
+        problems.push_back("'" + r.path + "' builds on a backup not found on the media; left out");
+        return false;
+      }
+    }
+    m->backup = id;
+    mine[r.path] = std::move(*m);
+    return true;
+  }
+
+  // The map of `path` in backup `id`: rebuilt here, or read from the pieces of a known one.
+  const UnitMap* map_of(uint64_t id, const std::string& path) {
+    if (auto it = maps_.find(id); it != maps_.end()) {
+      auto pm = it->second.find(path);
+      if (pm != it->second.end()) return &pm->second;
+    }
+    for (const auto& b : others_) {
+      if (b.id != id) continue;
+      auto key = std::make_pair(id, path);
+      if (auto c = read_.find(key); c != read_.end()) return c->second ? &*c->second : nullptr;
+      std::optional<UnitMap> got;
+      for (const auto& f : b.files)
+        if (f.path == path && f.unit && !f.pieces.empty() && !on_media(b))
+          if (auto m = load_file_map(b, f, cache_)) got = std::move(*m);
+      auto& slot = read_[key];
+      slot = std::move(got);
+      return slot ? &*slot : nullptr;
+    }
+    return nullptr;
+  }
+
+  const std::vector<catalog::Backup>& others_;
+  PieceCache& cache_;
+  std::map<uint64_t, std::map<std::string, UnitMap>> maps_;
+  std::map<std::pair<uint64_t, std::string>, std::optional<UnitMap>> read_;
+};
+
+Result<ScannedPiece> scan_piece(const Medium& m, const std::string& name, Keyring* keys) {
+  SB_ASSIGN(auto file, m.place.storage->open_read(m.place.at.join(name), {false}));
+  SB_ASSIGN(auto reader, PieceReader::open(std::move(file), keys));
+  ScannedPiece p;
+  p.header = reader->header();
+  p.trailer = reader->trailer();
+  p.record.name = name;
+  p.record.location = m.place.at.str();
+  p.record.channel = p.header.channel;
+  p.record.number = p.header.piece_number;
+  p.record.size = reader->size();
+  p.record.checksum = reader->footer().piece_crc;
+  p.maps.resize(p.trailer.files.size());
+  for (uint32_t i = 0; i < p.trailer.maps.size() && i < p.maps.size(); ++i)
+    if (!p.trailer.maps[i].empty()) {
+      SB_ASSIGN(p.maps[i], reader->read_maps(i));
+    }
+  return p;
+}
+
+bool stops_rebuild(const Error& e) {
+  return e.code == Errc::wrong_key || e.code == Errc::invalid_argument ||
+         e.code == Errc::unsupported;
+}
+
+}  // namespace
+
+Result<RebuildReport> rebuild_catalog(catalog::Catalog& cat, const RebuildOptions& o) {
+  RebuildReport rep;
+  std::vector<Medium> media;
+  std::set<uint64_t> ids_found;
+  for (const auto& text : o.media) {
+    Medium m;
+    m.text = text;
+    auto place = place_of(text);
+    if (!place) return place.error().wrap("unable to read the medium '" + text + "'");
+    m.place = *place;
+    if (!m.place.storage->caps().directories)
+      return fail(Errc::invalid_argument,
+                  "'" + text + "' has no directories: catalog rebuild lists the pieces of a "
+                  "medium with directories");
+    auto names = m.place.storage->list(m.place.at);
+    if (!names) return names.error().wrap("unable to list the medium '" + text + "'");
+    m.names = std::move(*names);
+    std::sort(m.names.begin(), m.names.end());
+    for (const auto& n : m.names) {
+      if (auto owner = parse_piece_name(n); owner && is_piece_name(n)) ids_found.insert(owner->catalog_id);
+      if (auto a = parse_autobackup_name(n)) ids_found.insert(a->catalog_id);
+    }
+    media.push_back(std::move(m));
+  }
+  uint64_t identity = cat.identity();
+  if (o.catalog_id && identity && o.catalog_id != identity)
+    return fail(Errc::invalid_argument,
+                "the catalog in '" + cat.dir() + "' is catalog " + hex_id(identity) +
+                    ": pieces of catalog " + hex_id(o.catalog_id) +
+                    " are not rebuilt into it (rebuild them into a new catalog directory)");
+  if (!identity) identity = o.catalog_id;
+  if (!identity) {
+    if (ids_found.size() > 1) {
+      std::string list;
+      for (uint64_t id : ids_found) list += (list.empty() ? "" : ", ") + hex_id(id);
+      return fail(Errc::invalid_argument,
+                  "the media hold pieces of " + std::to_string(ids_found.size()) +
+                      " catalogs (" + list + "): name the one to rebuild with --catalog-id");
+    }
+    if (!ids_found.empty()) identity = *ids_found.begin();
+  }
+  rep.catalog_id = identity;
+  if (identity && !ids_found.empty() && !ids_found.count(identity)) {
+    std::string list;
+    for (uint64_t id : ids_found) list += (list.empty() ? "" : ", ") + hex_id(id);
+    return fail(Errc::invalid_argument,
+                "the media hold pieces of catalog " + list + ", none of catalog " +
+                    hex_id(identity) + " ('" + cat.dir() +
+                    "'): rebuild them into a new catalog directory");
+  }
+  for (uint64_t id : ids_found)
+    if (id != identity)
+      rep.warnings.push_back("pieces of catalog " + hex_id(id) + " are left out (the catalog "
+                             "rebuilt is " + hex_id(identity) + ")");
+
+  std::set<std::string> known_pieces;
+  std::map<uint64_t, bool> known_ids;  // id -> ended
+  for (const auto& b : cat.backups()) {
+    known_ids[b.id] = b.ended;
+    for (const auto& p : b.pieces) known_pieces.insert(p.name);
+  }
+
+  // 1. The newest autobackup of the catalog on each medium.
+  std::map<uint64_t, catalog::Backup> from_auto;
+  std::set<std::string> auto_pieces;
+  for (auto& m : media) {
+    MediumScan scan;
+    scan.medium = m.text;
+    if (o.use_autobackup) {
+      std::optional<std::pair<AutobackupName, std::string>> newest;
+      for (const auto& n : m.names)
+        if (auto a = parse_autobackup_name(n); a && a->catalog_id == identity)
+          if (!newest || newest->first < *a) newest = std::make_pair(*a, n);
+      if (newest) {
+        auto recs = read_catalog_autobackup(m.place, newest->second, o.keys);
+        if (!recs) {
+          if (recs.error().code == Errc::wrong_key || recs.error().code == Errc::invalid_argument)
+            return recs.error();
+          rep.warnings.push_back(recs.error().what + "; the pieces are read instead");
+        } else {
+          scan.autobackup = newest->second;
+          for (const auto& w : recs->warnings)
+            rep.warnings.push_back("catalog autobackup '" + newest->second + "': " + w.what);
+          const std::set<std::string> here(m.names.begin(), m.names.end());
+          for (auto& b : recs->backups) {
+            if (b.begin_missing || b.begin.catalog_id != identity) continue;
+            // The pieces are where they were found now (the media may have been moved or
+            // copied since); a piece the medium no longer has keeps its recorded place.
+            for (auto& p : b.pieces)
+              if (here.count(p.name) && !p.media) p.location = m.place.at.str();
+            auto [it, fresh] = from_auto.emplace(b.id, b);
+            // The same backup in two autobackups: the one that saw it end wins.
+            if (!fresh && !it->second.ended && b.ended) it->second = b;
+          }
+        }
+      }
+    }
+    rep.media.push_back(std::move(scan));
+  }
+  for (const auto& [id, b] : from_auto)
+    if (b.ended)
+      for (const auto& p : b.pieces) auto_pieces.insert(p.name);
+
+  // 2. The pieces neither the catalog nor an autobackup knows.
+  std::map<uint64_t, std::vector<ScannedPiece>> scanned;
+  std::map<uint64_t, std::vector<std::string>> unreadable;
+  std::map<uint64_t, std::string> medium_of;
+  for (size_t i = 0; i < media.size(); ++i) {
+    Medium& m = media[i];
+    MediumScan& scan = rep.media[i];
+    for (const auto& n : m.names) {
+      auto owner = parse_piece_name(n);
+      if (!owner || !is_piece_name(n) || owner->catalog_id != identity) continue;
+      ++scan.pieces_found;
+      auto known = known_ids.find(owner->backup_id);
+      auto in_auto = from_auto.find(owner->backup_id);
+      if (known_pieces.count(n) || auto_pieces.count(n) || known != known_ids.end() ||
+          (in_auto != from_auto.end() && in_auto->second.ended)) {
+        ++scan.pieces_known;
+        continue;
+      }
+      auto p = scan_piece(m, n, o.keys);
+      if (!p) {
+        if (stops_rebuild(p.error())) return p.error();
+        scan.unreadable.push_back(n + ": " + p.error().what);
+        unreadable[owner->backup_id].push_back("'" + n + "' (" + p.error().what + ")");
+        continue;
+      }
+      if (p->header.backup_id != owner->backup_id || p->header.catalog_id != identity) {
+        const std::string why = "its header names backup " + std::to_string(p->header.backup_id) +
+                                " of catalog " + hex_id(p->header.catalog_id);
+        scan.unreadable.push_back(n + ": " + why);
+        unreadable[owner->backup_id].push_back("'" + n + "' (" + why + ")");
+        continue;
+      }
+      ++scan.pieces_read;
+      medium_of.emplace(owner->backup_id, m.place.at.str());
+      scanned[owner->backup_id].push_back(std::move(*p));
+    }
+  }
+
+  // 3. Every backup to add, in id order: from an autobackup when it saw the backup end,
+  //    else from the pieces.
+  std::set<uint64_t> ids;
+  for (const auto& [id, b] : from_auto) ids.insert(id);
+  for (const auto& [id, p] : scanned) ids.insert(id);
+  for (const auto& [id, u] : unreadable) ids.insert(id);
+  std::vector<catalog::Backup> to_add;
+  std::map<uint64_t, RebuiltBackup> outcome;
+  std::vector<catalog::Backup> others = cat.backups();
+  for (const auto& [id, b] : from_auto)
+    if (b.ended && !known_ids.count(id)) others.push_back(b);
+  PieceCache cache(io::Direct::no, o.keys);
+  PieceAssembler assembler(others, cache);
+  for (uint64_t id : ids) {
+    RebuiltBackup rb;
+    rb.id = id;
+    auto a = from_auto.find(id);
+    catalog::Backup b;
+    if (a != from_auto.end() && (a->second.ended || !scanned.count(id))) {
+      b = a->second;
+      rb.from = "autobackup";
+    } else if (scanned.count(id)) {
+      b = assembler.assemble(id, scanned[id], unreadable[id], identity, medium_of[id], rb.notes);
+      rb.from = "pieces";
+    } else {
+      rb.from = "pieces";
+      rb.reason = "none of its pieces could be read";
+      for (const auto& u : unreadable[id]) rb.notes.push_back("unreadable piece " + u);
+      outcome[id] = rb;
+      continue;
+    }
+    b.damage = catalog::find_damage(b);
+    rb.status = b.status_name();
+    rb.files = static_cast<uint64_t>(std::count_if(b.files.begin(), b.files.end(), [](const auto& f) {
+      return (f.mode & 0170000) != 0040000;  // regular files, as list counts them
+    }));
+    rb.pieces = b.pieces.size();
+    outcome[id] = rb;
+    to_add.push_back(std::move(b));
+  }
+  SB_ASSIGN(auto imported, cat.import_backups(to_add));
+  for (const auto& r : imported) {
+    RebuiltBackup& rb = outcome[r.id];
+    rb.added = r.added;
+    rb.reason = r.reason;
+  }
+  for (auto& [id, rb] : outcome) rep.backups.push_back(std::move(rb));
+  return rep;
+}
+
+}  // namespace stripeback::engine
