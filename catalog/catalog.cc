@@ -367,6 +367,12 @@ Result<void> Catalog::resume_backup(const Resume& r) {
   return ok();
 }
 
+std::vector<uint64_t> Catalog::deleted_backups() const {
+  std::lock_guard<std::mutex> g(mu_);
+  const auto& d = state_->model.deleted();
+  return {d.begin(), d.end()};
+}
+
 std::vector<Deletion> Catalog::pending_deletions() const {
   std::lock_guard<std::mutex> g(mu_);
   return state_->model.pending_deletions();

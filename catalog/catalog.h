@@ -361,6 +361,8 @@ class Catalog {
   // Records that this process resumes backup `r.backup_id`. Errors: not_found, or
   // invalid_argument for a backup that has ended.
   Result<void> resume_backup(const Resume& r);
+  // Backups a finished deletion removed (their records are still in the log until compact).
+  std::vector<uint64_t> deleted_backups() const;
 
   // catalog rebuild: appends, in one durable write under the exclusive lock, the records of
   // each of `backups` (as backup_as_records gives them: begin with its own id and catalog

@@ -192,6 +192,11 @@ void Model::add_end(uint64_t id, const BackupEnd& end, uint64_t offset) {
   if (!b) return;
   b->ended = true;
   b->end = end;
+  // A failed backup keeps nothing: the pieces recorded as they became durable were removed.
+  if (end.status == BackupStatus::failed) {
+    b->pieces.clear();
+    b->files.clear();
+  }
   b->damage = find_damage(*b);  // no record can change the backup after its end
 }
 

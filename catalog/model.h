@@ -41,6 +41,7 @@ class Model {
   bool has_intent(uint64_t deletion_id) const { return intents_.count(deletion_id) != 0; }
   // Whether a done deletion removed backup `id` (its records stay in the log).
   bool deleted(uint64_t id) const { return deleted_.count(id) != 0; }
+  const std::set<uint64_t>& deleted() const { return deleted_; }
 
   // For writers: not_found for an unknown backup, invalid_argument for an ended one.
   Result<void> check_open(uint64_t id) const;

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <spdlog/spdlog.h>
 
 #include "catalog/catalog.h"
@@ -156,7 +157,12 @@ int run_compact(const CommonFlags& c) {
   auto cat = open_dir(c, catalog::Create::no);
   if (!cat) return exit_for(cat.error());
   const size_t before = (*cat)->backups().size();
-  auto rep = (*cat)->compact();
+  // The records of backups a finished deletion removed go (delete obsolete, delete expired).
+  catalog::CompactOptions opts;
+  const auto gone = (*cat)->deleted_backups();
+  const std::set<uint64_t> drop(gone.begin(), gone.end());
+  opts.drop_backup = [drop](uint64_t id) { return drop.count(id) != 0; };
+  auto rep = (*cat)->compact(opts);
   if (!rep) return exit_for(rep.error());
   const size_t after = (*cat)->backups().size();
   if (c.json) {
