@@ -31,6 +31,7 @@ void add_nfs_flags(CLI::App* app, NfsFlags& f) {
 Result<void> apply_nfs_flags(const NfsFlags& f, const std::atomic<bool>* cancel) {
   nfs::NfsOptions o = nfs::options();
   o.cancel = cancel;
+  o.tune_malloc = true;
   if (f.inflight) o.inflight = f.inflight;
   if (f.stable_writes) o.stable_writes = true;
   if (!f.timeout.empty()) {

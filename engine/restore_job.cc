@@ -23,6 +23,7 @@
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
+#include "util/log.h"
 
 namespace stripeback::engine {
 namespace {
@@ -529,7 +530,10 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
     std::vector<std::thread> cmp;
     if (!dchunks.empty())
       for (uint32_t c = 0; c < n; ++c)
-        cmp.emplace_back([&] { run_delta_compare(ctx, dchunks, dnext, span); });
+        cmp.emplace_back([&, log_sink = util::current_log_sink()] {
+          util::ScopedLogSink logs(log_sink);
+          run_delta_compare(ctx, dchunks, dnext, span);
+        });
     for (auto& t : cmp) t.join();
     DeltaSummary& totals = sum.delta;
     for (size_t i = 0; i < items.size(); ++i) {
@@ -644,10 +648,15 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
   }
   std::vector<RestoreOutcome> outs(nch + nstream);
   std::vector<std::thread> threads;
+  const auto log_sink = util::current_log_sink();
   for (uint32_t c = 0; c < nch; ++c)
-    threads.emplace_back([&, c] { outs[c] = run_restore_channel(ctx, c + 1); });
+    threads.emplace_back([&, c] {
+      util::ScopedLogSink logs(log_sink);
+      outs[c] = run_restore_channel(ctx, c + 1);
+    });
   for (uint32_t c = 0; c < nstream; ++c)
     threads.emplace_back([&, c] {
+      util::ScopedLogSink logs(log_sink);
       outs[nch + c] = stream.run_channel(ctx, c, nch + c + 1, opts.keys.get(), opts.media_drives);
     });
   for (auto& t : threads) t.join();
