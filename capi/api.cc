@@ -1,4 +1,6 @@
 // Version, status names, error messages: what every handle shares.
+#include <cerrno>
+
 #include "capi/handles.h"
 
 namespace stripeback::capi {
@@ -21,7 +23,13 @@ sb_status status_of(Errc code) {
   return SB_ERROR;
 }
 
-sb_status fail_with(Header& h, const Error& e) { return fail_with(h, status_of(e.code), e.what); }
+sb_status fail_with(Header& h, const Error& e) {
+  // A part left out of this build (engine::left_out) is bad input to the CLI, and to an
+  // embedder a feature this library does not have.
+  if (e.code == Errc::invalid_argument && e.sys_errno == ENOTSUP)
+    return fail_with(h, SB_UNSUPPORTED, e.what);
+  return fail_with(h, status_of(e.code), e.what);
+}
 
 sb_status fail_with(Header& h, sb_status s, std::string message) {
   h.error = std::move(message);

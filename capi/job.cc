@@ -5,6 +5,7 @@
 #include <new>
 #include <random>
 
+#include "capi/callback_storage.h"
 #include "capi/handles.h"
 #include "capi/progress_map.h"
 #include "cli/render.h"
@@ -13,6 +14,7 @@
 #include "engine/compress.h"
 #include "engine/progress.h"
 #include "engine/restore_job.h"
+#include "storage/registry.h"
 #include "util/log.h"
 #include "util/units.h"
 
@@ -33,6 +35,7 @@ struct sb_job {
   engine::BackupOptions backup;
   engine::RestoreOptions restore;
   std::atomic<bool> cancel{false};
+  std::shared_ptr<const stripeback::storage::Registry> storages;  // the caller's, by scheme
   bool ran = false;
   sb_status status = SB_OK;
   std::string json, state;
@@ -207,6 +210,7 @@ const char* operation_name(sb_operation op) {
 
 sb_status run(sb_job& j) {
   util::ScopedLogSink logs(log_sink_of(j.s));
+  storage::ScopedRegistry registered(j.storages);
   engine::JobProgress progress(operation_name(j.op), j.s.tag);
   std::unique_ptr<engine::ProgressPublisher> publisher;
   if (j.s.progress_fn != nullptr) {
@@ -282,6 +286,14 @@ sb_status sb_job_new(sb_catalog* cat, sb_operation op, const sb_options* opts, s
     j->cat = cat;
     j->op = op;
     j->s = opts->s;
+    if (!j->s.storages.empty()) {
+      auto reg = std::make_shared<stripeback::storage::Registry>();
+      for (const auto& [scheme, ops] : j->s.storages)
+        reg->add(scheme, stripeback::capi::make_callback_storage(scheme, ops));
+      j->storages = std::move(reg);
+    }
+    // Locations in the options are read with the caller's schemes known.
+    stripeback::storage::ScopedRegistry registered(j->storages);
     auto r = (op == SB_OP_BACKUP || op == SB_OP_VALIDATE_SOURCE)
                  ? stripeback::capi::backup_options(*j)
                  : stripeback::capi::restore_options(*j);

@@ -25,6 +25,7 @@
 #include "util/json.h"
 #include "util/process.h"
 #include "util/units.h"
+#include "storage/registry.h"
 #include "util/log.h"
 
 namespace stripeback::engine {
@@ -580,9 +581,11 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
                                       *deadline, opts.job_rate);
     std::vector<std::thread> threads;
     const auto log_sink = util::current_log_sink();
+    const auto storages = storage::current_registry();
     for (uint32_t c = 0; c < opts.channels; ++c)
       threads.emplace_back([&, c] {
         util::ScopedLogSink logs(log_sink);
+        storage::ScopedRegistry registered(storages);
         outcomes[c] = run_backup_channel(ctx, c + 1);
       });
     for (auto& t : threads) t.join();

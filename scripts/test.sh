@@ -12,6 +12,9 @@
 #          client, the tape I/O helper
 #   fuzz   scripts/fuzz.sh for --fuzz-time seconds per target (default 20); skipped, and
 #          said so, where clang++-14 with libFuzzer is not installed
+#   minimal  build build/minimal without NFS and tape (STRIPEBACK_WITH_NFS=OFF,
+#          STRIPEBACK_WITH_TAPE=OFF): the library, the C API tests and the CLI, run the C
+#          API tests and check the CLI refuses nfs:// and tape: with the reason (exit 2)
 # --no-sanitizers skips asan and tsan, --no-fuzz skips fuzz, --only runs just the stages
 # named. --long runs every integration test under asan, every unit test and the 1 GiB
 # round trips under tsan, and fuzzes 300 s per target (unless --fuzz-time says otherwise).
@@ -73,7 +76,7 @@ stage_asan() {
   else
     # The unit test binaries and what the integration tests run; not the benchmarks.
     bash scripts/build.sh dev util_test io_test catalog_test tape_test engine_test \
-        integration_test stripeback_cli fuzz_replays || return 1
+        integration_test stripeback_cli fuzz_replays capi_test capi_storage_test || return 1
     (cd build/dev && ctest --output-on-failure -j2 --timeout 900 -L unit) || return 1
     (cd build/dev && ctest --output-on-failure --timeout 900 -R "$ASAN_IT")
   fi
@@ -91,6 +94,21 @@ stage_tsan() {
   fi
 }
 
+stage_minimal() {
+  bash scripts/build.sh minimal stripeback_cli capi_test capi_storage_test stripeback_static || return 1
+  (cd build/minimal && ctest --output-on-failure -j2 --timeout 300 -R '^CApi\.') || return 1
+  local sb=build/minimal/cli/stripeback out rc
+  for to in nfs://127.0.0.1/export/x tape:/dev/sg9; do
+    rc=0
+    out=$("$sb" backup /etc/hostname --to "$to" --catalog "$(mktemp -d)" 2>&1) || rc=$?
+    if ((rc != 2)) || [[ $out != *"this build has no"*"=OFF): $to"* ]]; then
+      echo "test.sh: minimal: backup --to $to exited $rc: $out" >&2
+      return 1
+    fi
+  done
+  echo "test.sh: minimal: nfs:// and tape: refused with exit 2"
+}
+
 stage_fuzz() {
   local rc=0
   bash scripts/fuzz.sh --time "$fuzz_time" || rc=$?
@@ -102,13 +120,13 @@ stage_fuzz() {
 }
 
 bash scripts/install-deps.sh
-stages=(ci)
+stages=(ci minimal)
 ((sanitizers)) && stages+=(asan tsan)
 ((fuzz)) && stages+=(fuzz)
 if [[ -n $only ]]; then
   IFS=, read -r -a stages <<<"$only"
   for s in "${stages[@]}"; do
-    [[ $s =~ ^(ci|asan|tsan|fuzz)$ ]] || { echo "test.sh: unknown stage '$s'" >&2; exit 2; }
+    [[ $s =~ ^(ci|minimal|asan|tsan|fuzz)$ ]] || { echo "test.sh: unknown stage '$s'" >&2; exit 2; }
   done
 fi
 failed=() report=()
