@@ -5,6 +5,7 @@
  *   backup_firmware SOURCE DESTINATION CATALOG [CHANNELS]
  *
  * Exit codes: 0 done, 1 the backup failed, 2 bad arguments, 3 partial, 130 cancelled. */
+#define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
