@@ -17,8 +17,9 @@
  * Threads: no global state. Different handles may be used on different threads at once
  * (two jobs in one process, each with its own options, catalog and job handles). One
  * handle is used by one thread at a time, except sb_job_cancel, which any thread (and a
- * signal handler) may call while sb_job_run runs. A job keeps
- * pointers to its catalog and options: both must outlive the job.
+ * signal handler) may call while sb_job_run runs. A job keeps a pointer to its catalog,
+ * which must outlive it; its options are copied when it is made (the callbacks' `user`
+ * pointers are kept and must outlive it too).
  *
  * The library never writes to stdout or stderr and changes no process-wide setting unless
  * asked (see the "nfs_tune_malloc" option): log lines go to the callback set with
