@@ -146,9 +146,10 @@ typedef struct sb_progress {
   const sb_channel_progress* channels;
 } sb_progress;
 
-/* Called on the job's progress thread (one thread per job, not the one in sb_job_run),
- * every progress_interval_ms and once more, with finished = 1, when the job ends, before
- * sb_job_run returns. bytes_done never decreases between calls. The callback must not call
+/* Called every progress_interval_ms on the job's progress thread (one per job, not the one
+ * in sb_job_run), and once more, with finished = 1, when the job ends: that last call is on
+ * the thread in sb_job_run, after the progress thread has ended, before sb_job_run returns.
+ * Calls never overlap. bytes_done never decreases between calls. The callback must not call
  * sb_job_free on its job; it may call sb_job_cancel. */
 typedef void (*sb_progress_fn)(const sb_progress* progress, void* user);
 SB_API sb_status sb_options_set_progress(sb_options* opts, sb_progress_fn fn, void* user);
