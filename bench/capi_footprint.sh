@@ -20,6 +20,16 @@ static_link() {
 static_link "$src/examples/backup_firmware.c" "$work/backup_firmware"
 static_link "$src/bench/capi_footprint.c" "$work/capi_footprint"
 cp "$build/cli/stripeback" "$work/cli" && strip "$work/cli"
+# A build with STRIPEBACK_XXHASH_HEADER_ONLY needs no libxxhash: then a fully static
+# program links (every system library from its .a).
+if ! grep -q libxxhash "$PKG_CONFIG_PATH/stripeback.pc"; then
+  cc -O2 -static "$src/examples/backup_firmware.c" -o "$work/backup_firmware_full_static" \
+     $(pkg-config --cflags stripeback) "$work/prefix/lib/libstripeback.a" \
+     $(pkg-config --libs --static stripeback | sed 's/-lstripeback//')
+  strip "$work/backup_firmware_full_static"
+  printf 'stripped example, fully static (-static): %s bytes\n' \
+    "$(stat -c %s "$work/backup_firmware_full_static")"
+fi
 printf 'stripped example, libstripeback.a linked in: %s bytes\n' "$(stat -c %s "$work/backup_firmware")"
 printf 'stripped CLI (dynamic: no static spdlog): %s bytes\n' "$(stat -c %s "$work/cli")"
 printf 'libstripeback.a: %s bytes; libstripeback.so stripped: ' "$(stat -c %s "$work/prefix/lib/libstripeback.a")"
