@@ -26,9 +26,6 @@ int report(const Error& e) {
   return e.code == Errc::invalid_argument ? kExitUsage : kExitFailed;
 }
 
-// Drive URLs, inquiry strings and label fields in text output, escaped.
-std::string esc(const std::string& text) { return util::escape_text(text); }
-
 Result<uint32_t> parse_block_size(const std::string& text) {
   auto v = util::parse_size(text);
   if (!v || *v == 0 || *v > 0xffffff)
@@ -38,6 +35,9 @@ Result<uint32_t> parse_block_size(const std::string& text) {
 }
 
 #if STRIPEBACK_WITH_TAPE
+// Drive URLs, inquiry strings and label fields in text output, escaped.
+std::string esc(const std::string& text) { return util::escape_text(text); }
+
 Result<std::unique_ptr<TapeDrive>> open_ready(const std::string& url) {
   SB_ASSIGN(auto d, TapeDrive::open(url));
   SB_TRY(d->wait_ready(std::chrono::seconds(10), [](const std::string& msg) {
