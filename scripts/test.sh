@@ -5,6 +5,9 @@
 # By default, in this order:
 #   ci     install what is needed, build build/ci (warnings are errors) and run the whole
 #          suite (unit and integration) with ctest
+#   minimal  build build/minimal without NFS and tape, xxhash compiled in (STRIPEBACK_WITH_NFS=OFF,
+#          STRIPEBACK_WITH_TAPE=OFF): the library, the C API tests and the CLI, run the C
+#          API tests and check the CLI refuses nfs:// and tape: with the reason (exit 2)
 #   asan   build build/dev (ASan + UBSan, a finding fails the test) and run every unit test
 #          (the fuzz corpora replays included) and the integration tests in ASAN_IT
 #   tsan   build build/tsan (ThreadSanitizer) and run the tests in TSAN_TESTS: catalog
@@ -12,9 +15,6 @@
 #          client, the tape I/O helper
 #   fuzz   scripts/fuzz.sh for --fuzz-time seconds per target (default 20); skipped, and
 #          said so, where clang++-14 with libFuzzer is not installed
-#   minimal  build build/minimal without NFS and tape (STRIPEBACK_WITH_NFS=OFF,
-#          STRIPEBACK_WITH_TAPE=OFF): the library, the C API tests and the CLI, run the C
-#          API tests and check the CLI refuses nfs:// and tape: with the reason (exit 2)
 # --no-sanitizers skips asan and tsan, --no-fuzz skips fuzz, --only runs just the stages
 # named. --long runs every integration test under asan, every unit test and the 1 GiB
 # round trips under tsan, and fuzzes 300 s per target (unless --fuzz-time says otherwise).
@@ -50,8 +50,8 @@ while (($#)); do
     --no-fuzz) fuzz=0; shift ;;
     --fuzz-time) fuzz_time=${2:?--fuzz-time needs seconds}; shift 2 ;;
     --long) long=1; shift ;;
-    --only) only=${2:?--only needs stages (ci, asan, tsan, fuzz)}; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --only) only=${2:?--only needs stages (ci, minimal, asan, tsan, fuzz)}; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
