@@ -5,9 +5,9 @@
 # By default, in this order:
 #   ci     install what is needed, build build/ci (warnings are errors) and run the whole
 #          suite (unit and integration) with ctest
-#   minimal  build build/minimal without NFS and tape, xxhash compiled in (STRIPEBACK_WITH_NFS=OFF,
-#          STRIPEBACK_WITH_TAPE=OFF): the library, the C API tests and the CLI, run the C
-#          API tests and check the CLI refuses nfs:// and tape: with the reason (exit 2)
+#   minimal  build build/minimal without NFS, tape and encryption, xxhash compiled in
+#          (STRIPEBACK_WITH_NFS/TAPE/CRYPTO=OFF): the library, the C API tests and the CLI;
+#          run the C API tests, check the CLI refuses nfs://, tape: and keys (exit 2)
 #   asan   build build/dev (ASan + UBSan, a finding fails the test) and run every unit test
 #          (the fuzz corpora replays included) and the integration tests in ASAN_IT
 #   tsan   build build/tsan (ThreadSanitizer) and run the tests in TSAN_TESTS: catalog
@@ -106,7 +106,13 @@ stage_minimal() {
       return 1
     fi
   done
-  echo "test.sh: minimal: nfs:// and tape: refused with exit 2"
+  rc=0
+  out=$("$sb" keygen "$(mktemp -d)/key" 2>&1) || rc=$?
+  if ((rc != 2)) || [[ $out != *"this build has no encryption support (STRIPEBACK_WITH_CRYPTO=OFF)"* ]]; then
+    echo "test.sh: minimal: keygen exited $rc: $out" >&2
+    return 1
+  fi
+  echo "test.sh: minimal: nfs://, tape: and encryption refused with exit 2"
 }
 
 stage_fuzz() {
