@@ -1,6 +1,6 @@
 // The few file-system calls the catalog makes, each returning an Error that names the
 // object and the cause. Kept local to catalog/ so the catalog does not depend on io/
-// (and through it on io_uring and spdlog).
+// (and through it on io_uring).
 #pragma once
 
 #include <sys/types.h>

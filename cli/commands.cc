@@ -127,19 +127,6 @@ Result<uint64_t> size_flag(const std::string& text, const char* flag) {
   return *v;
 }
 
-struct Totals {
-  uint64_t files = 0, bytes = 0;
-};
-Totals totals(const catalog::Backup& b) {
-  Totals t;
-  for (const auto& f : b.files)
-    if (S_ISREG(f.mode)) {
-      ++t.files;
-      t.bytes += f.size;
-    }
-  return t;
-}
-
 }  // namespace
 
 void print_error(const std::string& message) {
@@ -387,14 +374,6 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   return kExitOk;
 }
 
-// The backups the files of `b` build on (level 1), in id order.
-std::vector<uint64_t> backup_parents(const catalog::Backup& b) {
-  std::set<uint64_t> ids;
-  for (const auto& f : b.files)
-    if (f.parent) ids.insert(f.parent);
-  return {ids.begin(), ids.end()};
-}
-
 // list --corrupt: the corrupt pages known now (catalog::Catalog::corrupt_pages()).
 int list_corrupt(const CommonFlags& c, const catalog::Catalog& cat) {
   auto pages = cat.corrupt_pages();
@@ -522,10 +501,11 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
   } else if (f.files) {
     return report(Error{Errc::invalid_argument, 0, "list --files needs --backup ID"});
   }
-  // When each backup's every frame had last been checked (validate; docs/validate.md).
-  std::map<uint64_t, int64_t> full_check;
-  for (const auto& fc : (*cat)->frame_checks())
-    if (fc.full_check_ns) full_check[fc.backup_id] = std::max(full_check[fc.backup_id], fc.full_check_ns);
+  if (c.json) {
+    std::printf("%s\n", list_json(**cat, f.backup).c_str());
+    return kExitOk;
+  }
+  const auto full_check = last_full_checks(**cat);
   auto checked = [&](uint64_t id) -> int64_t {
     auto it = full_check.find(id);
     return it == full_check.end() ? 0 : it->second;
@@ -537,79 +517,11 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
   auto older_tag = [&](const catalog::Backup& b) {
     return !b.begin.tag.empty() && newest_of_tag[b.begin.tag] != b.id;
   };
-  if (c.json) {
-    util::JsonWriter w;
-    w.begin_object();
-    w.kv("catalog", (*cat)->dir());
-    if (uint64_t id = (*cat)->identity()) w.kv("catalog_id", engine::format_catalog_id(id));
-    w.begin_array("backups");
-    for (const auto& b : backups) {
-      Totals t = totals(b);
-      w.begin_object();
-      w.kv("id", b.id);
-      w.kv("backup_id", b.id);
-      w.kv("tag", b.begin.tag);
-      if (!b.begin.tag.empty()) w.kv("tag_newest", !older_tag(b));
-      w.kv("start_time", format_time(b.begin.start_time_ns));
-      w.kv("start_time_ns", b.begin.start_time_ns);
-      if (b.ended) {
-        w.kv("end_time", format_time(b.end.end_time_ns));
-        w.kv("end_time_ns", b.end.end_time_ns);
-      } else {
-        w.kv_null("end_time");
-      }
-      w.kv("status", b.status_name());
-      w.kv("files", t.files);
-      w.kv("bytes", t.bytes);
-      if (b.ended) {
-        w.kv("bytes_read", b.end.bytes_read);
-        w.kv("bytes_written", b.end.bytes_written);
-      }
-      w.kv("pieces", static_cast<uint64_t>(b.pieces.size()));
-      w.kv("destination", b.begin.destination);
-      w.begin_array("piece_list");
-      for (const auto& p : b.pieces) {
-        w.begin_object();
-        w.kv("name", p.name);
-        w.kv("location", p.location);
-        w.kv("bytes", p.size);
-        w.kv("status", p.expired ? "expired" : "available");
-        if (p.expired) w.kv("reason", p.expired_reason);
-        if (p.crosschecked_ns) w.kv("crosschecked", format_time(p.crosschecked_ns));
-        else w.kv_null("crosschecked");
-        w.end_object();
-      }
-      w.end_array();
-      if (b.begin.level >= 0) {
-        w.kv("level", static_cast<uint64_t>(b.begin.level));
-        w.kv("cumulative", b.begin.cumulative);
-        w.kv("change_unit", static_cast<uint64_t>(b.begin.change_unit));
-        w.begin_array("parents");
-        for (uint64_t p : backup_parents(b)) w.value(p);
-        w.end_array();
-      } else {
-        w.kv_null("level");
-      }
-      if (int64_t when = checked(b.id)) {
-        w.kv("last_full_check", format_time(when));
-        w.kv("last_full_check_ns", when);
-      } else {
-        w.kv_null("last_full_check");
-      }
-      if (b.ended && !b.end.message.empty()) w.kv("message", b.end.message);
-      if (!b.damage.empty()) w.kv("damage", b.damage);
-      w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-    std::printf("%s\n", w.str().c_str());
-    return kExitOk;
-  }
   std::printf("%6s  %-18s %-20s  %-20s  %-10s %7s %12s %6s  %-6s %-8s %-20s  %s\n", "ID", "TAG",
               "STARTED (UTC)", "ENDED (UTC)", "STATUS", "FILES", "BYTES", "PIECES", "LEVEL",
               "PARENTS", "CHECKED", "DESTINATION");
   for (const auto& b : backups) {
-    Totals t = totals(b);
+    BackupTotals t = backup_totals(b);
     std::string tag = b.begin.tag.empty() ? "-" : util::escape_text(b.begin.tag);
     if (older_tag(b)) tag += " (older)";
     std::string level = b.begin.level < 0   ? "full"

@@ -21,6 +21,7 @@
 #include "cli/nfs_flags.h"
 #include "engine/backup_job.h"
 #include "util/escape.h"
+#include "util/log.h"
 
 namespace {
 
@@ -49,6 +50,17 @@ void set_up_logging(const std::string& level) {
   formatter->add_flag<EscapedMessage>('*').set_pattern("%^%l%$: %*");
   spdlog::set_formatter(std::move(formatter));
   spdlog::set_level(spdlog::level::from_str(level));
+  // The engine logs through its own seam (util/log.h); the CLI hands it to spdlog.
+  stripeback::util::set_default_log_sink(std::make_shared<const stripeback::util::LogSink>(
+      [](stripeback::util::LogLevel l, std::string_view m) {
+        switch (l) {
+          case stripeback::util::LogLevel::trace: spdlog::trace("{}", m); break;
+          case stripeback::util::LogLevel::debug: spdlog::debug("{}", m); break;
+          case stripeback::util::LogLevel::info: spdlog::info("{}", m); break;
+          case stripeback::util::LogLevel::warn: spdlog::warn("{}", m); break;
+          case stripeback::util::LogLevel::error: spdlog::error("{}", m); break;
+        }
+      }));
 }
 
 void install_signal_handlers() {

@@ -20,13 +20,17 @@
 #include "io/file.h"
 #include "io/io_engine.h"
 #include "io/local_storage.h"
+#if STRIPEBACK_WITH_NFS
 #include "nfs/nfs_fs.h"
+#endif
+#include "engine/backends.h"
 #include "storage/io_loop.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
 
 namespace stripeback::cli {
+#if STRIPEBACK_WITH_NFS
 namespace {
 
 constexpr size_t kIo = 1 << 20;
@@ -202,6 +206,7 @@ void print_table(const NfsBenchFlags& f, bool mount, const std::vector<Run>& run
 }
 
 }  // namespace
+#endif
 
 CLI::App* add_nfs_bench(CLI::App* bench, NfsBenchFlags& f, NfsFlags& nfs) {
   auto* app = bench->add_subcommand(
@@ -226,6 +231,10 @@ CLI::App* add_nfs_bench(CLI::App* bench, NfsBenchFlags& f, NfsFlags& nfs) {
 }
 
 int run_nfs_bench_cmd(const NfsBenchFlags& f) {
+#if !STRIPEBACK_WITH_NFS
+  print_error(engine::left_out("NFS", "STRIPEBACK_WITH_NFS", f.nfs_url).what);
+  return kExitUsage;
+#else
   auto size = util::parse_size(f.size);
   if (!size) {
     print_error("--size: " + size.error().what);
@@ -340,6 +349,7 @@ int run_nfs_bench_cmd(const NfsBenchFlags& f) {
   w.end_object();
   std::printf("%s\n", w.str().c_str());
   return kExitOk;
+#endif
 }
 
 }  // namespace stripeback::cli

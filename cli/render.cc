@@ -1,8 +1,13 @@
 #include "cli/render.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <set>
 
+#include "engine/piece_name.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -463,6 +468,106 @@ std::string restore_text(const engine::RestoreSummary& r) {
   for (const auto& w : r.warnings) s += "warning: " + escape_text(w) + "\n";
   for (const auto& e : r.errors) s += "error: " + escape_text(e) + "\n";
   return s;
+}
+
+BackupTotals backup_totals(const catalog::Backup& b) {
+  BackupTotals t;
+  for (const auto& f : b.files)
+    if (S_ISREG(f.mode)) {
+      ++t.files;
+      t.bytes += f.size;
+    }
+  return t;
+}
+
+std::vector<uint64_t> backup_parents(const catalog::Backup& b) {
+  std::set<uint64_t> ids;
+  for (const auto& f : b.files)
+    if (f.parent) ids.insert(f.parent);
+  return {ids.begin(), ids.end()};
+}
+
+std::map<uint64_t, int64_t> last_full_checks(const catalog::Catalog& cat) {
+  std::map<uint64_t, int64_t> full_check;
+  for (const auto& fc : cat.frame_checks())
+    if (fc.full_check_ns)
+      full_check[fc.backup_id] = std::max(full_check[fc.backup_id], fc.full_check_ns);
+  return full_check;
+}
+
+std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only) {
+  const auto full_check = last_full_checks(cat);
+  const auto backups = cat.backups();
+  // A tag names the newest backup with it; the older ones are marked.
+  std::map<std::string, uint64_t> newest_of_tag;
+  for (const auto& b : backups)
+    if (!b.begin.tag.empty()) newest_of_tag[b.begin.tag] = std::max(newest_of_tag[b.begin.tag], b.id);
+  util::JsonWriter w;
+  w.begin_object();
+  w.kv("catalog", cat.dir());
+  if (uint64_t id = cat.identity()) w.kv("catalog_id", engine::format_catalog_id(id));
+  w.begin_array("backups");
+  for (const auto& b : backups) {
+    if (only && b.id != *only) continue;
+    BackupTotals t = backup_totals(b);
+    w.begin_object();
+    w.kv("id", b.id);
+    w.kv("backup_id", b.id);
+    w.kv("tag", b.begin.tag);
+    if (!b.begin.tag.empty()) w.kv("tag_newest", newest_of_tag[b.begin.tag] == b.id);
+    w.kv("start_time", format_time(b.begin.start_time_ns));
+    w.kv("start_time_ns", b.begin.start_time_ns);
+    if (b.ended) {
+      w.kv("end_time", format_time(b.end.end_time_ns));
+      w.kv("end_time_ns", b.end.end_time_ns);
+    } else {
+      w.kv_null("end_time");
+    }
+    w.kv("status", b.status_name());
+    w.kv("files", t.files);
+    w.kv("bytes", t.bytes);
+    if (b.ended) {
+      w.kv("bytes_read", b.end.bytes_read);
+      w.kv("bytes_written", b.end.bytes_written);
+    }
+    w.kv("pieces", static_cast<uint64_t>(b.pieces.size()));
+    w.kv("destination", b.begin.destination);
+    w.begin_array("piece_list");
+    for (const auto& p : b.pieces) {
+      w.begin_object();
+      w.kv("name", p.name);
+      w.kv("location", p.location);
+      w.kv("bytes", p.size);
+      w.kv("status", p.expired ? "expired" : "available");
+      if (p.expired) w.kv("reason", p.expired_reason);
+      if (p.crosschecked_ns) w.kv("crosschecked", format_time(p.crosschecked_ns));
+      else w.kv_null("crosschecked");
+      w.end_object();
+    }
+    w.end_array();
+    if (b.begin.level >= 0) {
+      w.kv("level", static_cast<uint64_t>(b.begin.level));
+      w.kv("cumulative", b.begin.cumulative);
+      w.kv("change_unit", static_cast<uint64_t>(b.begin.change_unit));
+      w.begin_array("parents");
+      for (uint64_t p : backup_parents(b)) w.value(p);
+      w.end_array();
+    } else {
+      w.kv_null("level");
+    }
+    if (auto it = full_check.find(b.id); it != full_check.end()) {
+      w.kv("last_full_check", format_time(it->second));
+      w.kv("last_full_check_ns", it->second);
+    } else {
+      w.kv_null("last_full_check");
+    }
+    if (b.ended && !b.end.message.empty()) w.kv("message", b.end.message);
+    if (!b.damage.empty()) w.kv("damage", b.damage);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.str();
 }
 
 }  // namespace stripeback::cli

@@ -3,7 +3,13 @@
 // CounterGroup), whose fields the renderer does not need to know.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
 
 #include "engine/backup_job.h"
 #include "engine/restore_job.h"
@@ -18,5 +24,17 @@ std::string format_time(int64_t ns);
 std::string restore_text(const engine::RestoreSummary& s);
 // One indented line: "    <name>: <key> <value>, ..." (bytes and seconds with units).
 std::string group_text(const storage::CounterGroup& g);
+
+// The catalog's backups as the JSON document `list --json` prints (also the C API's list).
+std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only = std::nullopt);
+// What a backup holds: its regular files and their bytes.
+struct BackupTotals {
+  uint64_t files = 0, bytes = 0;
+};
+BackupTotals backup_totals(const catalog::Backup& b);
+// The backups the files of `b` build on (level 1), in id order.
+std::vector<uint64_t> backup_parents(const catalog::Backup& b);
+// When each backup's every frame had last been checked (validate; docs/validate.md), by id.
+std::map<uint64_t, int64_t> last_full_checks(const catalog::Catalog& cat);
 
 }  // namespace stripeback::cli

@@ -5,9 +5,11 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#if STRIPEBACK_WITH_TAPE
 #include "tape/drive.h"
 #include "tape/exercise.h"
 #include "tape/label.h"
+#endif
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -15,15 +17,14 @@
 namespace stripeback::cli {
 namespace {
 
+#if STRIPEBACK_WITH_TAPE
 using namespace stripeback::tape;
+#endif
 
 int report(const Error& e) {
   print_error(e.what);
   return e.code == Errc::invalid_argument ? kExitUsage : kExitFailed;
 }
-
-// Drive URLs, inquiry strings and label fields in text output, escaped.
-std::string esc(const std::string& text) { return util::escape_text(text); }
 
 Result<uint32_t> parse_block_size(const std::string& text) {
   auto v = util::parse_size(text);
@@ -32,6 +33,10 @@ Result<uint32_t> parse_block_size(const std::string& text) {
                                             "' must be a size from 1 byte to 16 MiB - 1");
   return static_cast<uint32_t>(*v);
 }
+
+#if STRIPEBACK_WITH_TAPE
+// Drive URLs, inquiry strings and label fields in text output, escaped.
+std::string esc(const std::string& text) { return util::escape_text(text); }
 
 Result<std::unique_ptr<TapeDrive>> open_ready(const std::string& url) {
   SB_ASSIGN(auto d, TapeDrive::open(url));
@@ -195,6 +200,8 @@ int cmd_test(const TapeFlags& f, const std::atomic<bool>& cancel) {
   return kExitOk;
 }
 
+#endif
+
 }  // namespace
 
 void add_backup_tape_flags(CLI::App* backup, BackupFlags& f) {
@@ -302,12 +309,18 @@ int run_tape_cmd(const CLI::App& tape, const TapeFlags& f, const std::atomic<boo
   const auto subs = tape.get_subcommands();
   if (subs.empty()) return kExitUsage;
   const std::string name = subs.front()->get_name();
+#if !STRIPEBACK_WITH_TAPE
+  (void)cancel;
+  return report(engine::left_out("tape", "STRIPEBACK_WITH_TAPE",
+                                 f.urls.empty() ? "tape " + name : f.urls.front()));
+#else
   if (name == "status") return cmd_status(f);
   if (name == "label") return cmd_label(f);
   if (name == "rewind") return cmd_rewind(f, false);
   if (name == "eject") return cmd_rewind(f, true);
   if (name == "test") return cmd_test(f, cancel);
   return kExitUsage;
+#endif
 }
 
 }  // namespace stripeback::cli

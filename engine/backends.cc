@@ -1,19 +1,32 @@
 #include "engine/backends.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <map>
 #include <optional>
 
 #include "io/local_storage.h"
-#include "nfs/nfs_fs.h"
 #include "storage/fault_storage.h"
+#include "storage/registry.h"
+#if STRIPEBACK_WITH_NFS
+#include "nfs/nfs_fs.h"
+#endif
+#if STRIPEBACK_WITH_TAPE
 #include "tape/tape_storage.h"
 #include "tape/volume.h"
+#endif
 
 namespace stripeback::engine {
+
+Error left_out(const char* what, const char* option, const std::string& asked) {
+  return Error{Errc::invalid_argument, ENOTSUP,
+               std::string("this build has no ") + what + " support (" + option + "=OFF): " + asked};
+}
+
 namespace {
 
+#if STRIPEBACK_WITH_TAPE
 std::string strip(const std::string& url) {
   return url.rfind("tape:", 0) == 0 ? url.substr(5) : url;
 }
@@ -32,6 +45,7 @@ tape::FirstFreeFile first_free_files(const catalog::Catalog& cat) {
     return it == next.end() ? 1 : it->second;
   };
 }
+#endif
 
 // STRIPEBACK_FAULTS (tests only, docs/reliability.md): every storage the program uses is
 // wrapped in a FaultStorage with these rules.
@@ -54,10 +68,12 @@ const Wired& wired() {
       return std::shared_ptr<storage::Storage>(&s, [](storage::Storage*) {});
     };
     out.local = std::make_shared<storage::FaultStorage>(keep(io::local_storage()));
+#if STRIPEBACK_WITH_NFS
     out.nfs = std::make_shared<storage::FaultStorage>(keep(nfs::nfs_storage()));
+#endif
     for (const auto& r : *rules) {
       out.local->add(r);
-      out.nfs->add(r);
+      if (out.nfs) out.nfs->add(r);
     }
     return out;
   }();
@@ -74,8 +90,20 @@ Result<storage::Storage*> storage_for(const storage::Location& at) {
       if (w.local) return w.local.get();
       return &io::local_storage();
     case storage::Scheme::nfs:
+#if STRIPEBACK_WITH_NFS
       if (w.nfs) return w.nfs.get();
       return &nfs::nfs_storage();
+#else
+      return left_out("NFS", "STRIPEBACK_WITH_NFS", at.str());
+#endif
+    case storage::Scheme::custom: {
+      // Registered per job by the embedding program (storage/registry.h).
+      auto reg = storage::current_registry();
+      storage::Storage* st = reg ? reg->find(at.servers.at(0)) : nullptr;
+      if (st == nullptr)
+        return fail(Errc::invalid_argument, "no storage is registered for '" + at.str() + "'");
+      return st;
+    }
     case storage::Scheme::tape: break;
   }
   return fail(Errc::invalid_argument,
@@ -89,7 +117,10 @@ Result<Place> place_of(const std::string& text) {
 }
 
 std::vector<storage::CounterGroup> thread_counters(const std::vector<storage::Storage*>& also) {
-  std::vector<storage::Storage*> all{&io::local_storage(), &nfs::nfs_storage()};
+  std::vector<storage::Storage*> all{&io::local_storage()};
+#if STRIPEBACK_WITH_NFS
+  all.push_back(&nfs::nfs_storage());
+#endif
   for (auto* s : also)
     if (s && std::find(all.begin(), all.end(), s) == all.end()) all.push_back(s);
   std::vector<storage::CounterGroup> out;
@@ -101,6 +132,10 @@ std::vector<storage::CounterGroup> thread_counters(const std::vector<storage::St
 Result<MediaDestination> open_media_destination(const MediaOptions& opts,
                                                 const catalog::Catalog& cat) {
   if (opts.drives.empty()) return fail(Errc::invalid_argument, "no tape drive given");
+#if !STRIPEBACK_WITH_TAPE
+  (void)cat;
+  return left_out("tape", "STRIPEBACK_WITH_TAPE", opts.drives.front());
+#else
   MediaDestination d;
   auto first_free = first_free_files(cat);
   std::vector<std::string> spares;
@@ -119,6 +154,7 @@ Result<MediaDestination> open_media_destination(const MediaOptions& opts,
     d.locations.push_back(std::move(at));
   }
   return d;
+#endif
 }
 
 Result<std::unique_ptr<storage::ReadFile>> open_media_piece(const catalog::PieceRecord& p,
@@ -126,6 +162,11 @@ Result<std::unique_ptr<storage::ReadFile>> open_media_piece(const catalog::Piece
                                                             const std::vector<std::string>& drives) {
   if (!p.media)
     return fail(Errc::invalid_argument, "piece '" + p.name + "' is not on removable media");
+#if !STRIPEBACK_WITH_TAPE
+  (void)backup_id;
+  (void)drives;
+  return left_out("tape", "STRIPEBACK_WITH_TAPE", p.location + "/" + p.name);
+#else
   tape::StreamLocation loc;
   loc.block_size = p.media->block_size;
   loc.bytes = p.media->bytes;
@@ -135,6 +176,7 @@ Result<std::unique_ptr<storage::ReadFile>> open_media_piece(const catalog::Piece
   for (const auto& d : drives) stripped.push_back(strip(d));
   return tape::open_tape_stream(std::move(loc), {backup_id, p.channel, p.number},
                                 p.location + "/" + p.name, std::move(stripped));
+#endif
 }
 
 }  // namespace stripeback::engine

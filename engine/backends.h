@@ -16,6 +16,10 @@
 
 namespace stripeback::engine {
 
+// A part left out of this build (STRIPEBACK_WITH_NFS=OFF, ...) asked for: invalid_argument
+// with sys_errno ENOTSUP, "this build has no NFS support (STRIPEBACK_WITH_NFS=OFF): URL".
+Error left_out(const char* what, const char* option, const std::string& asked);
+
 // The storage that serves `at` (local files or NFS). A drive of removable media is not
 // found by location: it is opened with open_media_destination.
 Result<storage::Storage*> storage_for(const storage::Location& at);

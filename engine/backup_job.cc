@@ -27,6 +27,8 @@
 #include "util/json.h"
 #include "util/process.h"
 #include "util/units.h"
+#include "storage/registry.h"
+#include "util/log.h"
 
 namespace stripeback::engine {
 namespace {
@@ -619,8 +621,14 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       pacer = std::make_unique<Pacer>(*job_bucket, plan.total_bytes, bytes_done, start,
                                       *deadline, opts.job_rate);
     std::vector<std::thread> threads;
+    const auto log_sink = util::current_log_sink();
+    const auto storages = storage::current_registry();
     for (uint32_t c = 0; c < opts.channels; ++c)
-      threads.emplace_back([&, c] { outcomes[c] = run_backup_channel(ctx, c + 1); });
+      threads.emplace_back([&, c] {
+        util::ScopedLogSink logs(log_sink);
+        storage::ScopedRegistry registered(storages);
+        outcomes[c] = run_backup_channel(ctx, c + 1);
+      });
     for (auto& t : threads) t.join();
   }
 

@@ -1,9 +1,11 @@
 #include "engine/crypto.h"
 
 #include <fcntl.h>
+#if STRIPEBACK_WITH_CRYPTO
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#endif
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,9 +17,11 @@
 #include <optional>
 
 #include "io/file.h"
+#include "engine/backends.h"
 #include "util/bytes.h"
 
 namespace stripeback::engine {
+#if STRIPEBACK_WITH_CRYPTO
 namespace {
 
 const EVP_CIPHER* aes_gcm() {
@@ -163,6 +167,8 @@ Result<void> FrameCipher::open(std::byte* p, size_t n, uint32_t sequence,
   return ok();
 }
 
+#endif
+
 std::vector<uint8_t> frame_aad(uint64_t piece_offset, const FrameHeader& h) {
   util::ByteWriter w;
   w.u64(piece_offset);
@@ -176,6 +182,7 @@ std::vector<uint8_t> frame_aad(uint64_t piece_offset, const FrameHeader& h) {
   return w.take();
 }
 
+#if STRIPEBACK_WITH_CRYPTO
 Result<std::shared_ptr<Keyring>> Keyring::load(const KeySource& src) {
   int given = !src.passphrase_file.empty() + !src.passphrase_env.empty() + !src.key_file.empty();
   if (given == 0) return std::shared_ptr<Keyring>();
@@ -380,5 +387,48 @@ Result<void> generate_key_file(const std::string& path) {
   }
   return io::fsync_dir(parent.empty() ? "." : parent);
 }
+
+#else
+// A build without libcrypto (STRIPEBACK_WITH_CRYPTO=OFF): no key can be loaded, so no piece
+// is sealed or opened; an encrypted backup's pieces are refused when a key is asked for.
+namespace {
+Error no_crypto(const std::string& asked) {
+  return left_out("encryption", "STRIPEBACK_WITH_CRYPTO", asked);
+}
+}  // namespace
+
+FrameCipher::FrameCipher(std::span<const uint8_t, 32>, std::span<const uint8_t, 8>) : key_{}, prefix_{} {}
+FrameCipher::~FrameCipher() = default;
+std::array<uint8_t, 12> FrameCipher::nonce(uint32_t) const { return {}; }
+Result<void> FrameCipher::seal(std::byte*, size_t, uint32_t, std::span<const uint8_t>) const {
+  return no_crypto("sealing a frame");
+}
+Result<void> FrameCipher::open(std::byte*, size_t, uint32_t, std::span<const uint8_t>) const {
+  return no_crypto("opening a frame");
+}
+
+Result<std::shared_ptr<Keyring>> Keyring::load(const KeySource& src) {
+  if (src.empty()) return std::shared_ptr<Keyring>();
+  return no_crypto(!src.key_file.empty() ? "key file '" + src.key_file + "'"
+                                         : std::string("a passphrase"));
+}
+Keyring::~Keyring() = default;
+const char* Keyring::kind_name() const { return "none"; }
+Result<Keyring::JobKey> Keyring::derive(Kdf, uint8_t, uint8_t, uint8_t,
+                                        std::span<const uint8_t, 16>) const {
+  return no_crypto("a key derivation");
+}
+Result<void> Keyring::start_job() { return no_crypto("an encrypted backup"); }
+Result<std::unique_ptr<FrameCipher>> Keyring::new_piece(PieceHeader&) {
+  return no_crypto("an encrypted piece");
+}
+Result<std::unique_ptr<FrameCipher>> Keyring::open_piece(const PieceHeader&,
+                                                         const std::string& piece_path) {
+  return no_crypto("encrypted piece '" + piece_path + "'");
+}
+Result<void> generate_key_file(const std::string& path) {
+  return no_crypto("keygen '" + path + "'");
+}
+#endif
 
 }  // namespace stripeback::engine

@@ -78,10 +78,12 @@ ChannelProgress* JobProgress::channel(uint32_t i) {
   return channels_[i - 1].get();
 }
 
-void JobProgress::finish(std::string verdict) {
+void JobProgress::finish(std::string verdict, std::string stage, std::string suggestion) {
   std::lock_guard<std::mutex> g(mu_);
   finished_ = true;
   verdict_ = std::move(verdict);
+  verdict_stage_ = std::move(stage);
+  verdict_suggestion_ = std::move(suggestion);
   if (started_.load(std::memory_order_acquire))
     for (auto& c : channels_) c->set(ChannelState::done);
 }
@@ -99,6 +101,8 @@ ProgressSnapshot JobProgress::snapshot() {
   s.hang_after_s = hang_after_s_;
   s.finished = finished_;
   s.verdict = verdict_;
+  s.verdict_stage = verdict_stage_;
+  s.verdict_suggestion = verdict_suggestion_;
   const int64_t now = steady_ns();
   const bool started = started_.load(std::memory_order_acquire);
   for (uint32_t i = 0; started && i < channels_.size(); ++i) {

@@ -76,6 +76,8 @@ struct ProgressSnapshot {
   double hang_after_s = 60;
   bool finished = false;
   std::string verdict;  // what bound the job, once finished
+  std::string verdict_stage;       // e.g. "source read (local)", once finished
+  std::string verdict_suggestion;  // what to change, once finished (empty: nothing)
   std::vector<ChannelSnapshot> channels;
 };
 
@@ -89,7 +91,7 @@ class JobProgress {
   // Channel i (1-based); the job's channels are made by start().
   ChannelProgress* channel(uint32_t i);
   uint32_t channels() const { return static_cast<uint32_t>(channels_.size()); }
-  void finish(std::string verdict);
+  void finish(std::string verdict, std::string stage = {}, std::string suggestion = {});
   // A consistent-enough picture for display (each field read once); `rate` is over the
   // samples this object kept from earlier snapshots.
   ProgressSnapshot snapshot();
@@ -103,7 +105,7 @@ class JobProgress {
   std::atomic<bool> started_{false};
   std::mutex mu_;  // snapshot state below
   bool finished_ = false;
-  std::string verdict_;
+  std::string verdict_, verdict_stage_, verdict_suggestion_;
   uint64_t last_done_ = 0;
   int64_t last_progress_ns_ = 0;
   std::vector<std::pair<int64_t, uint64_t>> samples_;  // (steady ns, bytes done)

@@ -23,6 +23,8 @@
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
+#include "storage/registry.h"
+#include "util/log.h"
 
 namespace stripeback::engine {
 namespace {
@@ -591,7 +593,12 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
     std::vector<std::thread> cmp;
     if (!dchunks.empty())
       for (uint32_t c = 0; c < n; ++c)
-        cmp.emplace_back([&] { run_delta_compare(ctx, dchunks, dnext, span); });
+        cmp.emplace_back([&, log_sink = util::current_log_sink(),
+                          storages = storage::current_registry()] {
+          util::ScopedLogSink logs(log_sink);
+          storage::ScopedRegistry registered(storages);
+          run_delta_compare(ctx, dchunks, dnext, span);
+        });
     for (auto& t : cmp) t.join();
     DeltaSummary& totals = sum.delta;
     for (size_t i = 0; i < items.size(); ++i) {
@@ -706,10 +713,18 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
   }
   std::vector<RestoreOutcome> outs(nch + nstream);
   std::vector<std::thread> threads;
+  const auto log_sink = util::current_log_sink();
+  const auto storages = storage::current_registry();
   for (uint32_t c = 0; c < nch; ++c)
-    threads.emplace_back([&, c] { outs[c] = run_restore_channel(ctx, c + 1); });
+    threads.emplace_back([&, c] {
+      util::ScopedLogSink logs(log_sink);
+      storage::ScopedRegistry registered(storages);
+      outs[c] = run_restore_channel(ctx, c + 1);
+    });
   for (uint32_t c = 0; c < nstream; ++c)
     threads.emplace_back([&, c] {
+      util::ScopedLogSink logs(log_sink);
+      storage::ScopedRegistry registered(storages);
       outs[nch + c] = stream.run_channel(ctx, c, nch + c + 1, opts.keys.get(), opts.media_drives);
     });
   for (auto& t : threads) t.join();

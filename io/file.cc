@@ -1,7 +1,7 @@
 #include "io/file.h"
+#include "util/log.h"
 
 #include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,7 +26,7 @@ int open_retry(const std::string& path, int flags, mode_t mode) {
 void note_no_direct(const std::string& path) {
   static std::once_flag logged;
   std::call_once(logged, [&path] {
-    spdlog::info("O_DIRECT not supported for '{}'; using buffered I/O", path);
+    util::log_info("O_DIRECT not supported for '" + path + "'; using buffered I/O");
   });
 }
 
@@ -86,7 +86,7 @@ void UniqueFd::reset() {
   // written files comes from explicit fsync/fdatasync, so a failure here is only logged.
   if (::close(fd_) != 0) {
     const int err = errno;
-    spdlog::warn("close of fd {} failed: {}", fd_, std::strerror(err));
+    util::log_warn("close of fd " + std::to_string(fd_) + " failed: " + std::strerror(err));
   }
   fd_ = -1;
 }

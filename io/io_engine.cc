@@ -1,8 +1,8 @@
 // What both engines share: completion semantics for partial transfers, and the choice of
 // engine for a process.
 #include "io/io_engine.h"
+#include "util/log.h"
 
-#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -82,7 +82,7 @@ std::unique_ptr<IoEngine> make_engine(const EngineOptions& opts) {
   if (forced != nullptr && std::strcmp(forced, "sync") == 0) {
     static std::once_flag logged;
     std::call_once(logged, [] {
-      spdlog::info("io_uring disabled by STRIPEBACK_IO=sync; using pread/pwrite");
+      util::log_info("io_uring disabled by STRIPEBACK_IO=sync; using pread/pwrite");
     });
     return make_sync_engine();
   }
@@ -91,7 +91,7 @@ std::unique_ptr<IoEngine> make_engine(const EngineOptions& opts) {
   // Every channel makes an engine; one line per process is enough to explain the fallback.
   static std::once_flag warned;
   std::call_once(warned, [&uring] {
-    spdlog::warn("io_uring unavailable ({}); using the pread/pwrite path", uring.error().what);
+    util::log_warn("io_uring unavailable (" + uring.error().what + "); using the pread/pwrite path");
   });
   return make_sync_engine();
 }

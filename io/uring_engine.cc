@@ -6,7 +6,6 @@
 // exist, which keeps the CQ (twice the SQ size) from ever overflowing; ops beyond that wait
 // in a FIFO and go out as completions free slots.
 #include <liburing.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "io/io_engine.h"
+#include "util/log.h"
 #include "io/op_progress.h"
 
 namespace stripeback::io {
@@ -117,7 +117,7 @@ UringEngine::~UringEngine() {
 // cancel them and wait (bounded) for their completions before the ring goes away.
 void UringEngine::cancel_and_wait() {
   if (const int rc = io_uring_submit(&ring_); rc < 0) {
-    spdlog::warn("io_uring submit before teardown failed: {}", std::strerror(-rc));
+    util::log_warn(std::string("io_uring submit before teardown failed: ") + std::strerror(-rc));
   }
   unsigned pending = in_kernel();
   std::vector<bool> busy(slots_.size(), true);
@@ -129,7 +129,7 @@ void UringEngine::cancel_and_wait() {
     io_uring_sqe_set_data64(sqe, kCancelTag);  // outside the slot range: ignored below
   }
   if (const int rc = io_uring_submit(&ring_); rc < 0) {
-    spdlog::warn("io_uring cancel before teardown failed: {}", std::strerror(-rc));
+    util::log_warn(std::string("io_uring cancel before teardown failed: ") + std::strerror(-rc));
   }
   const auto give_up = Clock::now() + kDestroyWait;
   while (pending > 0 && Clock::now() < give_up) {
@@ -141,7 +141,7 @@ void UringEngine::cancel_and_wait() {
     if (io_uring_cqe_get_data64(cqe) < slots_.size()) --pending;
     io_uring_cqe_seen(&ring_, cqe);
   }
-  if (pending > 0) spdlog::warn("io_uring engine destroyed with {} ops still running", pending);
+  if (pending > 0) util::log_warn("io_uring engine destroyed with " + std::to_string(pending) + " ops still running");
 }
 
 void UringEngine::prepare(io_uring_sqe* sqe, uint32_t slot) {
@@ -239,7 +239,7 @@ bool UringEngine::wait(size_t wanted, Clock::time_point until) {
   const int rc = io_uring_wait_cqes(&ring_, &cqe, wait_nr, &ts, nullptr);
   if (rc == 0 || rc == -ETIME || rc == -EINTR || rc == -EAGAIN) return true;
   if (!error_logged_) {
-    spdlog::error("io_uring wait failed: {}", std::strerror(-rc));
+    util::log_error(std::string("io_uring wait failed: ") + std::strerror(-rc));
     error_logged_ = true;
   }
   return false;
@@ -253,7 +253,7 @@ size_t UringEngine::reap(std::span<IoCompletion> out, size_t min_complete,
   for (;;) {
     drain_cq();
     if (auto submitted = flush(); !submitted.has_value() && !error_logged_) {
-      spdlog::error("{}", submitted.error().what);
+      util::log_error(submitted.error().what);
       error_logged_ = true;
     }
     while (n < out.size() && !ready_.empty()) {

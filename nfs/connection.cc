@@ -1,8 +1,8 @@
 #include "nfs/connection.h"
+#include "util/log.h"
 
 #include <malloc.h>
 #include <poll.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -42,8 +42,9 @@ void log_caps_once(const std::string& server, uint32_t rmax, uint32_t wmax, uint
   if (rmax >= want && wmax >= want) return;
   std::lock_guard lock(m);
   if (!seen.insert(server).second) return;
-  spdlog::info("NFS server {} caps requests at {} bytes read, {} bytes write (asked {})",
-               server, rmax, wmax, want);
+  util::log_info("NFS server " + server + " caps requests at " + std::to_string(rmax) +
+                 " bytes read, " + std::to_string(wmax) + " bytes write (asked " +
+                 std::to_string(want) + ")");
 }
 
 // nfs_get_error() returns null when libnfs has no message.
@@ -111,8 +112,9 @@ void Connection::drop() {
 // libnfs allocates a buffer of the whole PDU for every READ reply and WRITE request (1 MiB
 // here). Above glibc's mmap threshold each is a fresh mapping, faulted in page by page and
 // unmapped when freed; served from the heap they are reused. Set once, for the process,
-// when the first NFS connection is made.
+// when the first NFS connection is made, if the program asked (NfsOptions::tune_malloc).
 void keep_large_buffers_on_heap() {
+  if (!options().tune_malloc) return;
   static std::once_flag once;
   std::call_once(once, [] {
     mallopt(M_MMAP_THRESHOLD, 4 << 20);

@@ -1,7 +1,7 @@
 #include "nfs/nfs_engine.h"
+#include "util/log.h"
 
 #include <poll.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -223,7 +223,7 @@ class NfsEngine final : public io::IoEngine {
       return;
     }
     c.stats.add_latency(Clock::now() - r.sent);
-    if (st.warned) spdlog::info("NFS server {} answers again", c.server());
+    if (st.warned) util::log_info("NFS server " + c.server() + " answers again");
     st.failing_since.reset();
     st.warned = false;
     if (status < 0) {
@@ -293,9 +293,9 @@ class NfsEngine final : public io::IoEngine {
     }
     if (again == 0) return;
     c.stats.rewritten += again;
-    spdlog::warn("NFS server {} answered a COMMIT of '{}' with a new write verifier (it "
-                 "restarted): writing its {} unstable bytes again",
-                 c.server(), commit.target.name, again);
+    util::log_warn("NFS server " + c.server() + " answered a COMMIT of '" + commit.target.name +
+                   "' with a new write verifier (it restarted): writing its " +
+                   std::to_string(again) + " unstable bytes again");
     if (!commit.internal) {
       // The caller's fsync waits for the rewritten data: it goes back in line.
       ++commit.chunks_left;
@@ -488,7 +488,7 @@ class NfsEngine final : public io::IoEngine {
     for (auto& t : tickets_) {
       if (t.cancelled || t.req == nullptr) continue;
       if (now - t.req->sent > options().timeout + kSlack) {
-        spdlog::debug("NFS request to {} got no answer by its deadline", t.conn->server());
+        util::log_debug("NFS request to " + t.conn->server() + " got no answer by its deadline");
         t.conn->drop();
       }
     }
@@ -522,8 +522,9 @@ class NfsEngine final : public io::IoEngine {
       if (!st.failing_since) st.failing_since = now;
       if (!st.warned && c.generation() > 0) {  // a first connect is no outage
         st.warned = true;
-        spdlog::warn("NFS server {} stopped answering ({}); reconnecting", c.server(),
-                     st.last_error.empty() ? "request deadline passed" : st.last_error);
+        util::log_warn("NFS server " + c.server() + " stopped answering (" +
+                       (st.last_error.empty() ? std::string("request deadline passed") : st.last_error) +
+                       "); reconnecting");
       }
       if (cancelled(options())) {
         fail_all(c, st, Error{Errc::cancelled, ECANCELED,
@@ -537,7 +538,7 @@ class NfsEngine final : public io::IoEngine {
       if (now < st.next_attempt) continue;
       if (c.generation() > 0) ++c.stats.reconnects;
       auto r = c.connect();
-      spdlog::debug("NFS reconnect to {}: {}", c.server(), r ? "ok" : r.error().what);
+      util::log_debug("NFS reconnect to " + c.server() + ": " + (r ? std::string("ok") : r.error().what));
       if (!r) {
         st.last_error = r.error().what;
         st.next_attempt = Clock::now() + kBackoff;

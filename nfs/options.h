@@ -23,6 +23,11 @@ struct NfsOptions {
   // When set and true, reconnect attempts stop and waiting requests fail at once (the job
   // was cancelled): a cancelled job does not wait out the retry window.
   const std::atomic<bool>* cancel = nullptr;
+  // Raise glibc's mmap and trim thresholds for the process when the first connection is made
+  // (connection.cc: libnfs's 1 MiB PDU buffers are then reused from the heap instead of
+  // mapped and faulted in each time). A process-wide side effect: the CLI turns it on, an
+  // embedding program only if it asks.
+  bool tune_malloc = false;
 };
 
 inline bool cancelled(const NfsOptions& o) { return o.cancel != nullptr && o.cancel->load(); }

@@ -4,6 +4,7 @@
 #   ci       RelWithDebInfo, warnings are errors, tests and benchmarks (build/ci)
 #   dev      ASan + UBSan, tests (build/dev)
 #   tsan     ThreadSanitizer, tests (build/tsan)
+#   minimal  RelWithDebInfo without NFS and tape (STRIPEBACK_WITH_NFS/TAPE=OFF) (build/minimal)
 # With targets, only those are built (e.g. `scripts/build.sh tsan catalog_test`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,8 +12,8 @@ preset=${1:-release}
 shift || true
 case "$preset" in
   release) extra=(-DSTRIPEBACK_TESTS=OFF -DSTRIPEBACK_BENCH=OFF) ;;
-  ci|dev|tsan) extra=() ;;
-  *) echo "build.sh: unknown preset '$preset' (release, ci, dev or tsan)" >&2; exit 2 ;;
+  ci|dev|tsan|minimal) extra=() ;;
+  *) echo "build.sh: unknown preset '$preset' (release, ci, dev, tsan or minimal)" >&2; exit 2 ;;
 esac
 targets=()
 (($#)) && targets=(--target "$@")

@@ -5,6 +5,9 @@
 # By default, in this order:
 #   ci     install what is needed, build build/ci (warnings are errors) and run the whole
 #          suite (unit and integration) with ctest
+#   minimal  build build/minimal without NFS, tape and encryption, xxhash compiled in
+#          (STRIPEBACK_WITH_NFS/TAPE/CRYPTO=OFF): the library, the C API tests and the CLI;
+#          run the C API tests, check the CLI refuses nfs://, tape: and keys (exit 2)
 #   asan   build build/dev (ASan + UBSan, a finding fails the test) and run every unit test
 #          (the fuzz corpora replays included) and the integration tests in ASAN_IT
 #   tsan   build build/tsan (ThreadSanitizer) and run the tests in TSAN_TESTS: catalog
@@ -47,8 +50,8 @@ while (($#)); do
     --no-fuzz) fuzz=0; shift ;;
     --fuzz-time) fuzz_time=${2:?--fuzz-time needs seconds}; shift 2 ;;
     --long) long=1; shift ;;
-    --only) only=${2:?--only needs stages (ci, asan, tsan, fuzz)}; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --only) only=${2:?--only needs stages (ci, minimal, asan, tsan, fuzz)}; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -73,7 +76,7 @@ stage_asan() {
   else
     # The unit test binaries and what the integration tests run; not the benchmarks.
     bash scripts/build.sh dev util_test io_test catalog_test tape_test engine_test \
-        integration_test stripeback_cli fuzz_replays || return 1
+        integration_test stripeback_cli fuzz_replays capi_test capi_storage_test || return 1
     (cd build/dev && ctest --output-on-failure -j2 --timeout 900 -L unit) || return 1
     (cd build/dev && ctest --output-on-failure --timeout 900 -R "$ASAN_IT")
   fi
@@ -91,6 +94,27 @@ stage_tsan() {
   fi
 }
 
+stage_minimal() {
+  bash scripts/build.sh minimal stripeback_cli capi_test capi_storage_test stripeback_static || return 1
+  (cd build/minimal && ctest --output-on-failure -j2 --timeout 300 -R '^CApi\.') || return 1
+  local sb=build/minimal/cli/stripeback out rc
+  for to in nfs://127.0.0.1/export/x tape:/dev/sg9; do
+    rc=0
+    out=$("$sb" backup /etc/hostname --to "$to" --catalog "$(mktemp -d)" 2>&1) || rc=$?
+    if ((rc != 2)) || [[ $out != *"this build has no"*"=OFF): $to"* ]]; then
+      echo "test.sh: minimal: backup --to $to exited $rc: $out" >&2
+      return 1
+    fi
+  done
+  rc=0
+  out=$("$sb" keygen "$(mktemp -d)/key" 2>&1) || rc=$?
+  if ((rc != 2)) || [[ $out != *"this build has no encryption support (STRIPEBACK_WITH_CRYPTO=OFF)"* ]]; then
+    echo "test.sh: minimal: keygen exited $rc: $out" >&2
+    return 1
+  fi
+  echo "test.sh: minimal: nfs://, tape: and encryption refused with exit 2"
+}
+
 stage_fuzz() {
   local rc=0
   bash scripts/fuzz.sh --time "$fuzz_time" || rc=$?
@@ -102,13 +126,13 @@ stage_fuzz() {
 }
 
 bash scripts/install-deps.sh
-stages=(ci)
+stages=(ci minimal)
 ((sanitizers)) && stages+=(asan tsan)
 ((fuzz)) && stages+=(fuzz)
 if [[ -n $only ]]; then
   IFS=, read -r -a stages <<<"$only"
   for s in "${stages[@]}"; do
-    [[ $s =~ ^(ci|asan|tsan|fuzz)$ ]] || { echo "test.sh: unknown stage '$s'" >&2; exit 2; }
+    [[ $s =~ ^(ci|minimal|asan|tsan|fuzz)$ ]] || { echo "test.sh: unknown stage '$s'" >&2; exit 2; }
   done
 fi
 failed=() report=()

@@ -1,5 +1,6 @@
 // Location parsing and joining (see location.h).
 #include "storage/location.h"
+#include "storage/registry.h"
 
 #include <charconv>
 #include <utility>
@@ -284,6 +285,8 @@ const char* scheme_name(Scheme s) {
       return "nfs";
     case Scheme::tape:
       return "tape";
+    case Scheme::custom:
+      return "custom";
   }
   return "unknown";
 }
@@ -296,10 +299,22 @@ Result<Location> Location::parse(std::string_view text) {
   if (text.empty()) return invalid(text, std::string("it is empty (") + kUse + ")");
   if (text.starts_with(kNfs)) return parse_nfs(text);
   if (text.starts_with(kTape)) return parse_tape(text);
-  if (size_t n = scheme_length(text); n > 0)
+  if (size_t n = scheme_length(text); n > 0) {
+    std::string name(text.substr(0, n));
+    if (auto reg = current_registry(); reg && reg->find(name) != nullptr) {
+      Location loc;
+      loc.scheme = Scheme::custom;
+      loc.servers = {name};
+      std::string_view rest = text.substr(n + 3);
+      if (has_component(rest, ".."))
+        return invalid(text, "'..' is not allowed in the path");
+      loc.path = absolute("", rest);
+      return loc;
+    }
     return Error{Errc::invalid_argument, 0,
                  "unsupported location '" + std::string(text) + "': unknown scheme '" +
                      std::string(text.substr(0, n)) + "' (" + kUse + ")"};
+  }
   return local(std::string(text));
 }
 
@@ -331,6 +346,8 @@ std::string Location::str() const {
       if (!path.empty()) s += "#" + path.substr(path[0] == '/' ? 1 : 0);
       return s;
     }
+    case Scheme::custom:
+      return (servers.empty() ? std::string() : servers[0]) + ":/" + path;
   }
   return path;
 }
@@ -361,6 +378,7 @@ Location Location::parent() const {
       r.path = slash == std::string::npos || slash == 0 ? "" : path.substr(0, slash);
       return r;
     case Scheme::nfs:
+    case Scheme::custom:
       r.path = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
       return r;
     case Scheme::local:

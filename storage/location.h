@@ -32,8 +32,10 @@
 
 namespace stripeback::storage {
 
-enum class Scheme : uint8_t { local, nfs, tape };
-const char* scheme_name(Scheme s);  // "local", "nfs", "tape"
+// custom: a storage the embedding program registered (storage/registry.h): servers[0] is
+// its scheme name, path what follows "scheme:/" ("name://a/b" has path "/a/b").
+enum class Scheme : uint8_t { local, nfs, tape, custom };
+const char* scheme_name(Scheme s);  // "local", "nfs", "tape", "custom"
 
 struct Location {
   Scheme scheme = Scheme::local;

@@ -1,4 +1,5 @@
 #include "tape/io_helper.h"
+#include "util/log.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +25,10 @@ TapeIoHelper::TapeIoHelper(std::unique_ptr<Volume>& volume, VolumeProvider* spar
   }
   stats_.drive = volume_ ? volume_->url : "";
   stats_.async = mode == Mode::async;
-  if (mode_ == Mode::async) thread_ = std::thread([this] { thread_main(); });
+  if (mode_ == Mode::async) thread_ = std::thread([this, logs = util::current_log_sink()] {
+      util::ScopedLogSink scope(logs);
+      thread_main();
+    });
 }
 
 TapeIoHelper::~TapeIoHelper() {

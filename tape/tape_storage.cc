@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "storage/io_loop.h"
+#include "util/log.h"
 
 namespace stripeback::tape {
 namespace {
@@ -351,7 +352,10 @@ class TapeStreamFile final : public storage::ReadFile {
 
   TapeStreamFile(StreamLocation loc, StreamId id, std::string name, std::vector<std::string> drives)
       : loc_(std::move(loc)), id_(id), name_(std::move(name)), drives_(std::move(drives)) {
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this, logs = util::current_log_sink()] {
+      util::ScopedLogSink scope(logs);
+      run();
+    });
   }
   ~TapeStreamFile() override {
     {

@@ -1,6 +1,6 @@
 #include "tape/volume.h"
+#include "util/log.h"
 
-#include <spdlog/spdlog.h>
 
 namespace stripeback::tape {
 
@@ -11,7 +11,7 @@ Result<std::unique_ptr<Volume>> open_volume_for_write(const std::string& url,
   auto v = std::make_unique<Volume>();
   v->url = url;
   SB_ASSIGN(v->drive, TapeDrive::open(url));
-  SB_TRY(v->drive->wait_ready(ready_wait, [](const std::string& msg) { spdlog::warn("{}", msg); }));
+  SB_TRY(v->drive->wait_ready(ready_wait, [](const std::string& msg) { util::log_warn(msg); }));
   SB_ASSIGN(BlockLimits limits, v->drive->read_block_limits());
   SB_TRY(check_block_size(block_size, limits, url));
   SB_ASSIGN(LabelRead lr, read_label(*v->drive));
@@ -44,7 +44,7 @@ Result<std::unique_ptr<Volume>> open_volume_for_read(const std::string& url,
   v->url = url;
   SB_ASSIGN(v->drive, TapeDrive::open(url));
   SB_TRY(v->drive->wait_ready(std::chrono::seconds(10),
-                              [](const std::string& msg) { spdlog::warn("{}", msg); }));
+                              [](const std::string& msg) { util::log_warn(msg); }));
   SB_ASSIGN(LabelRead lr, read_label(*v->drive));
   if (!lr.label) return fail(Errc::not_found, "tape '" + url + "': " + lr.why_none);
   if (!volume_id.empty() && lr.label->volume_id != volume_id)

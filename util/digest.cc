@@ -1,8 +1,19 @@
 #include "util/digest.h"
 
+#if STRIPEBACK_XXHASH_HEADER_ONLY
+// xxhash compiled into this file (static builds: Debian's libxxhash.a has no dispatcher);
+// the AVX2 variant is digest_avx2.cc, picked at run time below.
+#define XXH_INLINE_ALL
+// gcc 12 sees xxhash's streaming update, inlined here, as reading outside the 28-byte record
+// the combiner hashes (false positives on branches the length rules out).
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#include <xxhash.h>
+#else
 #include <xxhash.h>
 #if defined(__x86_64__)
 #include <xxh_x86dispatch.h>
+#endif
 #endif
 
 #include <map>
@@ -13,8 +24,17 @@
 
 namespace stripeback::util {
 
+#if STRIPEBACK_XXHASH_HEADER_ONLY && defined(__x86_64__)
+XXH128_hash_t xxh3_128_avx2(const void* data, size_t len);  // digest_avx2.cc
+#endif
+
 Digest digest(const void* data, size_t len) {
-#if defined(__x86_64__)
+#if STRIPEBACK_XXHASH_HEADER_ONLY && defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  XXH128_hash_t h = avx2 ? xxh3_128_avx2(data, len) : XXH3_128bits(data, len);
+#elif STRIPEBACK_XXHASH_HEADER_ONLY
+  XXH128_hash_t h = XXH3_128bits(data, len);
+#elif defined(__x86_64__)
   // The dispatching entry point picks AVX2/AVX-512 at run time (about 4x the baseline).
   XXH128_hash_t h = XXH3_128bits_dispatch(data, len);
 #else

@@ -1,0 +1,349 @@
+// sb_job: settings turned into engine options (checked before anything is opened), the
+// run with the job's own log sink, progress publisher and cancel flag, and the result.
+#include <atomic>
+#include <chrono>
+#include <new>
+#include <random>
+
+#include "capi/callback_storage.h"
+#include "capi/handles.h"
+#include "capi/progress_map.h"
+#include "cli/render.h"
+#include "engine/backup_job.h"
+#include "engine/buffer_budget.h"
+#include "engine/compress.h"
+#include "engine/progress.h"
+#include "engine/restore_job.h"
+#include "storage/registry.h"
+#include "util/log.h"
+#include "util/units.h"
+
+using stripeback::capi::fail_with;
+using stripeback::capi::Kind;
+using stripeback::capi::Settings;
+namespace engine = stripeback::engine;
+namespace util = stripeback::util;
+
+// sb_job_cancel may be called from a signal handler: the flag must be lock-free.
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+struct sb_job {
+  stripeback::capi::Header h{Kind::job};
+  sb_catalog* cat = nullptr;
+  sb_operation op = SB_OP_BACKUP;
+  Settings s;  // a copy: the options may be changed or freed once the job is made
+  engine::BackupOptions backup;
+  engine::RestoreOptions restore;
+  std::atomic<bool> cancel{false};
+  std::shared_ptr<const stripeback::storage::Registry> storages;  // the caller's, by scheme
+  bool ran = false;
+  sb_status status = SB_OK;
+  std::string json, state;
+  uint64_t backup_id = 0, files = 0, bytes_read = 0, bytes_written = 0;
+  double elapsed_s = 0;
+};
+
+namespace stripeback::capi {
+namespace {
+
+Result<void> check_memory(uint32_t channels, uint64_t per_channel) {
+  uint64_t physical = 0;
+  const uint64_t limit = engine::buffer_memory_limit(&physical);
+  if (per_channel * channels <= limit) return ok();
+  return fail(Errc::invalid_argument,
+              "I/O buffers would take " + util::format_bytes(per_channel * channels) + " (" +
+                  util::format_bytes(per_channel) + " per channel x " + std::to_string(channels) +
+                  " channels), above the limit of " + util::format_bytes(limit) +
+                  "; lower 'channels'");
+}
+
+Result<std::shared_ptr<engine::Keyring>> keys_of(const Settings& s) {
+  return engine::Keyring::load(s.keys);
+}
+
+Result<void> backup_options(sb_job& j) {
+  const Settings& s = j.s;
+  engine::BackupOptions& o = j.backup;
+  o.validate_only = j.op == SB_OP_VALIDATE_SOURCE;
+  if (s.sources.empty()) return fail(Errc::invalid_argument, "no 'source' given");
+  if (o.validate_only && !s.destination.empty())
+    return fail(Errc::invalid_argument, "a source validation writes nothing: it takes no 'destination'");
+  if (!o.validate_only && s.destination.empty())
+    return fail(Errc::invalid_argument, "backup needs a 'destination'");
+  o.sources = s.sources;
+  o.destination = s.destination;
+  o.one_file_system = s.one_file_system;
+  o.tag = s.tag;
+  o.channels = s.channels;
+  o.channel.direct = s.direct ? io::Direct::yes : io::Direct::no;
+  o.files_per_set = s.files_per_set;
+  o.channel.max_open_files = s.max_open_files;
+  o.channel.max_piece_size = s.max_piece_size;
+  o.section_size = s.section_size;
+  o.channel.rate = static_cast<double>(s.rate);
+  o.job_rate = static_cast<double>(s.job_rate);
+  SB_ASSIGN(o.channel.compress_level, engine::parse_compress(s.compress));
+  o.level = s.level;
+  o.cumulative = s.cumulative;
+  o.optimize = s.optimize;
+  o.force = s.force;
+  SB_ASSIGN(o.keys, keys_of(s));
+  if (s.encrypt && !o.keys)
+    return fail(Errc::invalid_argument,
+                "'encrypt' needs 'passphrase_file', 'passphrase_env' or 'key_file'");
+  if (!s.encrypt && o.keys)
+    return fail(Errc::invalid_argument,
+                "a passphrase or key was given without 'encrypt': set 'encrypt' to encrypt "
+                "this backup");
+  const bool compressing = o.channel.compress_level != 0;
+  SB_TRY(check_memory(o.channels, engine::backup_channel_buffer_bytes(o.buffers, o.buffer_size,
+                                                                      compressing)));
+  o.cancel = &j.cancel;
+  return ok();
+}
+
+Result<void> restore_options(sb_job& j) {
+  const Settings& s = j.s;
+  engine::RestoreOptions& o = j.restore;
+  o.verify_only = j.op == SB_OP_VALIDATE;
+  if (o.verify_only && !s.target.empty())
+    return fail(Errc::invalid_argument, "a validation writes nothing: it takes no 'target'");
+  if (!o.verify_only && s.target.empty())
+    return fail(Errc::invalid_argument, "restore needs a 'target'");
+  if (s.force && s.delta)
+    return fail(Errc::invalid_argument, "'force' and 'delta' do not go together");
+  o.target = s.target;
+  if (!s.tag.empty()) o.tag = s.tag;
+  o.backup_id = s.backup_id;
+  o.paths = s.paths;
+  o.channels = s.channels;
+  o.force = s.force;
+  o.delta = s.delta;
+  o.channel.direct = s.direct ? io::Direct::yes : io::Direct::no;
+  if (s.sample) {
+    if (!o.verify_only) return fail(Errc::invalid_argument, "'sample' is for validations");
+    o.select.sample = *s.sample;
+    o.select.seed = s.seed ? *s.seed : (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+  } else if (s.seed) {
+    return fail(Errc::invalid_argument, "'seed' goes with 'sample'");
+  }
+  SB_ASSIGN(o.keys, keys_of(s));
+  SB_TRY(check_memory(o.channels, engine::restore_channel_buffer_bytes(o.channel.buffers,
+                                                                       o.channel.buffer_size)));
+  o.cancel = &j.cancel;
+  return ok();
+}
+
+// The job's log sink: the embedder's callback at its level, or nothing at all (never the
+// process default, which belongs to the program).
+std::shared_ptr<const util::LogSink> log_sink_of(const Settings& s) {
+  sb_log_fn fn = s.log_fn;
+  void* user = s.log_user;
+  const int min = s.log_min;
+  return std::make_shared<const util::LogSink>(
+      [fn, user, min](util::LogLevel level, std::string_view message) {
+        if (fn == nullptr || static_cast<int>(level) < min) return;
+        try {
+          const std::string text(message);
+          fn(static_cast<sb_log_level>(level), text.c_str(), user);
+        } catch (...) {
+        }
+      });
+}
+
+sb_status finish_backup(sb_job& j, const Result<engine::BackupSummary>& sum) {
+  if (!sum) return fail_with(j.h, sum.error());
+  j.json = cli::backup_json(*sum);
+  j.state = sum->status;
+  j.backup_id = sum->backup_id;
+  j.files = sum->files;
+  j.bytes_read = sum->bytes_read;
+  j.bytes_written = sum->bytes_written;
+  j.elapsed_s = sum->elapsed_s;
+  if (sum->status == "partial") return fail_with(j.h, SB_PARTIAL, "backup is partial: " + sum->error);
+  if (sum->status != "complete") {
+    const bool cancelled = j.cancel.load();
+    std::string what = sum->validate_only ? "validation failed: " : "backup failed: ";
+    return fail_with(j.h, cancelled ? SB_CANCELLED : SB_ERROR, what + sum->error);
+  }
+  if (sum->validate_only && !sum->pages.corrupt.empty()) {
+    const auto& p = sum->pages.corrupt.front();
+    return fail_with(j.h, SB_CORRUPT,
+                     std::to_string(sum->pages.corrupt.size()) + " corrupt page(s) found, e.g. '" +
+                         p.file + "' block " + std::to_string(p.block) + ": " + p.reason);
+  }
+  if (!sum->changed_files.empty())
+    return fail_with(j.h, SB_CHANGED,
+                     std::to_string(sum->changed_files.size()) +
+                         " file(s) changed while they were read, e.g. '" +
+                         sum->changed_files.front() + "'");
+  j.h.error.clear();
+  return SB_OK;
+}
+
+sb_status finish_restore(sb_job& j, const Result<engine::RestoreSummary>& sum) {
+  if (!sum) return fail_with(j.h, sum.error());
+  j.json = cli::restore_json(*sum);
+  j.state = sum->status;
+  j.files = sum->files;
+  j.bytes_read = sum->piece_bytes_read;
+  j.bytes_written = sum->verify_only ? 0 : sum->bytes;
+  j.elapsed_s = sum->elapsed_s;
+  if (sum->status != "complete") {
+    std::string what = sum->errors.empty() ? std::string("failed") : sum->errors.front();
+    if (j.cancel.load()) return fail_with(j.h, SB_CANCELLED, what);
+    return fail_with(j.h, sum->verify_only ? SB_CORRUPT : SB_ERROR, what);
+  }
+  j.h.error.clear();
+  return SB_OK;
+}
+
+const char* operation_name(sb_operation op) {
+  switch (op) {
+    case SB_OP_BACKUP: return "backup";
+    case SB_OP_RESTORE: return "restore";
+    case SB_OP_VALIDATE:
+    case SB_OP_VALIDATE_SOURCE: return "validate";
+  }
+  return "?";
+}
+
+sb_status run(sb_job& j) {
+  util::ScopedLogSink logs(log_sink_of(j.s));
+  storage::ScopedRegistry registered(j.storages);
+  engine::JobProgress progress(operation_name(j.op), j.s.tag);
+  std::unique_ptr<engine::ProgressPublisher> publisher;
+  if (j.s.progress_fn != nullptr) {
+    sb_progress_fn fn = j.s.progress_fn;
+    void* user = j.s.progress_user;
+    publisher = std::make_unique<engine::ProgressPublisher>(
+        progress,
+        std::vector<engine::ProgressPublisher::Sink>{
+            [fn, user](const engine::ProgressSnapshot& snap) { deliver_progress(snap, fn, user); }},
+        std::chrono::milliseconds(j.s.progress_interval_ms));
+  }
+  const bool is_backup = j.op == SB_OP_BACKUP || j.op == SB_OP_VALIDATE_SOURCE;
+  sb_status st;
+  if (is_backup) {
+    j.backup.progress = &progress;
+    auto sum = engine::run_backup(j.backup, *j.cat->cat);
+    if (sum) progress.finish(sum->verdict.bound_by, sum->verdict.stage, sum->verdict.suggestion);
+    else progress.finish("");
+    if (publisher) publisher->stop();
+    st = finish_backup(j, sum);
+  } else {
+    j.restore.progress = &progress;
+    auto sum = engine::run_restore(j.restore, *j.cat->cat);
+    if (sum) progress.finish(sum->verdict.bound_by, sum->verdict.stage, sum->verdict.suggestion);
+    else progress.finish("");
+    if (publisher) publisher->stop();
+    st = finish_restore(j, sum);
+  }
+  return st;
+}
+
+template <class F>
+sb_status guarded(sb_job& j, F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    j.h.error = "out of memory";
+    return SB_NOMEM;
+  } catch (const std::exception& e) {
+    j.h.error = std::string("internal error: ") + e.what();
+    return SB_ERROR;
+  } catch (...) {
+    j.h.error = "internal error";
+    return SB_ERROR;
+  }
+}
+
+bool is_job(const sb_job* j) { return j != nullptr && j->h.kind == Kind::job; }
+
+}  // namespace
+}  // namespace stripeback::capi
+
+extern "C" {
+
+sb_status sb_job_new(sb_catalog* cat, sb_operation op, const sb_options* opts, sb_job** out) {
+  if (out == nullptr) return SB_INVALID_ARGUMENT;
+  *out = nullptr;
+  sb_job* j = nullptr;
+  try {
+    j = new sb_job();
+  } catch (...) {
+    return SB_NOMEM;
+  }
+  *out = j;
+  return stripeback::capi::guarded(*j, [&]() -> sb_status {
+    if (cat == nullptr || cat->h.kind != Kind::catalog || !cat->cat)
+      return fail_with(j->h, SB_INVALID_ARGUMENT, "catalog handle is null or not open");
+    if (opts == nullptr || opts->h.kind != Kind::options)
+      return fail_with(j->h, SB_INVALID_ARGUMENT, "options handle is null");
+    if (op < SB_OP_BACKUP || op > SB_OP_VALIDATE_SOURCE)
+      return fail_with(j->h, SB_INVALID_ARGUMENT,
+                       "unknown operation " + std::to_string(static_cast<int>(op)));
+    j->cat = cat;
+    j->op = op;
+    j->s = opts->s;
+    if (!j->s.storages.empty()) {
+      auto reg = std::make_shared<stripeback::storage::Registry>();
+      for (const auto& [scheme, ops] : j->s.storages)
+        reg->add(scheme, stripeback::capi::make_callback_storage(scheme, ops));
+      j->storages = std::move(reg);
+    }
+    // Locations in the options are read with the caller's schemes known.
+    stripeback::storage::ScopedRegistry registered(j->storages);
+    auto r = (op == SB_OP_BACKUP || op == SB_OP_VALIDATE_SOURCE)
+                 ? stripeback::capi::backup_options(*j)
+                 : stripeback::capi::restore_options(*j);
+    if (!r) return fail_with(j->h, r.error());
+    return SB_OK;
+  });
+}
+
+sb_status sb_job_run(sb_job* job) {
+  if (!stripeback::capi::is_job(job)) return SB_INVALID_ARGUMENT;
+  if (job->cat == nullptr) return fail_with(job->h, SB_INVALID_ARGUMENT, "job was not made");
+  if (job->ran) return fail_with(job->h, SB_INVALID_ARGUMENT, "job has already run");
+  job->ran = true;
+  job->status = stripeback::capi::guarded(*job, [&] { return stripeback::capi::run(*job); });
+  return job->status;
+}
+
+void sb_job_cancel(sb_job* job) {
+  if (job != nullptr) job->cancel.store(true);
+}
+
+void sb_job_free(sb_job* job) {
+  if (stripeback::capi::is_job(job)) delete job;
+}
+
+sb_status sb_job_status(const sb_job* job) {
+  if (!stripeback::capi::is_job(job)) return SB_INVALID_ARGUMENT;
+  return job->status;
+}
+
+const char* sb_job_result_json(const sb_job* job) {
+  if (!stripeback::capi::is_job(job) || job->json.empty()) return nullptr;
+  return job->json.c_str();
+}
+
+const char* sb_job_state(const sb_job* job) {
+  return stripeback::capi::is_job(job) ? job->state.c_str() : "";
+}
+uint64_t sb_job_backup_id(const sb_job* job) {
+  return stripeback::capi::is_job(job) ? job->backup_id : 0;
+}
+uint64_t sb_job_files(const sb_job* job) { return stripeback::capi::is_job(job) ? job->files : 0; }
+uint64_t sb_job_bytes_read(const sb_job* job) {
+  return stripeback::capi::is_job(job) ? job->bytes_read : 0;
+}
+uint64_t sb_job_bytes_written(const sb_job* job) {
+  return stripeback::capi::is_job(job) ? job->bytes_written : 0;
+}
+double sb_job_elapsed_s(const sb_job* job) {
+  return stripeback::capi::is_job(job) ? job->elapsed_s : 0;
+}
+
+}  // extern "C"
