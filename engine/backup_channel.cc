@@ -88,7 +88,6 @@ class BackupChannel {
     out_.stats.channel = channel;
     out_.stats.buffers = static_cast<uint32_t>(ctx.config.buffers);
     out_.stats.buffer_size = static_cast<uint32_t>(ctx.config.buffer_size);
-    out_.stats.multiplexing = std::max<uint32_t>(1, ctx.config.max_open_files);
     if (ctx.progress) clock_.attach(ctx.progress->channel(channel));
   }
 
@@ -112,6 +111,7 @@ class BackupChannel {
     out_.stats.pages_retried = out_.pages.retried;
     out_.stats.pages_corrupt = out_.pages.corrupt.size();
     out_.stats.io_engine = loop_.names();
+    out_.stats.multiplexing = std::max<uint32_t>(1, open_most_);
     loop_.drain();
     loop_.close();  // before the thread's connections go
     out_.stats.backends = thread_counters({target_.storage});
@@ -207,6 +207,7 @@ class BackupChannel {
         continue;
       }
       SB_TRY(open_source((*set_)[set_pos_++]));
+      open_most_ = std::max<uint32_t>(open_most_, static_cast<uint32_t>(sources_.size()));
     }
     return ok();
   }
@@ -732,6 +733,7 @@ class BackupChannel {
   bool stopping_ = false;
   uint32_t reads_out_ = 0, writes_out_ = 0;
   FileIoIndex file_io_;
+  uint32_t open_most_ = 0;  // most units open at once: the multiplexing level reached
   std::vector<std::unique_ptr<OpenPiece>> pieces_;
   uint32_t pieces_made_ = 0;
   std::vector<UnitDone> finished_;
