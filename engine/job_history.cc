@@ -30,7 +30,8 @@ void add_verdict(catalog::JobRecord& j, const Verdict& v) {
 }
 
 // The channels' figures, and their files: those that moved the most bytes first, at most
-// JobRecord::kMaxFiles of them.
+// JobRecord::kMaxFiles of them. files_total counts a file once per channel that did I/O on
+// it.
 void add_channels(catalog::JobRecord& j, const std::vector<ChannelStats>& channels) {
   std::vector<catalog::FileIoRecord> files;
   for (const ChannelStats& c : channels) {
@@ -52,11 +53,11 @@ void add_channels(catalog::JobRecord& j, const std::vector<ChannelStats>& channe
     j.compress_out += c.bytes_compressed_out;
     j.channels.push_back(std::move(r));
     files.insert(files.end(), c.file_io.begin(), c.file_io.end());
+    j.files_total += c.file_io.size() + c.file_io_dropped;
   }
   std::stable_sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
     return a.read.bytes + a.write.bytes > b.read.bytes + b.write.bytes;
   });
-  j.files_total = std::max<uint64_t>(j.files, files.size());
   if (files.size() > catalog::JobRecord::kMaxFiles) files.resize(catalog::JobRecord::kMaxFiles);
   j.file_io = std::move(files);
 }

@@ -26,7 +26,13 @@ void add_wait(catalog::WaitCounts& w, int64_t ns) {
 
 int32_t FileIoIndex::entry(const std::string& path, ChannelStats& s) {
   if (auto it = at_.find(path); it != at_.end()) return it->second;
-  if (s.file_io.size() >= ChannelStats::kMaxFileIo) return -1;
+  if (s.file_io.size() >= ChannelStats::kMaxFileIo) {
+    if (path != last_dropped_) {
+      ++s.file_io_dropped;
+      last_dropped_ = path;
+    }
+    return -1;
+  }
   const auto i = static_cast<int32_t>(s.file_io.size());
   at_.emplace(path, i);
   s.file_io.push_back({path, s.channel, {}, {}});

@@ -52,8 +52,9 @@ struct ChannelStats {
   uint32_t buffers = 0, buffer_size = 0;
   uint32_t multiplexing = 1;  // files read at once
   // Per file the channel did I/O on: at most kMaxFileIo, the first begun (files are handed
-  // out largest first).
+  // out largest first); file_io_dropped counts the files past the bound.
   std::vector<catalog::FileIoRecord> file_io;
+  uint64_t file_io_dropped = 0;
   static constexpr size_t kMaxFileIo = catalog::JobRecord::kMaxFiles;
   // Each backend the channel used publishes its own counters (a server's connections, a
   // drive), rendered by cli/ without knowing their fields.
@@ -72,11 +73,14 @@ inline void add_io(catalog::IoFigures& f, uint64_t bytes, int64_t wait_ns) {
 // The per-file figures of a channel, by path: at most ChannelStats::kMaxFileIo entries.
 class FileIoIndex {
  public:
-  // The index of `path`'s entry in s.file_io (made on first use), or -1 past the bound.
+  // The index of `path`'s entry in s.file_io (made on first use), or -1 past the bound
+  // (counted in s.file_io_dropped, once for consecutive calls with the same path: a file's
+  // units or chunks come together).
   int32_t entry(const std::string& path, ChannelStats& s);
 
  private:
   std::map<std::string, int32_t> at_;
+  std::string last_dropped_;
 };
 
 // Accumulates busy and wait time from a series of marks on one thread.
