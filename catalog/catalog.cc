@@ -378,6 +378,26 @@ std::vector<Deletion> Catalog::pending_deletions() const {
   return state_->model.pending_deletions();
 }
 
+Result<uint64_t> Catalog::add_job(const JobRecord& job) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  SB_ASSIGN(auto rec, encode_job(job));
+  SB_TRY(s.append([&]() -> Result<std::vector<EncodedRecord>> {
+    return std::vector<EncodedRecord>{rec};
+  }));
+  JobRecord kept = job;
+  kept.sequence = s.last_sequence;  // that of the record just written
+  kept.files_total = std::max<uint64_t>(kept.files_total, std::min(kept.file_io.size(), JobRecord::kMaxFiles));
+  if (kept.file_io.size() > JobRecord::kMaxFiles) kept.file_io.resize(JobRecord::kMaxFiles);
+  s.model.add_job(std::move(kept));
+  return s.last_sequence;
+}
+
+std::vector<JobRecord> Catalog::jobs() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return state_->model.jobs();
+}
+
 std::vector<PageCheck> Catalog::page_checks() const {
   std::lock_guard<std::mutex> g(mu_);
   return state_->model.page_checks();

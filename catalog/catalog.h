@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/job_record.h"
 #include "storage/storage.h"
 #include "stripeback/result.h"
 
@@ -343,6 +344,10 @@ class Catalog {
   Result<void> add_frame_check(const FrameCheck& check);
   std::vector<PageCheck> page_checks() const;
   std::vector<FrameCheck> frame_checks() const;
+  // The history of jobs (job_record.h), in log order. add_job returns the record's
+  // sequence number, which jobs() gives as JobRecord::sequence.
+  Result<uint64_t> add_job(const JobRecord& job);
+  std::vector<JobRecord> jobs() const;
   // The corrupt pages known now: those of every page check not superseded for their file by
   // a later complete page check whose sources hold the file (that check found what it found
   // in it, maybe nothing). Each with the check that found it.

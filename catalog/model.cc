@@ -124,6 +124,14 @@ void Model::apply(const Frame& f) {
       if (!p) return bad(p.error());
       return add_resume(*p, f.offset);
     }
+    case RecordType::job: {
+      auto p = decode_job(f.payload);
+      if (!p) return bad(p.error());
+      // Like every record naming a backup, a job reserves the ids it names.
+      for (uint64_t id : p->backup_ids) max_id_ = std::max(max_id_, id);
+      p->sequence = f.sequence;
+      return add_job(std::move(*p));
+    }
   }
   warn({f.offset, f.size,
         "record of unknown type " + std::to_string(f.type) + " (sequence " +

@@ -42,6 +42,8 @@ class Model {
   // Whether a done deletion removed backup `id` (its records stay in the log).
   bool deleted(uint64_t id) const { return deleted_.count(id) != 0; }
   const std::set<uint64_t>& deleted() const { return deleted_; }
+  void add_job(JobRecord j) { jobs_.push_back(std::move(j)); }
+  const std::vector<JobRecord>& jobs() const { return jobs_; }
 
   // For writers: not_found for an unknown backup, invalid_argument for an ended one.
   Result<void> check_open(uint64_t id) const;
@@ -71,6 +73,7 @@ class Model {
   std::map<uint64_t, Deletion> intents_;  // by deletion id, until done
   std::vector<uint64_t> intent_order_;
   std::set<uint64_t> deleted_;
+  std::vector<JobRecord> jobs_;
 };
 
 }  // namespace stripeback::catalog

@@ -49,6 +49,9 @@ Result<EncodedRecord> encode_end(uint64_t backup_id, const BackupEnd& end);
 // At most PageCheck::kMaxCorrupt pages are kept; corrupt_total counts them all.
 Result<EncodedRecord> encode_page_check(const PageCheck& check);
 Result<EncodedRecord> encode_frame_check(const FrameCheck& check);
+// At most JobRecord::kMaxFiles file entries are kept (the first ones); files_total is at
+// least the count kept.
+Result<EncodedRecord> encode_job(const JobRecord& job);
 
 struct BeginPayload {
   uint64_t backup_id = 0;
@@ -75,6 +78,8 @@ Result<FilesPayload> decode_files(std::span<const uint8_t> payload);
 Result<EndPayload> decode_end(std::span<const uint8_t> payload);
 Result<PageCheck> decode_page_check(std::span<const uint8_t> payload);
 Result<FrameCheck> decode_frame_check(std::span<const uint8_t> payload);
+// The record's sequence is not in the payload: `sequence` is left 0.
+Result<JobRecord> decode_job(std::span<const uint8_t> payload);
 
 // Media management records (media_payload.cc).
 Result<EncodedRecord> encode_setting(const Setting& s);

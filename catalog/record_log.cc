@@ -106,6 +106,8 @@ const char* record_type_name(uint16_t type) {
       return "deletion";
     case RecordType::resume:
       return "resume";
+    case RecordType::job:
+      return "job";
   }
   return "unknown";
 }

@@ -39,6 +39,7 @@ enum class RecordType : uint16_t {
   backup_end = 4,
   page_check = 5,   // corrupt pages found by page validators (PageCheck)
   frame_check = 6,  // which frames of a backup a validation checked (FrameCheck)
+  job = 7,          // what a job did: totals, verdict, I/O statistics (JobRecord)
   setting = 8,      // a default stored by `configure` (Setting)
   crosscheck = 9,   // what a crosscheck found of each piece (Crosscheck)
   deletion = 10,    // intent or end of a deletion of backups and pieces (Deletion)

@@ -3,6 +3,7 @@
 #include "cli/progress_view.h"
 #include "engine/backends.h"
 #include "cli/tape_commands.h"
+#include "cli/report_commands.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,8 +24,10 @@
 #include "engine/compress.h"
 #include "engine/crypto.h"
 #include "engine/demo_data.h"
+#include "engine/job_history.h"
 #include "engine/piece_name.h"
 #include "engine/restore_job.h"
+#include "util/clock.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -248,8 +251,13 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   ProgressView view(c, f.validate ? "validate" : "backup", f.tag, (*cat)->dir());
   if (!view.error().empty()) return report(Error{Errc::invalid_argument, 0, view.error()});
   o.progress = view.progress();
+  const int64_t started = util::wall_now_ns();
   auto sum = engine::run_backup(o, **cat);
   view.finished(sum ? sum->verdict.bound_by : "");
+  const engine::JobSpan span{started, util::wall_now_ns(), f.tag, cancel.load()};
+  record_job(**cat, sum ? engine::backup_job_record(*sum, span)
+                        : engine::failed_job_record(f.validate ? "validate-sources" : "backup",
+                                                    sum.error().what, span));
   if (!sum) return report(sum.error());
   if (o.keys)
     for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);
@@ -360,8 +368,13 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   ProgressView view(c, f.verify_only ? "validate" : "restore", f.tag, (*cat)->dir());
   if (!view.error().empty()) return report(Error{Errc::invalid_argument, 0, view.error()});
   o.progress = view.progress();
+  const int64_t started = util::wall_now_ns();
   auto sum = engine::run_restore(o, **cat);
   view.finished(sum ? sum->verdict.bound_by : "");
+  const engine::JobSpan span{started, util::wall_now_ns(), f.tag, cancel.load()};
+  record_job(**cat, sum ? engine::restore_job_record(*sum, span)
+                        : engine::failed_job_record(f.verify_only ? "validate" : "restore",
+                                                    sum.error().what, span));
   if (!sum) return report(sum.error());
   if (o.keys)
     for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);

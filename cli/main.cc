@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/media_commands.h"
 #include "cli/progress_view.h"
+#include "cli/report_commands.h"
 #include "cli/tape_commands.h"
 #include "cli/nfs_bench.h"
 #include "cli/nfs_flags.h"
@@ -389,6 +390,8 @@ int main(int argc, char** argv) {
   report->require_subcommand(1);
   MediaFlags mf;
   MediaCommands media = add_media_commands(app, *report, common, mf);
+  ReportFlags report_flags;
+  ReportCommands report_cmds = add_report_commands(*report, report_flags);
 
   DemoDataFlags df;
   auto* demo = app.add_subcommand(
@@ -460,6 +463,7 @@ int main(int argc, char** argv) {
   if (list->parsed()) return run_list_cmd(common, lf);
   if (status->parsed()) return run_status_cmd(common, status_watch);
   if (int rc = run_media_cmd(media, common, mf); rc >= 0) return rc;
+  if (int rc = run_report_cmd(report_cmds, report_flags); rc >= 0) return rc;
   if (demo->parsed()) return run_demo_data_cmd(df);
   if (keygen->parsed()) return run_keygen_cmd(key_path);
   if (tape->parsed()) return run_tape_cmd(*tape, tf, g_cancel);

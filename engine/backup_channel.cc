@@ -50,6 +50,11 @@ struct Source {
   const UnitMap* parent = nullptr;  // the parent's change map (level backups)
   // --check-logical: the block number of the file's first page, when its pages are checked.
   std::optional<uint64_t> first_block;
+  // The file's I/O figures (index in ChannelStats::file_io, -1: past the bound), and since
+  // when some read of it has been in flight.
+  int32_t io = -1;
+  uint32_t reads_out = 0;
+  Clock::time_point busy_since{};
 };
 
 // A frame written from a slot's buffer (a buffer of a level 1 may give several: one per
@@ -81,6 +86,8 @@ class BackupChannel {
         target_(ctx.targets[(channel - 1) % ctx.targets.size()]),
         loop_(ctx.config.queue_depth) {
     out_.stats.channel = channel;
+    out_.stats.buffers = static_cast<uint32_t>(ctx.config.buffers);
+    out_.stats.buffer_size = static_cast<uint32_t>(ctx.config.buffer_size);
     if (ctx.progress) clock_.attach(ctx.progress->channel(channel));
   }
 
@@ -104,6 +111,7 @@ class BackupChannel {
     out_.stats.pages_retried = out_.pages.retried;
     out_.stats.pages_corrupt = out_.pages.corrupt.size();
     out_.stats.io_engine = loop_.names();
+    out_.stats.multiplexing = std::max<uint32_t>(1, open_most_);
     loop_.drain();
     loop_.close();  // before the thread's connections go
     out_.stats.backends = thread_counters({target_.storage});
@@ -199,6 +207,7 @@ class BackupChannel {
         continue;
       }
       SB_TRY(open_source((*set_)[set_pos_++]));
+      open_most_ = std::max<uint32_t>(open_most_, static_cast<uint32_t>(sources_.size()));
     }
     return ok();
   }
@@ -247,6 +256,7 @@ class BackupChannel {
       s->next += want;
       ++s->ops_out;
       ++reads_out_;
+      if (s->reads_out++ == 0) s->busy_since = clock_.last();
     }
     if (wait > Clock::duration::zero()) out_.stats.throttled = true;
     return wait;
@@ -288,6 +298,7 @@ class BackupChannel {
           src->parent = &it->second;
     }
     if (ctx_.validator) src->first_block = ctx_.validator->first_block(u.file->path);
+    src->io = file_io_.entry(u.file->path, out_.stats);
     // Register it in the current piece right away, so even an empty file has its record.
     if (!ctx_.validate_only) {
       SB_ASSIGN(OpenPiece * p, piece_for(0));
@@ -379,6 +390,7 @@ class BackupChannel {
                                   std::to_string(*c.result) + " of " + std::to_string(len) +
                                   " bytes written at offset " + std::to_string(end - len));
       p->written_end = std::max(p->written_end, end);
+      add_wait(out_.stats.write_waits, clock_.take_wait_ns());
       ++out_.stats.writes;
       out_.stats.bytes_written += len;
       return ok();
@@ -397,6 +409,7 @@ class BackupChannel {
                                 " bytes written at offset " +
                                 std::to_string(fo.piece_end - fo.len));
     fo.piece->written_end = std::max(fo.piece->written_end, fo.piece_end);
+    add_wait(out_.stats.write_waits, clock_.take_wait_ns());
     ++out_.stats.writes;
     out_.stats.bytes_written += *c.result;
     if (--sl.frames_left > 0) return ok();
@@ -429,6 +442,16 @@ class BackupChannel {
                                 std::to_string(*c.result));
     ++out_.stats.reads;
     out_.stats.bytes_read += sl.want;
+    const int64_t waited = clock_.take_wait_ns();
+    add_wait(out_.stats.read_waits, waited);
+    if (s->io >= 0) {
+      catalog::IoFigures& f = out_.stats.file_io[static_cast<size_t>(s->io)].read;
+      add_io(f, sl.want, waited);
+      if (--s->reads_out == 0)
+        f.busy_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.last() -
+                                                                          s->busy_since)
+                         .count();
+    }
     clock_.add_bytes(sl.want);
     if (ctx_.bytes_done) ctx_.bytes_done->fetch_add(sl.want, std::memory_order_relaxed);
     if (s->first_block) SB_TRY(check_pages(*s, sl.offset, pool_->data(slot), sl.want));
@@ -623,6 +646,7 @@ class BackupChannel {
       util::crash_point("piece-synced");
       // The thread was blocked on the target's sync: a wait for writes.
       clock_.mark(false, true, true, out_.stats);
+      add_wait(out_.stats.write_waits, clock_.take_wait_ns());
       catalog::PieceRecord rec;
       rec.name = p->writer->name();
       rec.location = target_.dir.str();
@@ -708,6 +732,8 @@ class BackupChannel {
   bool queue_done_ = false;
   bool stopping_ = false;
   uint32_t reads_out_ = 0, writes_out_ = 0;
+  FileIoIndex file_io_;
+  uint32_t open_most_ = 0;  // most units open at once: the multiplexing level reached
   std::vector<std::unique_ptr<OpenPiece>> pieces_;
   uint32_t pieces_made_ = 0;
   std::vector<UnitDone> finished_;

@@ -253,6 +253,21 @@ class ChunkRestore {
   // Reads the chunk's frames and writes their data, keeping the pool busy.
   Result<void> pump(FileState& f, const RestoreChunk& c) {
     file_ = &f;
+    io_ = file_io_.entry(f.item->file.path, stats_);
+    const auto began = clock_.last();
+    // The time on this chunk is the file's busy time, whatever the chunk ends with.
+    struct Busy {
+      ChunkRestore& cr;
+      Clock::time_point began;
+      ~Busy() {
+        if (cr.io_ < 0) return;
+        auto& e = cr.stats_.file_io[static_cast<size_t>(cr.io_)];
+        const int64_t ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(cr.clock_.last() - began).count();
+        e.read.busy_ns += ns;
+        if (!cr.ctx_.verify_only) e.write.busy_ns += ns;
+      }
+    } busy{*this, began};
     size_t next = c.begin;
     std::vector<storage::Completion> comps(64);
     while (next < c.end || loop_.in_flight() > 0) {
@@ -320,6 +335,11 @@ class ChunkRestore {
                                   " of " + std::to_string(want) + " bytes written at offset " +
                                   std::to_string(e.file_offset));
       ++stats_.writes;
+      {
+        const int64_t waited = clock_.take_wait_ns();
+        add_wait(stats_.write_waits, waited);
+        if (io_ >= 0) add_io(stats_.file_io[static_cast<size_t>(io_)].write, *c.result, waited);
+      }
       if (file_->delta) util::crash_point("delta-block-written");
       if (--s.writes_left > 0) return ok();
       // The file bytes this frame gave: all of it, or the ranges no newer backup holds.
@@ -342,6 +362,11 @@ class ChunkRestore {
                                      std::to_string(e.frame_offset + *c.result));
     ++stats_.reads;
     stats_.bytes_read += len;
+    {
+      const int64_t waited = clock_.take_wait_ns();
+      add_wait(stats_.read_waits, waited);
+      if (io_ >= 0) add_io(stats_.file_io[static_cast<size_t>(io_)].read, len, waited);
+    }
     stats_.direct_source = stats_.direct_source || piece.direct();
     double t0 = thread_cpu_seconds();
     SB_ASSIGN(const std::byte* raw,
@@ -418,6 +443,8 @@ class ChunkRestore {
   std::vector<Slot> slots_;
   FileState* file_ = nullptr;
   uint32_t reads_out_ = 0, writes_out_ = 0;
+  FileIoIndex file_io_;
+  int32_t io_ = -1;  // the current file's entry in stats_.file_io
 };
 
 }  // namespace
@@ -615,6 +642,8 @@ Result<std::unique_ptr<FileState>> make_file_state(const RestoreItem& item, size
 RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) {
   RestoreOutcome out;
   out.stats.channel = channel;
+  out.stats.buffers = static_cast<uint32_t>(ctx.config.buffers);
+  out.stats.buffer_size = static_cast<uint32_t>(ctx.config.buffer_size);
   BusyClock clock;
   storage::IoLoop loop(ctx.config.queue_depth);
   auto pool = io::BufferPool::create(ctx.config.buffers, ctx.config.buffer_size, kBlock);

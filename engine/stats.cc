@@ -16,10 +16,36 @@ double thread_cpu_seconds() {
 
 BusyClock::BusyClock() : start_(Clock::now()), last_(start_), cpu_start_(thread_cpu_seconds()) {}
 
+void add_wait(catalog::WaitCounts& w, int64_t ns) {
+  if (ns < catalog::kReadyWaitNs) ++w.ready;
+  else if (ns < catalog::kShortWaitNs) ++w.short_waits;
+  else ++w.long_waits;
+  w.total_ns += ns;
+  w.max_ns = std::max(w.max_ns, ns);
+}
+
+int32_t FileIoIndex::entry(const std::string& path, ChannelStats& s) {
+  if (auto it = at_.find(path); it != at_.end()) return it->second;
+  if (s.file_io.size() >= ChannelStats::kMaxFileIo) {
+    if (path != last_dropped_) {
+      ++s.file_io_dropped;
+      last_dropped_ = path;
+    }
+    return -1;
+  }
+  const auto i = static_cast<int32_t>(s.file_io.size());
+  at_.emplace(path, i);
+  s.file_io.push_back({path, s.channel, {}, {}});
+  return i;
+}
+
 void BusyClock::mark(bool reading, bool writing, bool waiting, ChannelStats& s) {
   auto now = Clock::now();
-  double d = std::chrono::duration<double>(now - last_).count();
+  const auto span = now - last_;
+  double d = std::chrono::duration<double>(span).count();
   last_ = now;
+  if (waiting && (reading || writing))
+    pending_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(span).count();
   if (reading) s.read_busy_s += d;
   if (writing) s.write_busy_s += d;
   if (waiting) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/job_record.h"
 #include "engine/progress.h"
 #include "storage/storage.h"
 
@@ -45,9 +46,41 @@ struct ChannelStats {
   // both counts half to each).
   double wait_read_s = 0, wait_write_s = 0;
   double start_s = 0;  // when the channel began, seconds after the job began
+  // How long the channel waited for each read and each write completion (and piece sync),
+  // in the classes of catalog/job_record.h: see add_wait().
+  catalog::WaitCounts read_waits, write_waits;
+  uint32_t buffers = 0, buffer_size = 0;
+  uint32_t multiplexing = 1;  // files read at once
+  // Per file the channel did I/O on: at most kMaxFileIo, the first begun (files are handed
+  // out largest first); file_io_dropped counts the files past the bound.
+  std::vector<catalog::FileIoRecord> file_io;
+  uint64_t file_io_dropped = 0;
+  static constexpr size_t kMaxFileIo = catalog::JobRecord::kMaxFiles;
   // Each backend the channel used publishes its own counters (a server's connections, a
   // drive), rendered by cli/ without knowing their fields.
   std::vector<storage::CounterGroup> backends;
+};
+
+// Counts one wait of `ns` in its class, the total and the longest.
+void add_wait(catalog::WaitCounts& w, int64_t ns);
+// One completed request of `bytes`, which the channel waited `wait_ns` for.
+inline void add_io(catalog::IoFigures& f, uint64_t bytes, int64_t wait_ns) {
+  ++f.ios;
+  f.bytes += bytes;
+  add_wait(f.waits, wait_ns);
+}
+
+// The per-file figures of a channel, by path: at most ChannelStats::kMaxFileIo entries.
+class FileIoIndex {
+ public:
+  // The index of `path`'s entry in s.file_io (made on first use), or -1 past the bound
+  // (counted in s.file_io_dropped, once for consecutive calls with the same path: a file's
+  // units or chunks come together).
+  int32_t entry(const std::string& path, ChannelStats& s);
+
+ private:
+  std::map<std::string, int32_t> at_;
+  std::string last_dropped_;
 };
 
 // Accumulates busy and wait time from a series of marks on one thread.
@@ -71,9 +104,20 @@ class BusyClock {
   }
   // Sets elapsed and cpu, and start_s: when the channel began, after `job_start`.
   void finish(ChannelStats& s, Clock::time_point job_start);
+  // The time the thread was blocked with I/O in flight since a completion last took it:
+  // what the next completion handled was waited for (0 when it was already there). Costs
+  // no clock reading: marks measure it.
+  int64_t take_wait_ns() {
+    const int64_t w = pending_ns_;
+    pending_ns_ = 0;
+    return w;
+  }
+  // When the last mark was made (the end of the last wait, when completions are handled).
+  Clock::time_point last() const { return last_; }
 
  private:
   Clock::time_point start_, last_;
+  int64_t pending_ns_ = 0;
   double cpu_start_;
   ChannelProgress* progress_ = nullptr;
 };

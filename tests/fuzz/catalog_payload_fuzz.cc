@@ -1,6 +1,6 @@
-// Catalog record payloads (catalog/payload.h): the mode byte (modulo 6) chooses decode_begin,
-// decode_piece, decode_files, decode_end, decode_page_check or decode_frame_check for the
-// rest of the input; what decodes is then
+// Catalog record payloads (catalog/payload.h): the mode byte, less one, is the record type
+// (modulo 16): decode_begin, decode_piece, ..., decode_job for the rest of the input (types
+// this build does not know are passed); what decodes is then
 // applied to a model as a frame of that type, after a begin record for its backup.
 // Invariants: encoding what was decoded gives one record of the same type that decodes
 // and encodes to the same bytes; when the input has the version the encoder writes, the
@@ -110,6 +110,15 @@ std::optional<std::vector<uint8_t>> reencode(RecordType type, std::span<const ui
       records = std::vector<EncodedRecord>{std::move(*e)};
       break;
     }
+    case RecordType::job: {
+      auto p = decode_job(payload);
+      if (!p) return std::nullopt;
+      for (uint64_t b : p->backup_ids) *backup_id = std::max(*backup_id, b);
+      auto e = encode_job(*p);
+      FUZZ_CHECK(e.has_value());
+      records = std::vector<EncodedRecord>{std::move(*e)};
+      break;
+    }
     default:
       return std::nullopt;
   }
@@ -153,6 +162,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                !decode_setting(payload)->value.empty()
                                            ? 1u
                                            : 0u));
+    return 0;
+  }
+  if (type == RecordType::job) {
+    // A job's history stands beside the backups, under the frame's sequence.
+    Model m;
+    m.apply(frame_of(type, payload, 1));
+    FUZZ_CHECK(m.snapshot().empty() && m.warnings().empty());
+    FUZZ_CHECK(m.jobs().size() == 1 && m.jobs()[0].sequence == 1);
+    FUZZ_CHECK(m.next_id() > id);
     return 0;
   }
   if (type == RecordType::page_check || type == RecordType::frame_check) {

@@ -180,6 +180,29 @@ catalog::PieceRecord sample_piece(uint32_t channel, bool tape) {
   return p;
 }
 
+catalog::JobRecord sample_job() {
+  catalog::JobRecord j;
+  j.type = "backup";
+  j.status = "complete";
+  j.start_ns = 1'700'000'000'000'000'000;
+  j.end_ns = j.start_ns + 2'500'000'000;
+  j.tag = "nightly";
+  j.backup_ids = {1};
+  j.bytes_in = 6 << 20;
+  j.bytes_out = (6 << 20) + 8192;
+  j.files = 2;
+  j.bound_by = "read";
+  j.stage = "source read (local)";
+  j.evidence = "of 2 channel(s)' time: waiting for reads 70%";
+  j.shares = {{"read", 0.9}, {"wait_read", 0.7}};
+  catalog::IoFigures rd{6, 6 << 20, 2'000'000'000, {4, 1, 1, 300'000'000, 200'000'000}};
+  catalog::IoFigures wr{7, (6 << 20) + 8192, 500'000'000, {7, 0, 0, 1'000'000, 400'000}};
+  j.channels.push_back({1, "io_uring", "async", 16, 1 << 20, 8, 2'400'000'000, rd, wr});
+  j.files_total = 3;
+  j.file_io.push_back({"/db/data/a", 1, rd, {}});
+  return j;
+}
+
 void catalog_seeds() {
   using namespace catalog;
   BackupBegin begin{"nightly", 1'700'000'000'000'000'000, "/backup", {"/db/data", "/db/wal"},
@@ -218,6 +241,7 @@ void catalog_seeds() {
   put("catalog_payload", "deletion_done", 9, encode_deletion(del)->payload);
   put("catalog_payload", "resume", 10,
       encode_resume({1, 1764554400000000000, "db1", 4242})->payload);
+  put("catalog_payload", "job_backup", 6, encode_job(sample_job())->payload);
 
   std::vector<uint8_t> log;
   uint64_t seq = 0;

@@ -18,7 +18,7 @@ FRAME_HEADER = 64
 FOOTER_USED = 28  # magic, trailer offset, frame count, piece checksum, CRC
 FRAME_MAGIC = 0x52464253
 FRAME_TYPES = {1: "data", 2: "zero", 3: "file-record", 4: "trailer", 5: "map"}
-RECORD_TYPES = {1: "begin", 2: "piece", 3: "files", 4: "end"}
+RECORD_TYPES = {1: "begin", 2: "piece", 3: "files", 4: "end", 7: "job"}
 CATALOG_HEADER = 24
 RECORD_HEADER = 24
 
