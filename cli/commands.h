@@ -84,6 +84,7 @@ struct BackupFlags {
   std::optional<std::string> tape_block_size;  // default 256K
   std::optional<std::string> tape_io;          // async (default) or sync
   std::optional<unsigned> tape_wait;  // seconds to wait for a drive that is not ready (10)
+  bool label_blank = false;  // label a blank tape with a generated volume id
 };
 
 struct RestoreFlags {

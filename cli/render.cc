@@ -137,6 +137,12 @@ std::string backup_json(const engine::BackupSummary& s) {
   w.kv("bytes_read", s.bytes_read);
   w.kv("bytes_written", s.bytes_written);
   w.kv("pieces", s.pieces);
+  if (!s.labelled_volumes.empty()) {
+    w.begin_array("labelled_volumes");
+    for (const auto& v : s.labelled_volumes)
+      w.begin_object().kv("drive", v.drive).kv("volume", v.volume_id).end_object();
+    w.end_array();
+  }
   if (s.resumed_from) {
     w.begin_object("resumed");
     w.kv("backup_id", s.resumed_from);
@@ -237,6 +243,11 @@ std::string backup_text(const engine::BackupSummary& b) {
                   util::mb_per_s(b.bytes_read, b.elapsed_s), b.verdict.bound_by.c_str());
   }
   s += buf;
+  for (const auto& v : b.labelled_volumes) {
+    std::snprintf(buf, sizeof buf, "  labelled the blank volume in %s as %s\n",
+                  escape_text(v.drive).c_str(), escape_text(v.volume_id).c_str());
+    s += buf;
+  }
   if (b.resumed_from) {
     std::snprintf(buf, sizeof buf, "  resumed: %llu files (%s) kept from before the interruption\n",
                   static_cast<unsigned long long>(b.resumed_files),

@@ -224,6 +224,10 @@ void add_backup_tape_flags(CLI::App* backup, BackupFlags& f) {
                      "tape loaded) before failing (default 10); the wait is logged as "
                      "\"waiting for tape\"")
       ->check(CLI::Range(0, 86400));
+  backup->add_flag("--label-blank", f.label_blank,
+                   "with --to tape:URL: label a blank tape (in a drive or taken from "
+                   "--tape-volumes) with a generated volume id, shown in the summary, instead "
+                   "of refusing it; a tape holding another format's data is still refused");
 }
 
 Result<void> resolve_backup_destinations(BackupFlags& f) {
@@ -247,6 +251,7 @@ Result<std::optional<engine::MediaOptions>> tape_backup_options(const BackupFlag
                         : f.tape_block_size    ? "--tape-block-size"
                         : f.tape_io            ? "--tape-io"
                         : f.tape_wait          ? "--tape-wait"
+                        : f.label_blank        ? "--label-blank"
                                                : nullptr;
     if (given)
       return fail(Errc::invalid_argument,
@@ -265,6 +270,7 @@ Result<std::optional<engine::MediaOptions>> tape_backup_options(const BackupFlag
   SB_ASSIGN(t.block_size, parse_block_size(f.tape_block_size.value_or("256K")));
   t.sync_io = f.tape_io.value_or("async") == "sync";
   t.ready_wait = std::chrono::seconds(f.tape_wait.value_or(10));
+  t.label_blank = f.label_blank;
   return std::optional<engine::MediaOptions>(std::move(t));
 }
 

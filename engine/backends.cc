@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <optional>
 
 #include "io/local_storage.h"
@@ -140,7 +141,15 @@ Result<MediaDestination> open_media_destination(const MediaOptions& opts,
   auto first_free = first_free_files(cat);
   std::vector<std::string> spares;
   for (const auto& v : opts.volumes) spares.push_back(strip(v));
-  auto list = std::make_shared<tape::VolumeList>(spares, first_free, opts.ready_wait);
+  d.labelled = std::make_shared<std::vector<LabelledVolume>>();
+  auto labelled_mu = std::make_shared<std::mutex>();
+  tape::BlankLabeling blank;
+  blank.enabled = opts.label_blank;
+  blank.labelled = [log = d.labelled, labelled_mu](const std::string& url, const std::string& id) {
+    std::lock_guard lock(*labelled_mu);
+    log->push_back({"tape:" + url, id});
+  };
+  auto list = std::make_shared<tape::VolumeList>(spares, first_free, opts.ready_wait, blank);
   d.spares = list;
   tape::TapeStorageOptions so;
   so.block_size = opts.block_size;
@@ -149,7 +158,7 @@ Result<MediaDestination> open_media_destination(const MediaOptions& opts,
   for (const auto& url : opts.drives) {
     SB_ASSIGN(storage::Location at, storage::Location::parse(url.rfind("tape:", 0) == 0 ? url : "tape:" + url));
     SB_ASSIGN(auto vol, tape::open_volume_for_write(strip(url), opts.block_size, first_free,
-                                                    opts.ready_wait));
+                                                    opts.ready_wait, blank));
     d.drives.push_back(tape::make_tape_storage(std::move(vol), list.get(), so));
     d.locations.push_back(std::move(at));
   }

@@ -46,12 +46,22 @@ struct MediaOptions {
   size_t buffers = 8;                // the drive's I/O helper ring
   bool sync_io = false;              // write on the channel's thread (for comparison)
   std::chrono::milliseconds ready_wait{std::chrono::seconds(10)};
+  // A blank volume is labelled with a generated id instead of being refused.
+  bool label_blank = false;
+};
+
+// A volume a backup labelled itself (MediaOptions::label_blank).
+struct LabelledVolume {
+  std::string drive;
+  std::string volume_id;
 };
 
 struct MediaDestination {
   std::shared_ptr<void> spares;  // the spare volumes, shared by the drives
   std::vector<std::unique_ptr<storage::Storage>> drives;  // drives[c] for channel c + 1
   std::vector<storage::Location> locations;               // where each drive is
+  // Volumes labelled so far (spare volumes taken later add to it); read after the writers end.
+  std::shared_ptr<std::vector<LabelledVolume>> labelled;
 };
 
 // Opens every drive, waits for it to be ready, checks the block size against its limits

@@ -634,6 +634,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
 
   BackupSummary sum;
   sum.backup_id = id;
+  if (media_dest && media_dest->labelled) sum.labelled_volumes = *media_dest->labelled;
   sum.validate_only = opts.validate_only;
   if (validator) sum.page_format = validator->name();
   if (!leftovers.empty()) sum.warnings.push_back(leftover_warning(leftovers, dest));

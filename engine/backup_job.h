@@ -133,6 +133,8 @@ struct BackupSummary {
   uint64_t resumed_from = 0;
   uint64_t resumed_files = 0;
   uint64_t resumed_bytes = 0;
+  // Blank volumes of removable media the backup labelled itself (MediaOptions::label_blank).
+  std::vector<LabelledVolume> labelled_volumes;
 
 };
 

@@ -78,6 +78,7 @@ Result<LabelRead> read_label(TapeDrive& drive) {
     if (r.error().code == Errc::io || r.error().code == Errc::not_found) {
       out.why_none = "no Stripeback label (blank tape or data of another format: " +
                      r.error().what + ")";
+      out.blank = true;
       return out;
     }
     return r.error();
@@ -85,6 +86,7 @@ Result<LabelRead> read_label(TapeDrive& drive) {
   if (r->blocks != 1) {
     out.why_none = r->filemark ? "no Stripeback label (the tape starts with a filemark)"
                                : "no Stripeback label (blank tape)";
+    out.blank = !r->filemark;
     return out;
   }
   auto l = decode_label(block);

@@ -45,6 +45,9 @@ Result<void> write_label(TapeDrive& drive, const VolumeLabel& label);
 struct LabelRead {
   std::optional<VolumeLabel> label;
   std::string why_none;  // when there is no label: blank tape, foreign data, ...
+  // No label because the tape reads as blank (no first block, or one that cannot be read
+  // as data); false for a tape that starts with a filemark or another format's block.
+  bool blank = false;
 };
 // Rewinds and reads the label. A tape without a readable Stripeback label is a value
 // (label empty, why_none says what was found); transport failures and a drive that is not

@@ -32,10 +32,18 @@ struct Volume {
 // empty volume the label is rewritten with `block_size`; a volume holding data keeps its
 // block size and refuses another one.
 using FirstFreeFile = std::function<uint32_t(const std::string& volume_id)>;
+// backup --label-blank: a blank tape (LabelRead::blank) is labelled with a generated volume
+// id ("SB" and 8 hex digits) at the block size asked for, and `labelled` is told (drive URL,
+// volume id). A tape with another format's data or a filemark first is never labelled.
+struct BlankLabeling {
+  bool enabled = false;
+  std::function<void(const std::string& url, const std::string& volume_id)> labelled;
+};
 Result<std::unique_ptr<Volume>> open_volume_for_write(const std::string& url,
                                                       uint32_t block_size,
                                                       const FirstFreeFile& first_free,
-                                                      std::chrono::milliseconds ready_wait);
+                                                      std::chrono::milliseconds ready_wait,
+                                                      const BlankLabeling& blank = {});
 // Opens the drive at `url` and reads its label; the label must name `volume_id` (when not
 // empty). The drive is left in fixed mode at the label's block size.
 Result<std::unique_ptr<Volume>> open_volume_for_read(const std::string& url,
@@ -53,13 +61,14 @@ class VolumeProvider {
 class VolumeList : public VolumeProvider {
  public:
   VolumeList(std::vector<std::string> urls, FirstFreeFile first_free,
-             std::chrono::milliseconds ready_wait);
+             std::chrono::milliseconds ready_wait, BlankLabeling blank = {});
   Result<std::unique_ptr<Volume>> next_volume(uint32_t block_size) override;
 
  private:
   std::vector<std::string> urls_;
   FirstFreeFile first_free_;
   std::chrono::milliseconds wait_;
+  BlankLabeling blank_;
   size_t next_ = 0;
   std::mutex mu_;
 };

@@ -417,3 +417,64 @@ TEST(TapeBackupUsage, TapeFlagsWithADirectoryAreRefused) {
 
 }  // namespace
 }  // namespace stripeback::it
+
+namespace stripeback::it {
+namespace {
+
+// backup --label-blank labels a blank tape itself, with a generated volume id that the
+// summary shows and the tape's label then holds.
+TEST_F(TapeBackup, LabelBlankLabelsABlankTapeWithAGeneratedId) {
+  std::string src = make_source({2u << 20});
+  auto refused = sb({"backup", src, "--to", drive[2], "--catalog", cat});
+  SB_EXPECT_EXIT(refused, 2);
+  EXPECT_TRUE(contains(refused.err, "--label-blank"));
+  auto b = sb({"backup", src, "--to", drive[2], "--label-blank", "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(b, 0);
+  Json j = parse_json(b);
+  ASSERT_EQ(j["labelled_volumes"].size(), 1u);
+  const std::string id = j["labelled_volumes"][0]["volume"].as_string();
+  EXPECT_TRUE(id.starts_with("SB") && id.size() == 10) << id;
+  auto st = sb({"tape", "status", drive[2], "--json"});
+  SB_ASSERT_EXIT(st, 0);
+  EXPECT_EQ(parse_json(st)["label"]["volume"].as_string(), id);
+  // A labelled tape is not labelled again.
+  auto again = sb({"backup", src, "--to", drive[2], "--label-blank", "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(again, 0);
+  EXPECT_FALSE(parse_json(again).has("labelled_volumes"));
+  SB_ASSERT_EXIT(sb({"restore", "--to", tmp / "r", "--catalog", cat}), 0);
+  EXPECT_TRUE(restored_tree(tmp / "r", src));
+}
+
+// Retention on tape: delete obsolete removes the records of backups on a volume, and a
+// volume whose every piece is gone is written again from its start (it would be full
+// otherwise: two 6 MiB backups fill most of a 16 MiB tape).
+TEST_F(TapeBackup, DeleteObsoleteFreesAVolumeForReuse) {
+  label(0, "RU-A");
+  label(1, "RU-B");
+  const std::string src = tmp / "src";
+  auto nightly = [&](int day, size_t d) {
+    make_file(src + "/a.dbf", 6u << 20, static_cast<uint32_t>(100 + day));
+    const std::string when = "2026-11-0" + std::to_string(day) + "T02:00:00Z";
+    return sb({"backup", src, "--to", drive[d], "--catalog", cat, "--json"},
+              {{"STRIPEBACK_FAKE_NOW", when}});
+  };
+  SB_ASSERT_EXIT(nightly(1, 0), 0);
+  SB_ASSERT_EXIT(nightly(2, 0), 0);
+  SB_ASSERT_EXIT(nightly(3, 1), 0);
+  SB_ASSERT_EXIT(sb({"configure", "retention", "redundancy", "1", "--catalog", cat}), 0);
+  auto rep = sb({"report", "obsolete", "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(rep, 0);
+  ASSERT_EQ(parse_json(rep)["backups"].size(), 2u);
+  SB_ASSERT_EXIT(sb({"delete", "obsolete", "--catalog", cat}), 0);
+  Json l = list_json();
+  ASSERT_EQ(l["backups"].size(), 1u);
+  EXPECT_EQ(*l["backups"][0]["backup_id"].as_u64(), 3u);
+  auto b4 = nightly(4, 0);
+  SB_ASSERT_EXIT(b4, 0);
+  SB_ASSERT_EXIT(sb({"restore", "--to", tmp / "r", "--catalog", cat}), 0);
+  EXPECT_TRUE(restored_tree(tmp / "r", src));
+  SB_ASSERT_EXIT(sb({"validate", "--catalog", cat, "--backup", "3"}), 0);
+}
+
+}  // namespace
+}  // namespace stripeback::it
