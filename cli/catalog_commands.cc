@@ -17,35 +17,6 @@
 namespace stripeback::cli {
 namespace {
 
-int exit_for(const Error& e) {
-  print_error(e.what);
-  switch (e.code) {
-    case Errc::invalid_argument:
-    case Errc::not_found:
-    case Errc::exists:
-      return kExitUsage;
-    case Errc::wrong_key:
-      return kExitWrongKey;
-    default:
-      return kExitFailed;
-  }
-}
-
-Result<std::unique_ptr<catalog::Catalog>> open_dir(const CommonFlags& c, catalog::Create create) {
-  std::string dir = c.catalog.empty() ? default_catalog_dir() : c.catalog;
-  if (dir.empty())
-    return fail(Errc::invalid_argument,
-                "no catalog directory: give --catalog or set STRIPEBACK_CATALOG or HOME");
-  SB_ASSIGN(storage::Storage * st, engine::storage_for(storage::Location::local(dir)));
-  auto cat = catalog::Catalog::open(dir, create, *st);
-  if (!cat) {
-    Error e = cat.error();
-    if (e.code != Errc::not_found) e.code = Errc::invalid_argument;
-    return e.wrap("catalog is not usable");
-  }
-  return cat;
-}
-
 std::string esc(const std::string& s) { return util::escape_text(s); }
 
 int run_rebuild(const CatalogFlags& f, const CommonFlags& c) {
@@ -61,26 +32,26 @@ int run_rebuild(const CatalogFlags& f, const CommonFlags& c) {
     char* end = nullptr;
     o.catalog_id = std::strtoull(f.catalog_id.c_str(), &end, 16);
     if (f.catalog_id.size() != 16 || *end != '\0' || o.catalog_id == 0)
-      return exit_for(Error{Errc::invalid_argument, 0,
+      return report(Error{Errc::invalid_argument, 0,
                             "--catalog-id '" + f.catalog_id + "' is not 16 hex digits"});
   }
   for (const auto& m : f.from)
     if (m.rfind("tape:", 0) == 0)
-      return exit_for(Error{Errc::invalid_argument, 0,
+      return report(Error{Errc::invalid_argument, 0,
                             "'" + m + "': catalog rebuild does not read tapes yet; it reads "
                             "pieces in directories and on nfs:// exports (see "
                             "docs/media-management.md)"});
   std::shared_ptr<engine::Keyring> keys;
   if (!f.keys.passphrase_file.empty() || !f.keys.passphrase_env.empty() || !f.keys.key_file.empty()) {
     auto k = engine::Keyring::load({f.keys.passphrase_file, f.keys.passphrase_env, f.keys.key_file});
-    if (!k) return exit_for(k.error());
+    if (!k) return report(k.error());
     keys = *k;
     o.keys = keys.get();
   }
-  auto cat = open_dir(c, catalog::Create::yes);
-  if (!cat) return exit_for(cat.error());
+  auto cat = open_catalog(c, catalog::Create::yes);
+  if (!cat) return report(cat.error());
   auto rep = engine::rebuild_catalog(**cat, o);
-  if (!rep) return exit_for(rep.error());
+  if (!rep) return report(rep.error());
   uint64_t added = 0;
   for (const auto& b : rep->backups) added += b.added ? 1 : 0;
   if (c.json) {
@@ -154,8 +125,8 @@ int run_rebuild(const CatalogFlags& f, const CommonFlags& c) {
 }
 
 int run_compact(const CommonFlags& c) {
-  auto cat = open_dir(c, catalog::Create::no);
-  if (!cat) return exit_for(cat.error());
+  auto cat = open_catalog(c, catalog::Create::no);
+  if (!cat) return report(cat.error());
   const size_t before = (*cat)->backups().size();
   // The records of backups a finished deletion removed go (delete obsolete, delete expired).
   catalog::CompactOptions opts;
@@ -163,7 +134,7 @@ int run_compact(const CommonFlags& c) {
   const std::set<uint64_t> drop(gone.begin(), gone.end());
   opts.drop_backup = [drop](uint64_t id) { return drop.count(id) != 0; };
   auto rep = (*cat)->compact(opts);
-  if (!rep) return exit_for(rep.error());
+  if (!rep) return report(rep.error());
   const size_t after = (*cat)->backups().size();
   if (c.json) {
     util::JsonWriter w;

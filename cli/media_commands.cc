@@ -62,6 +62,15 @@ Result<std::unique_ptr<catalog::Catalog>> open_existing(const CommonFlags& c, bo
   return cat;
 }
 
+// What a reading command says of a catalog not made yet: no backups (exit 0), or with
+// --json the empty document `json`.
+int no_catalog(const CommonFlags& c, const char* json) {
+  if (c.json) std::printf("%s\n", json);
+  else std::printf("(no backups: the catalog %s does not exist yet)\n",
+                   util::escape_text(catalog_dir_of(c)).c_str());
+  return kExitOk;
+}
+
 int run_configure(const CommonFlags& c, const MediaFlags& f) {
   const bool change = !f.setting.empty() || !f.clear.empty();
   bool missing = false;
@@ -126,12 +135,7 @@ void piece_json(util::JsonWriter& w, const catalog::DeletedPiece& p) {
 int run_crosscheck_cmd(const CommonFlags& c, const MediaFlags& f) {
   bool missing = false;
   auto cat = open_existing(c, &missing);
-  if (missing) {
-    if (c.json) std::printf("{\"operation\":\"crosscheck\",\"backups\":[],\"pieces\":[]}\n");
-    else std::printf("(no backups: the catalog %s does not exist yet)\n",
-                     util::escape_text(catalog_dir_of(c)).c_str());
-    return kExitOk;
-  }
+  if (missing) return no_catalog(c, "{\"operation\":\"crosscheck\",\"backups\":[],\"pieces\":[]}");
   if (!cat) return report(cat.error());
   engine::CrosscheckOptions o;
   o.backup_id = f.backup;
@@ -197,12 +201,7 @@ Result<engine::RetentionPolicy> policy_of(const catalog::Catalog& cat) {
 int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
   bool missing = false;
   auto cat = open_existing(c, &missing);
-  if (missing) {
-    if (c.json) std::printf("{\"backups\":[],\"pieces\":[],\"bytes\":0}\n");
-    else std::printf("(no backups: the catalog %s does not exist yet)\n",
-                     util::escape_text(catalog_dir_of(c)).c_str());
-    return kExitOk;
-  }
+  if (missing) return no_catalog(c, "{\"backups\":[],\"pieces\":[],\"bytes\":0}");
   if (!cat) return report(cat.error());
   auto policy = policy_of(**cat);
   if (!policy) return report(policy.error());
@@ -285,12 +284,7 @@ int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
 int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
   bool missing = false;
   auto cat = open_existing(c, &missing);
-  if (missing) {
-    if (c.json) std::printf("{\"backups\":[],\"pieces\":[],\"bytes\":0}\n");
-    else std::printf("(no backups: the catalog %s does not exist yet)\n",
-                     util::escape_text(catalog_dir_of(c)).c_str());
-    return kExitOk;
-  }
+  if (missing) return no_catalog(c, "{\"backups\":[],\"pieces\":[],\"bytes\":0}");
   if (!cat) return report(cat.error());
   const auto backups = (*cat)->backups();
   std::vector<uint64_t> ids;

@@ -82,20 +82,7 @@ class Table {
 };
 
 Result<std::unique_ptr<catalog::Catalog>> open_existing(const CommonFlags& c) {
-  const std::string dir = c.catalog.empty() ? default_catalog_dir() : c.catalog;
-  if (dir.empty())
-    return fail(Errc::invalid_argument,
-                "no catalog directory: give --catalog or set STRIPEBACK_CATALOG or HOME");
-  SB_ASSIGN(storage::Storage * st, engine::storage_for(storage::Location::local(dir)));
-  auto cat = catalog::Catalog::open(dir, catalog::Create::no, *st);
-  if (!cat) {
-    Error e = cat.error();
-    if (e.code != Errc::not_found) e.code = Errc::invalid_argument;
-    return e.wrap("catalog is not usable");
-  }
-  for (const auto& w : (*cat)->warnings())
-    spdlog::warn("catalog '{}': {} (offset {}, {} bytes)", dir, w.what, w.offset, w.length);
-  return cat;
+  return open_catalog(c, catalog::Create::no);
 }
 
 int error_exit(const Error& e) {
