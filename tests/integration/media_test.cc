@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "tests/integration/it_util.h"
 
@@ -397,6 +398,35 @@ TEST_F(Media, AResumeChecksWhatItResumes) {
   RunResult ended = run({"backup", t_ / "src", "--to", t_ / "dest", "--resume", "1"});
   EXPECT_TRUE(ended.exited(2));
   EXPECT_TRUE(contains(ended.err, "has ended (complete)"));
+}
+
+// delete obsolete while a backup to the same destination and catalog runs: the running
+// backup is never obsolete, none of its pieces is touched, and it ends complete.
+TEST_F(Media, DeleteObsoleteLeavesARunningBackupAlone) {
+  make_file(t_ / "src/a.dbf", 3 * kMiB, 1);
+  for (int d = 1; d <= 3; ++d) nightly(d);
+  make_file(t_ / "big/b.dbf", 24 * kMiB, 2);
+  auto running = sb_start({"backup", t_ / "big", "--to", t_ / "dest", "--catalog", t_ / "cat",
+                           "--rate", "6M", "--channels", "1", "--max-piece-size", "5M",
+                           "--json"});
+  // Wait until it has made a piece durable (recorded in the catalog).
+  bool recorded = false;
+  for (int i = 0; i < 200 && !recorded; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Json l = json({"list"});
+    recorded = l["backups"].size() == 4 && *l["backups"][3]["pieces"].as_u64() >= 1;
+  }
+  ASSERT_TRUE(recorded) << "the running backup recorded no piece";
+  SB_ASSERT_EXIT(run({"configure", "retention", "redundancy", "1"}), 0);
+  Json rep = json({"delete", "obsolete"});
+  EXPECT_EQ(ids_in(rep["backups"]), (std::set<uint64_t>{1, 2})) << "never the running one";
+  for (const auto& p : rep["pieces"].items()) EXPECT_NE(*p["backup_id"].as_u64(), 4u);
+  RunResult done = running->wait();
+  SB_ASSERT_EXIT(done, 0);
+  EXPECT_EQ(parse_json(done)["status"].as_string(), "complete");
+  EXPECT_EQ(ids_on_disk(), (std::set<uint64_t>{3, 4}));
+  SB_ASSERT_EXIT(run({"restore", "--to", t_ / "r", "--backup", "4"}), 0);
+  EXPECT_TRUE(same_file(t_ / "big/b.dbf", t_ / "r" + (t_ / "big/b.dbf")));
 }
 
 }  // namespace

@@ -476,5 +476,30 @@ TEST_F(TapeBackup, DeleteObsoleteFreesAVolumeForReuse) {
   SB_ASSERT_EXIT(sb({"validate", "--catalog", cat, "--backup", "3"}), 0);
 }
 
+// Crosscheck on tape: a piece is found by its header on its volume (--deep reads it whole);
+// once the tape is relabelled (erased), the backup is expired and restore says so.
+TEST_F(TapeBackup, CrosscheckFindsPiecesOnTapeAndExpiresAnErasedOne) {
+  label(0, "CC-A");
+  std::string src = make_source({3u << 20});
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", drive[0], "--catalog", cat}), 0);
+  auto quick = sb({"crosscheck", "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(quick, 0);
+  Json q = parse_json(quick);
+  ASSERT_EQ(q["pieces"].size(), 1u);
+  EXPECT_EQ(q["pieces"][0]["status"].as_string(), "available");
+  auto deep = sb({"crosscheck", "--deep", "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(deep, 0);
+  Json d = parse_json(deep);
+  EXPECT_EQ(d["pieces"][0]["status"].as_string(), "available");
+  EXPECT_GE(*d["bytes_read"].as_u64(), 3u << 20);
+  label(0, "CC-A");  // relabelling erases what the tape held
+  auto gone = sb({"crosscheck", "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(gone, 0);
+  EXPECT_EQ(parse_json(gone)["pieces"][0]["status"].as_string(), "expired");
+  auto r = sb({"restore", "--to", tmp / "r", "--catalog", cat});
+  EXPECT_TRUE(r.exited(2)) << r.describe();
+  EXPECT_TRUE(contains(r.err, "expired"));
+}
+
 }  // namespace
 }  // namespace stripeback::it
