@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 export PKG_CONFIG_PATH=$work/prefix/lib/pkgconfig
 static_link() {
-  cc -O2 "$1" -o "$2" $(pkg-config --cflags stripeback) "$work/prefix/lib/libstripeback.a" \
+  cc -O2 -Wl,--gc-sections "$1" -o "$2" $(pkg-config --cflags stripeback) "$work/prefix/lib/libstripeback.a" \
      $(pkg-config --libs --static stripeback | sed 's/-lstripeback//')
   strip "$2"
 }
@@ -23,7 +23,7 @@ cp "$build/cli/stripeback" "$work/cli" && strip "$work/cli"
 # A build with STRIPEBACK_XXHASH_HEADER_ONLY needs no libxxhash: then a fully static
 # program links (every system library from its .a).
 if ! grep -q libxxhash "$PKG_CONFIG_PATH/stripeback.pc"; then
-  cc -O2 -static "$src/examples/backup_firmware.c" -o "$work/backup_firmware_full_static" \
+  cc -O2 -static -Wl,--gc-sections "$src/examples/backup_firmware.c" -o "$work/backup_firmware_full_static" \
      $(pkg-config --cflags stripeback) "$work/prefix/lib/libstripeback.a" \
      $(pkg-config --libs --static stripeback | sed 's/-lstripeback//')
   strip "$work/backup_firmware_full_static"

@@ -21,7 +21,7 @@ namespace {
 using namespace stripeback::tape;
 #endif
 
-int report(const Error& e) {
+int report_tape(const Error& e) {
   print_error(e.what);
   return e.code == Errc::invalid_argument ? kExitUsage : kExitFailed;
 }
@@ -48,7 +48,7 @@ Result<std::unique_ptr<TapeDrive>> open_ready(const std::string& url) {
 
 int cmd_status(const TapeFlags& f) {
   auto d = TapeDrive::open(f.urls[0]);
-  if (!d) return report(d.error());
+  if (!d) return report_tape(d.error());
   TapeDrive& drive = **d;
   util::JsonWriter j;
   j.begin_object();
@@ -70,7 +70,7 @@ int cmd_status(const TapeFlags& f) {
          << esc(inq->revision)
          << (inq->device_type == 1 ? " (tape)" : " (not a tape drive)") << "\n";
   } else {
-    return report(inq.error());
+    return report_tape(inq.error());
   }
   if (auto lim = drive.read_block_limits()) {
     j.begin_object("block_limits").kv("min", lim->min).kv("max", lim->max).kv("granularity", lim->granule()).end_object();
@@ -90,7 +90,7 @@ int cmd_status(const TapeFlags& f) {
   }
   if (ready) {
     auto lr = read_label(drive);
-    if (!lr) return report(lr.error());
+    if (!lr) return report_tape(lr.error());
     if (lr->label) {
       j.begin_object("label").kv("volume", lr->label->volume_id).kv("block_size", lr->label->block_size).kv("version", static_cast<unsigned>(lr->label->version)).end_object();
       text << "label:       volume " << esc(lr->label->volume_id) << ", block size "
@@ -108,18 +108,18 @@ int cmd_status(const TapeFlags& f) {
 }
 
 int cmd_label(const TapeFlags& f) {
-  if (auto v = validate_volume_id(f.volume); !v) return report(v.error());
+  if (auto v = validate_volume_id(f.volume); !v) return report_tape(v.error());
   auto bs = parse_block_size(f.block_size);
-  if (!bs) return report(bs.error());
+  if (!bs) return report_tape(bs.error());
   auto d = open_ready(f.urls[0]);
-  if (!d) return report(d.error());
+  if (!d) return report_tape(d.error());
   auto lim = (*d)->read_block_limits();
-  if (!lim) return report(lim.error());
-  if (auto c = check_block_size(*bs, *lim, f.urls[0]); !c) return report(c.error());
+  if (!lim) return report_tape(lim.error());
+  if (auto c = check_block_size(*bs, *lim, f.urls[0]); !c) return report_tape(c.error());
   auto lr = read_label(**d);
-  if (!lr) return report(lr.error());
+  if (!lr) return report_tape(lr.error());
   if (lr->label && !f.force)
-    return report(Error{Errc::invalid_argument, 0,
+    return report_tape(Error{Errc::invalid_argument, 0,
                         "tape '" + f.urls[0] + "' is already labelled as volume " +
                             lr->label->volume_id +
                             "; relabelling loses everything on it: add --force"});
@@ -127,7 +127,7 @@ int cmd_label(const TapeFlags& f) {
                 std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count()};
-  if (auto w = write_label(**d, l); !w) return report(w.error());
+  if (auto w = write_label(**d, l); !w) return report_tape(w.error());
   (void)(*d)->rewind();
   std::printf("labelled %s as volume %s (block size %u)\n", esc(f.urls[0]).c_str(),
               esc(f.volume).c_str(), *bs);
@@ -136,10 +136,10 @@ int cmd_label(const TapeFlags& f) {
 
 int cmd_rewind(const TapeFlags& f, bool eject) {
   auto d = open_ready(f.urls[0]);
-  if (!d) return report(d.error());
-  if (auto r = (*d)->rewind(); !r) return report(r.error());
+  if (!d) return report_tape(d.error());
+  if (auto r = (*d)->rewind(); !r) return report_tape(r.error());
   if (eject) {
-    if (auto r = (*d)->unload(); !r) return report(r.error());
+    if (auto r = (*d)->unload(); !r) return report_tape(r.error());
   }
   std::printf("%s %s\n", eject ? "ejected" : "rewound", esc(f.urls[0]).c_str());
   return kExitOk;
@@ -147,25 +147,25 @@ int cmd_rewind(const TapeFlags& f, bool eject) {
 
 int cmd_test(const TapeFlags& f, const std::atomic<bool>& cancel) {
   auto size = util::parse_size(f.size);
-  if (!size) return report(Error{Errc::invalid_argument, 0, "--size '" + f.size + "': " + size.error().what});
+  if (!size) return report_tape(Error{Errc::invalid_argument, 0, "--size '" + f.size + "': " + size.error().what});
   std::vector<uint32_t> sizes;
   std::stringstream in(f.block_sizes);
   for (std::string item; std::getline(in, item, ',');) {
     auto bs = parse_block_size(item);
-    if (!bs) return report(bs.error());
+    if (!bs) return report_tape(bs.error());
     sizes.push_back(*bs);
   }
   auto d = open_ready(f.urls[0]);
-  if (!d) return report(d.error());
+  if (!d) return report_tape(d.error());
   auto lim = (*d)->read_block_limits();
-  if (!lim) return report(lim.error());
+  if (!lim) return report_tape(lim.error());
   for (uint32_t bs : sizes)
-    if (auto c = check_block_size(bs, *lim, f.urls[0]); !c) return report(c.error());
+    if (auto c = check_block_size(bs, *lim, f.urls[0]); !c) return report_tape(c.error());
   util::JsonWriter j;
   j.begin_object().begin_array("block_sizes");
   for (uint32_t bs : sizes) {
     auto r = speed_test(**d, bs, *size, cancel);
-    if (!r) return report(r.error());
+    if (!r) return report_tape(r.error());
     const double w = util::mb_per_s(r->bytes, r->write_s), rd = util::mb_per_s(r->bytes, r->read_s);
     j.begin_object().kv("block_size", bs).kv("bytes", r->bytes).kv("write_mb_s", w).kv("read_mb_s", rd).kv("end_of_medium", r->end_of_medium).end_object();
     if (!f.json)
@@ -178,9 +178,9 @@ int cmd_test(const TapeFlags& f, const std::atomic<bool>& cancel) {
   d->reset();
   if (f.urls.size() >= 2) {
     auto bs = parse_block_size(f.block_size);
-    if (!bs) return report(bs.error());
+    if (!bs) return report_tape(bs.error());
     auto s = span_test(f.urls[0], f.urls[1], *bs, 8u << 20, cancel);
-    if (!s) return report(s.error());
+    if (!s) return report_tape(s.error());
     j.begin_object("span").begin_array("segments");
     std::string segs;
     for (const Span& sp : s->location.spans) {
@@ -317,7 +317,7 @@ int run_tape_cmd(const CLI::App& tape, const TapeFlags& f, const std::atomic<boo
   const std::string name = subs.front()->get_name();
 #if !STRIPEBACK_WITH_TAPE
   (void)cancel;
-  return report(engine::left_out("tape", "STRIPEBACK_WITH_TAPE",
+  return report_tape(engine::left_out("tape", "STRIPEBACK_WITH_TAPE",
                                  f.urls.empty() ? "tape " + name : f.urls.front()));
 #else
   if (name == "status") return cmd_status(f);

@@ -1,13 +1,18 @@
 #include "engine/compress.h"
 
+#if STRIPEBACK_WITH_ZSTD
 #include <zstd.h>
+#endif
 
 #include <cstdlib>
 #include <iterator>
 
+#include "engine/backends.h"
+
 namespace stripeback::engine {
 
-Result<int> parse_compress(const std::string& text) {
+namespace {
+Result<int> parse_level(const std::string& text) {
   if (text.empty() || text == "none") return 0;
   if (text == "low") return 1;
   if (text == "medium") return 3;
@@ -23,16 +28,15 @@ Result<int> parse_compress(const std::string& text) {
                                           "': expected none, low, medium, high, auto or "
                                           "zstd:N with N from 1 to 19");
 }
+}  // namespace
 
-Compressor::Compressor(int level) : level_(level), cctx_(ZSTD_createCCtx()) {
-  ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level);
-  // The frame header carries the sizes and a CRC32C; zstd's own checksum would be a third.
-  ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_checksumFlag, 0);
-}
-
-void Compressor::set_level(int level) {
-  level_ = level;
-  ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level);
+Result<int> parse_compress(const std::string& text) {
+  SB_ASSIGN(int level, parse_level(text));
+#if !STRIPEBACK_WITH_ZSTD
+  // A build without libzstd stores every frame raw and decodes no compressed one.
+  if (level != 0) return left_out("compression", "STRIPEBACK_WITH_ZSTD", "--compress " + text);
+#endif
+  return level;
 }
 
 int AutoLevel::update(double wall_s, double idle_s, double compress_s) {
@@ -49,6 +53,18 @@ int AutoLevel::update(double wall_s, double idle_s, double compress_s) {
     --step_;
   }
   return level();
+}
+
+#if STRIPEBACK_WITH_ZSTD
+Compressor::Compressor(int level) : level_(level), cctx_(ZSTD_createCCtx()) {
+  ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level);
+  // The frame header carries the sizes and a CRC32C; zstd's own checksum would be a third.
+  ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_checksumFlag, 0);
+}
+
+void Compressor::set_level(int level) {
+  level_ = level;
+  ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level);
 }
 
 Compressor::~Compressor() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_)); }
@@ -76,5 +92,18 @@ Result<void> Decompressor::decompress(const std::byte* in, size_t n, std::byte* 
                                    " bytes instead of " + std::to_string(raw_len));
   return ok();
 }
+
+#else
+Compressor::Compressor(int level) : level_(level), cctx_(nullptr) {}
+void Compressor::set_level(int level) { level_ = level; }
+Compressor::~Compressor() = default;
+size_t Compressor::bound(size_t n) { return n; }
+size_t Compressor::compress(const std::byte*, size_t, std::byte*, size_t) { return 0; }
+Decompressor::Decompressor() : dctx_(nullptr) {}
+Decompressor::~Decompressor() = default;
+Result<void> Decompressor::decompress(const std::byte*, size_t, std::byte*, size_t) {
+  return left_out("compression", "STRIPEBACK_WITH_ZSTD", "a compressed frame");
+}
+#endif
 
 }  // namespace stripeback::engine
