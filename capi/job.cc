@@ -1,5 +1,6 @@
 // sb_job: settings turned into engine options (checked before anything is opened), the
 // run with the job's own log sink, progress publisher and cancel flag, and the result.
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <new>
@@ -280,9 +281,13 @@ sb_status sb_job_new(sb_catalog* cat, sb_operation op, const sb_options* opts, s
       return fail_with(j->h, SB_INVALID_ARGUMENT, "catalog handle is null or not open");
     if (opts == nullptr || opts->h.kind != Kind::options)
       return fail_with(j->h, SB_INVALID_ARGUMENT, "options handle is null");
-    if (op < SB_OP_BACKUP || op > SB_OP_VALIDATE_SOURCE)
-      return fail_with(j->h, SB_INVALID_ARGUMENT,
-                       "unknown operation " + std::to_string(static_cast<int>(op)));
+    // A C caller may pass any int: read it as one (an enum value outside the enumerators
+    // is undefined behaviour in C++ once loaded as the enum).
+    int raw = 0;
+    static_assert(sizeof(raw) == sizeof(op));
+    std::memcpy(&raw, &op, sizeof raw);
+    if (raw < SB_OP_BACKUP || raw > SB_OP_VALIDATE_SOURCE)
+      return fail_with(j->h, SB_INVALID_ARGUMENT, "unknown operation " + std::to_string(raw));
     j->cat = cat;
     j->op = op;
     j->s = opts->s;
