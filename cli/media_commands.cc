@@ -192,6 +192,21 @@ int run_crosscheck_cmd(const CommonFlags& c, const MediaFlags& f) {
   return kExitOk;
 }
 
+// What a deletion removes (or would): its pieces and bytes, and once carried out whether it
+// finished and why not.
+void deletion_json(util::JsonWriter& w, const engine::DeletePlan& plan, bool act,
+                   const engine::DeleteOutcome& outcome) {
+  w.begin_array("pieces");
+  for (const auto& p : plan.pieces) piece_json(w, p);
+  w.end_array();
+  w.kv("bytes", plan.bytes());
+  if (!act) return;
+  w.kv("complete", outcome.errors.empty());
+  w.begin_array("errors");
+  for (const auto& e : outcome.errors) w.value(e);
+  w.end_array();
+}
+
 Result<engine::RetentionPolicy> policy_of(const catalog::Catalog& cat) {
   auto text = cat.setting("retention");
   if (!text) return engine::RetentionPolicy{};
@@ -237,17 +252,8 @@ int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
       w.end_object();
     }
     w.end_array();
-    w.begin_array("pieces");
-    for (const auto& p : plan.pieces) piece_json(w, p);
-    w.end_array();
-    w.kv("bytes", plan.bytes());
-    if (act) {
-      w.kv("finished_earlier_deletions", static_cast<uint64_t>(outcome.finished.size()));
-      w.kv("complete", outcome.errors.empty());
-      w.begin_array("errors");
-      for (const auto& e : outcome.errors) w.value(e);
-      w.end_array();
-    }
+    if (act) w.kv("finished_earlier_deletions", static_cast<uint64_t>(outcome.finished.size()));
+    deletion_json(w, plan, act, outcome);
     w.end_object();
     std::printf("%s\n", w.str().c_str());
   } else {
@@ -311,16 +317,7 @@ int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
       w.end_object();
     }
     w.end_array();
-    w.begin_array("pieces");
-    for (const auto& p : plan.pieces) piece_json(w, p);
-    w.end_array();
-    w.kv("bytes", plan.bytes());
-    if (act) {
-      w.kv("complete", outcome.errors.empty());
-      w.begin_array("errors");
-      for (const auto& e : outcome.errors) w.value(e);
-      w.end_array();
-    }
+    deletion_json(w, plan, act, outcome);
     w.end_object();
     std::printf("%s\n", w.str().c_str());
   } else {

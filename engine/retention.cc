@@ -107,15 +107,15 @@ std::vector<ObsoleteBackup> find_obsolete(
     }
   }
   // What kept backups depend on, transitively.
-  std::vector<uint64_t> todo(keep.begin(), keep.end());
-  while (!todo.empty()) {
-    uint64_t id = todo.back();
-    todo.pop_back();
+  std::vector<uint64_t> unvisited(keep.begin(), keep.end());
+  while (!unvisited.empty()) {
+    uint64_t id = unvisited.back();
+    unvisited.pop_back();
     auto it = by_id.find(id);
     if (it == by_id.end()) continue;
     for (const auto& f : it->second->files)
       for (uint64_t dep : {f.parent, f.held_by})
-        if (dep && keep.insert(dep).second) todo.push_back(dep);
+        if (dep && keep.insert(dep).second) unvisited.push_back(dep);
   }
   std::vector<ObsoleteBackup> out;
   for (const auto& b : backups) {
