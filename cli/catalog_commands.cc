@@ -24,7 +24,8 @@ int run_rebuild(const CatalogFlags& f, const CommonFlags& c) {
   // A relative directory is recorded as the absolute one, as a backup's destination is, so
   // the rebuilt catalog finds its pieces from any working directory.
   for (const auto& m : f.from)
-    o.media.push_back(m.find("://") != std::string::npos || m.empty() || m[0] == '/'
+    o.media.push_back(m.find("://") != std::string::npos || m.rfind("tape:", 0) == 0 ||
+                              m.empty() || m[0] == '/'
                           ? m
                           : std::filesystem::absolute(m).lexically_normal().string());
   o.use_autobackup = !f.no_autobackup;
@@ -35,12 +36,6 @@ int run_rebuild(const CatalogFlags& f, const CommonFlags& c) {
       return report(Error{Errc::invalid_argument, 0,
                             "--catalog-id '" + f.catalog_id + "' is not 16 hex digits"});
   }
-  for (const auto& m : f.from)
-    if (m.rfind("tape:", 0) == 0)
-      return report(Error{Errc::invalid_argument, 0,
-                            "'" + m + "': catalog rebuild does not read tapes yet; it reads "
-                            "pieces in directories and on nfs:// exports (see "
-                            "docs/media-management.md)"});
   std::shared_ptr<engine::Keyring> keys;
   if (!f.keys.passphrase_file.empty() || !f.keys.passphrase_env.empty() || !f.keys.key_file.empty()) {
     auto k = engine::Keyring::load({f.keys.passphrase_file, f.keys.passphrase_env, f.keys.key_file});
@@ -174,9 +169,11 @@ CLI::App* add_catalog_command(CLI::App& app, CatalogFlags& f, CommonFlags& commo
   auto* rebuild = cat->add_subcommand(
       "rebuild",
       "re-create the records of the backups found on backup media (newest catalog autobackup "
-      "first, then the pieces it does not name) in a new or an existing catalog; nothing "
-      "already in the catalog is added again");
-  rebuild->add_option("--from", f.from, "directory or nfs:// URL holding pieces (repeatable)")
+      "first, then the pieces it does not name; tape volumes are read whole, in order) in a "
+      "new or an existing catalog; nothing already in the catalog is added again");
+  rebuild->add_option("--from", f.from, "directory or nfs:// URL holding pieces, or a tape drive (tape:iscsi://... or "
+                      "tape:/dev/sgN) whose volume is read from its start; repeatable: give "
+                      "the drives of every volume a backup spans")
       ->required();
   rebuild->add_flag("--no-autobackup", f.no_autobackup,
                     "ignore catalog autobackups: rebuild from the pieces alone");

@@ -188,4 +188,57 @@ Result<std::unique_ptr<storage::ReadFile>> open_media_piece(const catalog::Piece
 #endif
 }
 
+bool is_media_drive(const std::string& text) {
+  auto at = storage::Location::parse(text);
+  return at && at->scheme == storage::Scheme::tape;
+}
+
+#if STRIPEBACK_WITH_TAPE
+namespace {
+
+class TapeScan final : public MediaScan {
+ public:
+  TapeScan(std::unique_ptr<tape::VolumeScanner> s, std::string location)
+      : s_(std::move(s)), location_(std::move(location)) {}
+  const std::string& volume_id() const override { return s_->label().volume_id; }
+  const std::string& location() const override { return location_; }
+  Result<std::optional<MediaSegment>> next() override {
+    SB_ASSIGN(auto f, s_->next());
+    if (!f) return std::optional<MediaSegment>();
+    MediaSegment m;
+    m.backup_id = f->id.backup_id;
+    m.channel = f->id.channel;
+    m.piece = f->id.piece;
+    m.segment = f->segment;
+    m.block_size = f->block_size;
+    m.span = {f->span.volume_id, f->span.url, f->span.file, f->span.block, f->span.first_seq,
+              f->span.blocks, f->span.address};
+    m.problem = std::move(f->problem);
+    return std::optional<MediaSegment>(std::move(m));
+  }
+  Result<size_t> read(std::byte* buf, size_t len) override {
+    return s_->read(reinterpret_cast<uint8_t*>(buf), len);
+  }
+  Result<uint64_t> finish_segment() override { return s_->finish_segment(); }
+
+ private:
+  std::unique_ptr<tape::VolumeScanner> s_;
+  std::string location_;
+};
+
+}  // namespace
+#endif
+
+Result<std::unique_ptr<MediaScan>> scan_media_volume(const std::string& drive) {
+#if !STRIPEBACK_WITH_TAPE
+  return left_out("tape", "STRIPEBACK_WITH_TAPE", drive);
+#else
+  SB_ASSIGN(storage::Location at, storage::Location::parse(drive));
+  if (at.scheme != storage::Scheme::tape)
+    return fail(Errc::invalid_argument, "'" + drive + "' is not a drive of removable media");
+  SB_ASSIGN(auto s, tape::VolumeScanner::open(strip(drive)));
+  return std::unique_ptr<MediaScan>(std::make_unique<TapeScan>(std::move(s), at.str()));
+#endif
+}
+
 }  // namespace stripeback::engine

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,5 +80,37 @@ Result<MediaDestination> open_media_destination(const MediaOptions& opts,
 Result<std::unique_ptr<storage::ReadFile>> open_media_piece(const catalog::PieceRecord& p,
                                                             uint64_t backup_id,
                                                             const std::vector<std::string>& drives);
+
+// Whether `text` names a drive of removable media (tape:...) rather than a place with files.
+bool is_media_drive(const std::string& text);
+
+// One tape file of a volume as a scan from the volume's start finds it (catalog rebuild).
+struct MediaSegment {
+  uint64_t backup_id = 0;
+  uint32_t channel = 0, piece = 0;
+  uint32_t segment = 0;           // 0: the piece starts here; more: it continues here
+  uint32_t block_size = 0;
+  catalog::MediaSpan span;        // `blocks` once the segment has been read to its end
+  std::string problem;            // a tape file that is not a segment of a piece: why
+};
+
+// A volume of removable media read in order from its first piece to the end of its data.
+class MediaScan {
+ public:
+  virtual ~MediaScan() = default;
+  virtual const std::string& volume_id() const = 0;
+  // The drive as a location, as the pieces found on it are recorded ("tape:...").
+  virtual const std::string& location() const = 0;
+  // The rest of the current tape file is read over, then the next segment is found;
+  // nothing at the end of the recorded data.
+  virtual Result<std::optional<MediaSegment>> next() = 0;
+  // The current segment's bytes in order; fewer than `len` only at its end.
+  virtual Result<size_t> read(std::byte* buf, size_t len) = 0;
+  // Reads over the rest of the current segment; its data blocks.
+  virtual Result<uint64_t> finish_segment() = 0;
+};
+
+// Opens the drive, waits for it, reads its label and stands before its first piece.
+Result<std::unique_ptr<MediaScan>> scan_media_volume(const std::string& drive);
 
 }  // namespace stripeback::engine

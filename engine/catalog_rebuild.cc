@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "engine/backends.h"
 #include "engine/catalog_autobackup.h"
@@ -13,6 +14,7 @@
 #include "engine/crypto.h"
 #include "engine/piece_name.h"
 #include "engine/piece_reader.h"
+#include "engine/piece_walk.h"
 #include "util/digest.h"
 
 namespace stripeback::engine {
@@ -180,6 +182,12 @@ class PieceAssembler {
     return b;
   }
 
+  // The change maps of the files of a backup assembled here, or null.
+  const std::map<std::string, UnitMap>* maps_of(uint64_t id) const {
+    auto it = maps_.find(id);
+    return it == maps_.end() || it->second.empty() ? nullptr : &it->second;
+  }
+
  private:
   // A file of a backup with a level: its map from the map frames, its parent found among
   // the earlier backups rebuilt here whose map agrees on every unit this one left out.
@@ -251,14 +259,21 @@ class PieceAssembler {
   std::map<std::pair<uint64_t, std::string>, std::optional<UnitMap>> read_;
 };
 
-Result<ScannedPiece> scan_piece(const Medium& m, const std::string& name, Keyring* keys) {
-  SB_ASSIGN(auto file, m.place.storage->open_read(m.place.at.join(name), {false}));
+bool stops_rebuild(const Error& e) {
+  return e.code == Errc::wrong_key || e.code == Errc::invalid_argument ||
+         e.code == Errc::unsupported;
+}
+
+// What a piece says, from a file with random reads (a whole piece, or the parts a walk of
+// a stream kept).
+Result<ScannedPiece> read_piece(std::unique_ptr<storage::ReadFile> file, const std::string& name,
+                                const std::string& location, Keyring* keys) {
   SB_ASSIGN(auto reader, PieceReader::open(std::move(file), keys));
   ScannedPiece p;
   p.header = reader->header();
   p.trailer = reader->trailer();
   p.record.name = name;
-  p.record.location = m.place.at.str();
+  p.record.location = location;
   p.record.channel = p.header.channel;
   p.record.number = p.header.piece_number;
   p.record.size = reader->size();
@@ -271,10 +286,199 @@ Result<ScannedPiece> scan_piece(const Medium& m, const std::string& name, Keyrin
   return p;
 }
 
-bool stops_rebuild(const Error& e) {
-  return e.code == Errc::wrong_key || e.code == Errc::invalid_argument ||
-         e.code == Errc::unsupported;
+Result<ScannedPiece> scan_piece(const Medium& m, const std::string& name, Keyring* keys) {
+  SB_ASSIGN(auto file, m.place.storage->open_read(m.place.at.join(name), {false}));
+  return read_piece(std::move(file), name, m.place.at.str(), keys);
 }
+
+// A piece read as a stream (removable media): walked front to back, every frame checked,
+// keeping what a PieceReader reads (header, map frames, trailer, footer); the piece may not
+// reach past `limit`.
+Result<ScannedPiece> capture_piece(storage::ReadFile& in, uint64_t limit,
+                                   const std::string& location, Keyring* keys) {
+  std::vector<std::byte> head(kBlock);
+  SB_TRY(read_exact(in, head.data(), kBlock, 0, nullptr, "header block"));
+  auto h = decode_piece_header(head);
+  if (!h) return fail(Errc::corrupt, "header block: " + h.error().what);
+  auto kept = std::make_unique<CapturedPiece>(location + "/" + h->name);
+  kept->keep(0, head);
+  SB_ASSIGN(WalkedPiece w,
+            walk_piece(in, head, limit, std::nullopt, nullptr,
+                       [&](uint64_t at, const FrameHeader& fh, std::span<const std::byte> block,
+                           std::span<const std::byte> payload) {
+                         if (fh.type != FrameType::map && fh.type != FrameType::trailer) return;
+                         kept->keep(at, block);
+                         kept->keep(at + kBlock, payload);
+                       }));
+  kept->keep(w.size - kBlock, w.footer_block);
+  kept->set_size(w.size);
+  return read_piece(std::move(kept), h->name, location, keys);
+}
+
+// The current segment of a media scan as a file read in order (offsets never go back;
+// bytes skipped over are read and dropped).
+class SegmentStream final : public storage::ReadFile {
+ public:
+  SegmentStream(MediaScan& s, std::string name) : s_(s), name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+  Result<void> submit(storage::IoLoop&, const storage::Request&) override {
+    return fail(Errc::unsupported, "'" + name_ + "' is read in order only");
+  }
+  Result<storage::FileInfo> stat() override {
+    return fail(Errc::unsupported, "'" + name_ + "' is read as a stream");
+  }
+  Result<size_t> read_at(std::byte* buf, size_t len, uint64_t offset) override {
+    if (offset < pos_)
+      return fail(Errc::unsupported, "'" + name_ + "' is read in order only");
+    std::vector<std::byte> skip;
+    while (pos_ < offset) {
+      skip.resize(static_cast<size_t>(std::min<uint64_t>(offset - pos_, 1u << 20)));
+      SB_ASSIGN(size_t got, s_.read(skip.data(), skip.size()));
+      pos_ += got;
+      if (got < skip.size()) {
+        ended_ = true;
+        return size_t{0};
+      }
+    }
+    SB_ASSIGN(size_t got, s_.read(buf, len));
+    pos_ += got;
+    if (got < len) ended_ = true;
+    return got;
+  }
+  // The segment ended before the piece did: the rest is in the stream's next segment.
+  bool ended() const { return ended_; }
+
+ private:
+  MediaScan& s_;
+  std::string name_;
+  uint64_t pos_ = 0;
+  bool ended_ = false;
+};
+
+using StreamKey = std::tuple<uint64_t, uint32_t, uint32_t>;  // backup, channel, piece
+
+std::string stream_text(const StreamKey& k) {
+  return "piece " + std::to_string(std::get<2>(k)) + " of channel " +
+         std::to_string(std::get<1>(k)) + " of backup " + std::to_string(std::get<0>(k));
+}
+
+std::string segment_place(const MediaSegment& m) {
+  return "volume " + m.span.volume_id + " file " + std::to_string(m.span.file);
+}
+
+// Every piece on the volumes in `drives`, read from their starts, each piece walked and
+// checked; a piece that spans volumes is read again across them once all are scanned.
+struct MediaPieces {
+  std::vector<std::pair<size_t, ScannedPiece>> pieces;  // medium index, piece
+  std::vector<MediumScan> scans;
+};
+
+Result<MediaPieces> scan_media(const std::vector<std::string>& drives, Keyring* keys) {
+  MediaPieces out;
+  struct Segment {
+    uint32_t index = 0;
+    uint32_t block_size = 0;
+    catalog::MediaSpan span;
+    size_t medium = 0;
+    std::string location;
+  };
+  std::map<StreamKey, std::vector<Segment>> segments;
+  std::map<StreamKey, std::string> spanning;  // streams to read across volumes: why
+  for (size_t mi = 0; mi < drives.size(); ++mi) {
+    MediumScan scan;
+    scan.medium = drives[mi];
+    auto opened = scan_media_volume(drives[mi]);
+    if (!opened) return opened.error().wrap("unable to read the medium '" + drives[mi] + "'");
+    MediaScan& ms = **opened;
+    while (true) {
+      SB_ASSIGN(auto seg, ms.next());
+      if (!seg) break;
+      if (!seg->problem.empty()) {
+        scan.unreadable.push_back(segment_place(*seg) + ": " + seg->problem);
+        continue;
+      }
+      const StreamKey key{seg->backup_id, seg->channel, seg->piece};
+      std::optional<ScannedPiece> piece;
+      if (seg->segment == 0) {
+        SegmentStream in(ms, ms.location() + " " + segment_place(*seg));
+        auto p = capture_piece(in, ~uint64_t{0} >> 2, ms.location(), keys);
+        if (p && (p->header.backup_id != seg->backup_id || p->header.channel != seg->channel ||
+                  p->header.piece_number != seg->piece)) {
+          scan.unreadable.push_back(segment_place(*seg) + ": its piece header names " +
+                                    stream_text({p->header.backup_id, p->header.channel,
+                                                 p->header.piece_number}) +
+                                    ", its segment header " + stream_text(key));
+        } else if (p) {
+          piece = std::move(*p);
+        } else if (in.ended()) {
+          spanning[key] = p.error().what;
+        } else if (stops_rebuild(p.error())) {
+          return p.error().wrap("'" + drives[mi] + "' " + segment_place(*seg));
+        } else {
+          scan.unreadable.push_back(segment_place(*seg) + " (" + stream_text(key) + "): " +
+                                    p.error().what);
+        }
+      }
+      SB_ASSIGN(uint64_t blocks, ms.finish_segment());
+      seg->span.blocks = blocks;
+      segments[key].push_back({seg->segment, seg->block_size, seg->span, mi, ms.location()});
+      if (piece) {
+        catalog::MediaLocation ml;
+        ml.block_size = seg->block_size;
+        ml.bytes = piece->record.size;
+        ml.spans.push_back(seg->span);
+        piece->record.media = std::move(ml);
+        out.pieces.emplace_back(mi, std::move(*piece));
+      }
+    }
+    out.scans.push_back(std::move(scan));
+  }
+  // Pieces that go on past the end of their first segment: their segments in order, read
+  // as one stream across the volumes.
+  for (const auto& [key, first_error] : spanning) {
+    auto segs = segments[key];
+    std::sort(segs.begin(), segs.end(),
+              [](const Segment& a, const Segment& b) { return a.index < b.index; });
+    catalog::PieceRecord rec;
+    rec.location = segs.front().location;
+    rec.channel = std::get<1>(key);
+    rec.number = std::get<2>(key);
+    rec.name = stream_text(key);
+    catalog::MediaLocation ml;
+    ml.block_size = segs.front().block_size;
+    uint64_t seq = 0;
+    for (size_t i = 0; i < segs.size(); ++i) {
+      if (segs[i].index != i || segs[i].span.first_seq != seq || segs[i].block_size != ml.block_size)
+        break;
+      ml.spans.push_back(segs[i].span);
+      seq += segs[i].span.blocks;
+    }
+    ml.bytes = seq * ml.block_size;
+    MediumScan& scan = out.scans[segs.front().medium];
+    const std::string where = "volume " + segs.front().span.volume_id + " file " +
+                              std::to_string(segs.front().span.file) + " (" + stream_text(key) + ")";
+    rec.media = ml;
+    auto in = open_media_piece(rec, std::get<0>(key), drives);
+    Result<ScannedPiece> p = in ? capture_piece(**in, ml.bytes, rec.location, keys)
+                                : Result<ScannedPiece>(in.error());
+    if (!p) {
+      if (stops_rebuild(p.error())) return p.error();
+      scan.unreadable.push_back(where + ": it goes on past its segment on " +
+                                std::to_string(ml.spans.size()) + " volume(s) found (" +
+                                p.error().what + "; give the drives of every volume it spans)");
+      continue;
+    }
+    ml.bytes = p->record.size;
+    // A segment that starts after the piece's last byte (an empty one, opened at the end
+    // of a volume) holds nothing of it.
+    while (ml.spans.size() > 1 && ml.spans.back().first_seq * ml.block_size >= ml.bytes)
+      ml.spans.pop_back();
+    p->record.media = std::move(ml);
+    out.pieces.emplace_back(segs.front().medium, std::move(*p));
+  }
+  return out;
+}
+
 
 }  // namespace
 
@@ -282,7 +486,12 @@ Result<RebuildReport> rebuild_catalog(catalog::Catalog& cat, const RebuildOption
   RebuildReport rep;
   std::vector<Medium> media;
   std::set<uint64_t> ids_found;
+  std::vector<std::string> drives;  // removable media: read whole, in order
   for (const auto& text : o.media) {
+    if (is_media_drive(text)) {
+      drives.push_back(text);
+      continue;
+    }
     Medium m;
     m.text = text;
     auto place = place_of(text);
@@ -301,6 +510,12 @@ Result<RebuildReport> rebuild_catalog(catalog::Catalog& cat, const RebuildOption
       if (auto a = parse_autobackup_name(n)) ids_found.insert(a->catalog_id);
     }
     media.push_back(std::move(m));
+  }
+  MediaPieces on_drives;
+  if (!drives.empty()) {
+    SB_ASSIGN(on_drives, scan_media(drives, o.keys));
+    for (const auto& [mi, p] : on_drives.pieces)
+      if (p.header.catalog_id) ids_found.insert(p.header.catalog_id);
   }
   uint64_t identity = cat.identity();
   if (o.catalog_id && identity && o.catalog_id != identity)
@@ -364,6 +579,16 @@ Result<RebuildReport> rebuild_catalog(catalog::Catalog& cat, const RebuildOption
           const std::set<std::string> here(m.names.begin(), m.names.end());
           for (auto& b : recs->backups) {
             if (b.begin_missing || b.begin.catalog_id != identity) continue;
+            // A backup deleted after the autobackup was written: its pieces are gone.
+            if (!b.pieces.empty() && std::none_of(b.pieces.begin(), b.pieces.end(), [&](const auto& p) {
+                  return p.media.has_value() || here.count(p.name) > 0;
+                })) {
+              rep.warnings.push_back("backup " + std::to_string(b.id) + " of catalog autobackup '" +
+                                     newest->second + "' is left out: none of its " +
+                                     std::to_string(b.pieces.size()) + " piece(s) is on '" +
+                                     m.text + "' (deleted since the autobackup was written)");
+              continue;
+            }
             // The pieces are where they were found now (the media may have been moved or
             // copied since); a piece the medium no longer has keeps its recorded place.
             for (auto& p : b.pieces)
@@ -419,6 +644,32 @@ Result<RebuildReport> rebuild_catalog(catalog::Catalog& cat, const RebuildOption
     }
   }
 
+  // 2b. The pieces found on removable media.
+  const size_t first_drive = rep.media.size();
+  for (auto& sc : on_drives.scans) rep.media.push_back(std::move(sc));
+  for (auto& [mi, p] : on_drives.pieces) {
+    if (p.header.catalog_id != identity) continue;
+    MediumScan& scan = rep.media[first_drive + mi];
+    ++scan.pieces_found;
+    const uint64_t bid = p.header.backup_id;
+    auto in_auto = from_auto.find(bid);
+    if (known_pieces.count(p.record.name) || known_ids.count(bid) ||
+        (in_auto != from_auto.end() && in_auto->second.ended)) {
+      ++scan.pieces_known;
+      continue;
+    }
+    auto& list = scanned[bid];
+    if (std::any_of(list.begin(), list.end(),
+                    [&](const ScannedPiece& q) { return q.record.name == p.record.name; })) {
+      scan.unreadable.push_back("'" + p.record.name + "' is on the media twice; the copy on " +
+                                p.record.media->spans.front().volume_id + " is left out");
+      continue;
+    }
+    ++scan.pieces_read;
+    medium_of.emplace(bid, p.record.location);
+    list.push_back(std::move(p));
+  }
+
   // 3. Every backup to add, in id order: from an autobackup when it saw the backup end,
   //    else from the pieces.
   std::set<uint64_t> ids;
@@ -464,6 +715,16 @@ Result<RebuildReport> rebuild_catalog(catalog::Catalog& cat, const RebuildOption
     RebuiltBackup& rb = outcome[r.id];
     rb.added = r.added;
     rb.reason = r.reason;
+    // A chain on removable media is restored with its change maps kept with the catalog
+    // (its pieces cannot be read out of order): they are written from the map frames.
+    auto b = std::find_if(to_add.begin(), to_add.end(), [&](const auto& x) { return x.id == r.id; });
+    if (!r.added || b == to_add.end() || !on_media(*b) || b->begin.level < 0) continue;
+    const auto* maps = assembler.maps_of(r.id);
+    if (!maps) continue;
+    std::vector<std::pair<std::string, UnitMap>> list(maps->begin(), maps->end());
+    if (auto saved = save_media_maps(cat.dir(), r.id, list, o.keys); !saved)
+      rb.notes.push_back(saved.error().what + ": a restore through its level cannot build the "
+                         "files it holds in part");
   }
   for (auto& [id, rb] : outcome) rep.backups.push_back(std::move(rb));
   return rep;

@@ -8,76 +8,17 @@
 #include "engine/backends.h"
 #include "engine/change_map.h"
 #include "engine/piece_format.h"
+#include "engine/piece_walk.h"
 #include "util/clock.h"
 #include "util/crc32c.h"
 
 namespace stripeback::engine {
 namespace {
 
-// Reads exactly `len` bytes at `offset`, or says the piece ends before.
-Result<void> read_exact(storage::ReadFile& f, std::byte* buf, size_t len, uint64_t offset,
-                        uint64_t* bytes, const std::string& what) {
-  SB_ASSIGN(size_t got, f.read_at(buf, len, offset));
-  *bytes += got;
-  if (got != len)
-    return fail(Errc::corrupt, "truncated: the piece ends in its " + what + " (at offset " +
-                                   std::to_string(offset + got) + ")");
-  return ok();
-}
-
 std::string hex32(uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%08x", v);
   return buf;
-}
-
-// Walks every frame in order from the first to the trailer, checking each header (checksum,
-// sequence) and payload checksum, then the footer after the trailer, and compares the
-// whole-piece checksum recomputed with the footer's and `recorded`. Reads in order only, so
-// it serves media read as a stream too.
-Result<void> walk_piece(storage::ReadFile& f, std::span<const std::byte> head, uint64_t size,
-                        uint32_t recorded, uint64_t* bytes) {
-  PieceChecksum sum;
-  sum.add_piece_header(head);
-  std::vector<std::byte> block(kBlock), payload;
-  uint64_t at = kBlock;
-  uint32_t n = 0;
-  for (;; ++n) {
-    if (at + 2 * kBlock > size)
-      return fail(Errc::corrupt, "no trailer frame before the end of the piece");
-    SB_TRY(read_exact(f, block.data(), kBlock, at, bytes, "frame headers"));
-    auto h = decode_frame_header(block);
-    if (!h) return fail(Errc::corrupt, "frame at offset " + std::to_string(at) + ": " + h.error().what);
-    if (h->sequence != n)
-      return fail(Errc::corrupt, "frame at offset " + std::to_string(at) + " has sequence " +
-                                     std::to_string(h->sequence) + ", expected " + std::to_string(n));
-    sum.add_frame_header(block);
-    const uint64_t padded = align_up(h->stored_len);
-    payload.resize(padded);
-    if (padded) {
-      SB_TRY(read_exact(f, payload.data(), padded, at + kBlock, bytes, "frame payloads"));
-      if (util::crc32c(payload.data(), h->stored_len) != h->stored_crc)
-        return fail(Errc::corrupt,
-                    "payload checksum mismatch in the frame at offset " + std::to_string(at));
-    }
-    if (h->type == FrameType::trailer) break;
-    at += kBlock + padded;
-  }
-  const uint64_t trailer = at;
-  at = trailer + kBlock + payload.size();  // past the trailer's padded payload
-  SB_TRY(read_exact(f, block.data(), kBlock, at, bytes, "footer"));
-  auto foot = decode_footer(block);
-  if (!foot) return fail(Errc::corrupt, "footer: " + foot.error().what);
-  if (foot->trailer_offset != trailer || foot->frames != n)
-    return fail(Errc::corrupt, "the trailer frame is at offset " + std::to_string(trailer) +
-                                   " (frame " + std::to_string(n) + "); the footer says " +
-                                   std::to_string(foot->trailer_offset) + " (frame " +
-                                   std::to_string(foot->frames) + ")");
-  if (sum.value() != foot->piece_crc || foot->piece_crc != recorded)
-    return fail(Errc::corrupt, "the piece checksum computed from its frames is " +
-                                   hex32(sum.value()) + ", the footer's " +
-                                   hex32(foot->piece_crc) + ", the catalog's " + hex32(recorded));
-  return ok();
 }
 
 }  // namespace
@@ -111,7 +52,13 @@ Result<void> check_piece(const catalog::PieceRecord& p, uint64_t backup_id, bool
   const uint64_t size = p.media ? p.media->bytes : p.size;
   if (size < 3 * kBlock || size % kBlock)
     return fail(Errc::corrupt, "the catalog records an impossible size " + std::to_string(size));
-  if (deep) return walk_piece(*f, head, size, p.checksum, bytes);
+  if (deep) {
+    SB_ASSIGN(WalkedPiece w, walk_piece(*f, head, size, p.checksum, bytes));
+    if (w.size != size)
+      return fail(Errc::corrupt, "the piece ends at offset " + std::to_string(w.size) +
+                                     "; the catalog recorded " + std::to_string(size) + " bytes");
+    return ok();
+  }
   std::vector<std::byte> block(kBlock);
   SB_TRY(read_exact(*f, block.data(), kBlock, size - kBlock, bytes, "footer"));
   auto foot = decode_footer(block);

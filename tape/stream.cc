@@ -206,3 +206,112 @@ Result<void> read_stream(const StreamLocation& loc, const StreamId& id, const Vo
 }
 
 }  // namespace stripeback::tape
+
+namespace stripeback::tape {
+
+VolumeScanner::VolumeScanner(std::unique_ptr<Volume> v) : vol_(std::move(v)) {
+  buf_.resize(chunk_bytes(vol_->label.block_size, vol_->drive->max_transfer()));
+}
+
+Result<std::unique_ptr<VolumeScanner>> VolumeScanner::open(const std::string& url) {
+  SB_ASSIGN(auto v, open_volume_for_read(url, ""));
+  if (v->label.block_size == 0)
+    return fail(Errc::corrupt, "tape '" + url + "': its label gives no block size");
+  std::unique_ptr<VolumeScanner> s(new VolumeScanner(std::move(v)));
+  SB_TRY(s->vol_->drive->seek_file(1));
+  return s;
+}
+
+Result<void> VolumeScanner::fill() {
+  const uint32_t bs = vol_->label.block_size;
+  auto got = vol_->drive->read_fixed(buf_, bs);
+  if (!got && got.error().code == Errc::io) {
+    // tgt answers a fixed READ at the end of data with MEDIUM ERROR 03/31/00: a stream
+    // whose writer was killed before its filemark ends there.
+    have_ = used_ = 0;
+    end_of_data_ = ended_ = true;
+    return ok();
+  }
+  if (!got) return got.error();
+  const ReadResult r = *got;
+  have_ = size_t{r.blocks} * bs;
+  used_ = 0;
+  blocks_ += r.blocks;
+  if (r.filemark) filemark_ = ended_ = true;
+  if (r.end_of_data) end_of_data_ = ended_ = true;
+  if (r.blocks == 0 && !ended_)
+    return fail(Errc::corrupt, "tape '" + vol_->url + "': a read returned no block");
+  return ok();
+}
+
+Result<size_t> VolumeScanner::read(uint8_t* out, size_t len) {
+  size_t done = 0;
+  while (done < len && in_segment_) {
+    if (used_ == have_) {
+      if (ended_) break;
+      SB_TRY(fill());
+      continue;
+    }
+    const size_t n = std::min(len - done, have_ - used_);
+    std::memcpy(out + done, buf_.data() + used_, n);
+    used_ += n;
+    done += n;
+  }
+  return done;
+}
+
+Result<uint64_t> VolumeScanner::finish_segment() {
+  while (in_segment_ && !ended_) SB_TRY(fill());
+  used_ = have_;
+  return blocks_;
+}
+
+Result<std::optional<FoundSegment>> VolumeScanner::next() {
+  if (in_segment_) SB_TRY(finish_segment());
+  if (end_of_data_) return std::optional<FoundSegment>();
+  TapeDrive& d = *vol_->drive;
+  const uint32_t bs = vol_->label.block_size;
+  FoundSegment f;
+  f.block_size = bs;
+  f.span.volume_id = vol_->label.volume_id;
+  f.span.url = vol_->url;
+  f.span.file = d.position().file;
+  f.span.block = 0;
+  if (auto p = d.read_position(); p && !p->unknown) f.span.address = p->block;
+  auto got = d.read_fixed(std::span(buf_).first(bs), bs);
+  // At the start of a tape file, tgt's MEDIUM ERROR 03/31/00 is the end of the data (real
+  // drives say BLANK CHECK).
+  if (!got && got.error().code == Errc::io) return std::optional<FoundSegment>();
+  if (!got) return got.error();
+  const ReadResult hr = *got;
+  in_segment_ = true;
+  ended_ = hr.filemark || hr.end_of_data;
+  filemark_ = hr.filemark;
+  end_of_data_ = hr.end_of_data;
+  have_ = used_ = 0;
+  blocks_ = 0;
+  if (hr.blocks == 0) {
+    in_segment_ = false;
+    if (hr.end_of_data) return std::optional<FoundSegment>();
+    f.problem = "an empty tape file";
+    return std::optional<FoundSegment>(std::move(f));
+  }
+  const std::string where = "volume " + f.span.volume_id + " file " + std::to_string(f.span.file) +
+                            " in '" + vol_->url + "'";
+  auto h = decode_segment(std::span(buf_).first(bs), where);
+  if (!h) {
+    f.problem = h.error().what;
+    return std::optional<FoundSegment>(std::move(f));
+  }
+  if (h->block_size != bs) {
+    f.problem = where + ": a segment of block size " + std::to_string(h->block_size) +
+                " on a volume labelled for " + std::to_string(bs);
+    return std::optional<FoundSegment>(std::move(f));
+  }
+  f.id = h->id;
+  f.segment = h->segment;
+  f.span.first_seq = h->first_seq;
+  return std::optional<FoundSegment>(std::move(f));
+}
+
+}  // namespace stripeback::tape

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -97,5 +98,43 @@ using VolumeOpener = std::function<Result<Volume*>(const Span& span)>;
 Result<void> read_stream(const StreamLocation& loc, const StreamId& id,
                          const VolumeOpener& open,
                          const std::function<Result<void>(std::span<const uint8_t>)>& sink);
+
+// Reads a volume from its start, tape file by tape file, as catalog rebuild does when the
+// catalog that says where each piece is has been lost: after the label, every tape file's
+// segment header, then its data blocks in order, up to the end of the recorded data.
+struct FoundSegment {
+  StreamId id;
+  uint32_t segment = 0;
+  uint32_t block_size = 0;
+  Span span;            // `blocks` is known once the segment has been read to its end
+  std::string problem;  // a tape file that is not a segment of a stream: what it holds
+};
+
+class VolumeScanner {
+ public:
+  // Opens the drive at `url` and reads its label (a tape without one is not_found).
+  static Result<std::unique_ptr<VolumeScanner>> open(const std::string& url);
+  const VolumeLabel& label() const { return vol_->label; }
+  const std::string& url() const { return vol_->url; }
+  // Reads what is left of the current tape file, then the next one's segment header;
+  // nothing at the end of the recorded data.
+  Result<std::optional<FoundSegment>> next();
+  // The current segment's stream bytes, in order: fewer than `len` only at its end (its
+  // filemark, or the end of data for a stream whose writer was killed).
+  Result<size_t> read(uint8_t* buf, size_t len);
+  // Reads the rest of the current segment; returns its data blocks.
+  Result<uint64_t> finish_segment();
+  // Whether the current segment ended at a filemark (a writer that finished it).
+  bool closed() const { return filemark_; }
+
+ private:
+  explicit VolumeScanner(std::unique_ptr<Volume> v);
+  Result<void> fill();
+  std::unique_ptr<Volume> vol_;
+  std::vector<uint8_t> buf_;
+  size_t have_ = 0, used_ = 0;  // bytes in buf_, bytes of them handed out
+  uint64_t blocks_ = 0;         // data blocks of the current segment read so far
+  bool in_segment_ = false, ended_ = false, filemark_ = false, end_of_data_ = false;
+};
 
 }  // namespace stripeback::tape
