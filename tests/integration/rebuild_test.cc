@@ -159,11 +159,11 @@ TEST(CatalogRebuildCli, EncryptedPiecesNeedTheirKey) {
   }
 }
 
-TEST(CatalogRebuildCli, TapeAndMissingMediaAreUsageErrors) {
+TEST(CatalogRebuildCli, MissingDrivesAndMediaAreUsageErrors) {
   TempDir work("sb-rebuild-usage");
   auto tape = sb({"catalog", "rebuild", "--from", "tape:/dev/sg9", "--catalog", work / "c"});
   SB_EXPECT_EXIT(tape, 2);
-  EXPECT_TRUE(contains(tape.err, "does not read tapes yet"));
+  EXPECT_TRUE(contains(tape.err, "unable to read the medium 'tape:/dev/sg9'")) << tape.err;
   auto missing = sb({"catalog", "rebuild", "--from", work / "nothing", "--catalog", work / "c"});
   SB_EXPECT_EXIT(missing, 2);
   EXPECT_TRUE(contains(missing.err, work / "nothing"));
@@ -201,6 +201,35 @@ TEST(CatalogRebuildCli, DamagedPieceMakesThePiecesOnlyBackupPartial) {
   auto restored = files_under(work / "r");
   EXPECT_EQ(restored.size(), kept);
   for (const auto& f : restored) EXPECT_TRUE(same_file(f.substr((work / "r").size()), f));
+}
+
+// The newest autobackup was written before `delete obsolete` removed a backup's pieces: the
+// rebuild leaves that backup out (its pieces are gone) and says so, instead of bringing
+// back a backup that cannot be restored.
+TEST(CatalogRebuildCli, BackupDeletedAfterTheAutobackupStaysDeleted) {
+  TempDir work("sb-rebuild-deleted");
+  const std::string src = work / "src", cat = work / "cat", p = work / "p";
+  make_file(src + "/a.dbf", 2u << 20, 1);
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", p, "--catalog", cat}), 0);
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", p, "--catalog", cat}), 0);
+  SB_ASSERT_EXIT(sb({"configure", "retention", "redundancy", "1", "--catalog", cat}), 0);
+  auto del = sb({"delete", "obsolete", "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(del, 0);
+  ASSERT_EQ(list_json(cat)["backups"].size(), 1u) << del.out;
+  fs::remove_all(cat);
+  auto r = sb({"catalog", "rebuild", "--from", p, "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(r, 0);
+  Json j = parse_json(r);
+  EXPECT_EQ(*j["added"].as_u64(), 1u) << r.out;
+  bool said = false;
+  for (const auto& w : j["warnings"].items())
+    said = said || contains(w.as_string(), "backup 1 of catalog autobackup");
+  EXPECT_TRUE(said) << r.out;
+  Json l = list_json(cat);
+  ASSERT_EQ(l["backups"].size(), 1u);
+  EXPECT_EQ(*l["backups"][0]["id"].as_u64(), 2u);
+  SB_ASSERT_EXIT(sb({"restore", "--to", work / "r", "--catalog", cat}), 0);
+  EXPECT_TRUE(restored_tree(work / "r", src));
 }
 
 // Rebuilding into the catalog that already has everything adds nothing; a second rebuild
