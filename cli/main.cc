@@ -222,9 +222,10 @@ int main(int argc, char** argv) {
   backup->add_option("--tag", bf.tag, "a tag to find this backup by");
   backup->add_option("--resume", bf.resume,
                      "continue an interrupted backup (killed, or its machine went down) of the "
-                     "same SOURCEs to the same --to: the files its durable pieces finished are "
-                     "kept, not read again, the rest is backed up, and the result is that one "
-                     "backup. ID or 'last' (the newest interrupted backup to --to)")
+                     "same SOURCEs to the same --to: the files and sections its durable pieces "
+                     "finished are kept, not read again (give the same --section-size), the "
+                     "rest is backed up, and the result is that one backup. ID or 'last' (the "
+                     "newest interrupted backup to --to)")
       ->option_text("ID|last");
   backup->add_option("--files-per-set", bf.files_per_set,
                      "files per backup set; a channel multiplexes the files of one set")

@@ -147,6 +147,7 @@ std::string backup_json(const engine::BackupSummary& s) {
     w.begin_object("resumed");
     w.kv("backup_id", s.resumed_from);
     w.kv("files_kept", s.resumed_files);
+    w.kv("sections_kept", s.resumed_sections);
     w.kv("bytes_kept", s.resumed_bytes);
     w.end_object();
   }
@@ -249,8 +250,11 @@ std::string backup_text(const engine::BackupSummary& b) {
     s += buf;
   }
   if (b.resumed_from) {
-    std::snprintf(buf, sizeof buf, "  resumed: %llu files (%s) kept from before the interruption\n",
+    std::snprintf(buf, sizeof buf,
+                  "  resumed: %llu whole files and %llu sections (%s) kept from before the "
+                  "interruption\n",
                   static_cast<unsigned long long>(b.resumed_files),
+                  static_cast<unsigned long long>(b.resumed_sections),
                   util::format_bytes(b.resumed_bytes).c_str());
     s += buf;
   }

@@ -303,14 +303,18 @@ struct FileAssembly {
 
 // Files whose every section is in a durable piece, with their whole-file digests. In a
 // backup with a change unit the digest combines the unit digests (change_map.h), and each
-// record says how it relates to its parent.
+// record says how it relates to its parent. `kept`: units a resumed backup's durable pieces
+// finished before the interruption.
 std::vector<catalog::FileRecord> assemble_files(
     std::vector<ChannelOutcome>& outcomes, uint32_t unit,
     const std::map<std::string, UnitMap>& parents,
-    std::vector<std::pair<std::string, UnitMap>>* maps) {
+    std::vector<std::pair<std::string, UnitMap>>* maps, std::vector<UnitDone>& kept) {
   std::map<std::string, FileAssembly> byname;
-  for (auto& o : outcomes)
-    for (auto& u : o.units) {
+  std::vector<std::vector<UnitDone>*> all;
+  for (auto& o : outcomes) all.push_back(&o.units);
+  all.push_back(&kept);
+  for (auto* units : all)
+    for (auto& u : *units) {
       auto& a = byname[u.unit->file->path];
       if (!a.file || u.unit->section == 0) a.attrs = u;
       a.file = u.unit->file;
@@ -473,7 +477,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     std::vector<std::string> srcs;
     for (const auto& s : opts.sources) srcs.push_back(normal_path(s));
     SB_ASSIGN(ResumePoint rp, find_resume_point(*opts.resume, srcs, dest, opts.level.has_value(),
-                                                cat, plan, opts.channel.direct, opts.keys.get()));
+                                                cat, opts.channel.direct, opts.keys.get()));
     resumed = std::move(rp);
   }
   std::vector<PieceFile> leftovers;
@@ -509,6 +513,11 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     }
   }
   std::vector<WorkSet> sets = make_sets(plan.files, so);
+  std::vector<UnitDone> kept_units;  // --resume: finished before the interruption
+  if (resumed) {
+    kept_units = keep_finished_units(*resumed, sets);
+    plan.total_bytes -= std::min(plan.total_bytes, resumed->bytes_kept);
+  }
   size_t largest_set = 0;
   uint32_t sections = 0;
   for (const auto& st : sets) {
@@ -683,12 +692,12 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   }
   std::vector<std::pair<std::string, UnitMap>> media_maps;
   auto files = assemble_files(outcomes, ctx.change_unit, parents,
-                              opts.level && opts.media ? &media_maps : nullptr);
+                              opts.level && opts.media ? &media_maps : nullptr, kept_units);
   const size_t read_files = files.size();
   files.insert(files.end(), held.begin(), held.end());
   if (resumed) {
-    files.insert(files.end(), resumed->files.begin(), resumed->files.end());
-    sum.resumed_files = resumed->files.size();
+    sum.resumed_files = resumed->files_kept;
+    sum.resumed_sections = resumed->sections_kept;
     sum.resumed_bytes = resumed->bytes_kept;
     sum.resumed_from = resumed->backup_id;
   }

@@ -131,7 +131,8 @@ struct BackupSummary {
   // backup --resume: the backup resumed, and the files (and their bytes) kept from before
   // its interruption, not read again.
   uint64_t resumed_from = 0;
-  uint64_t resumed_files = 0;
+  uint64_t resumed_files = 0;     // files all of whose units were kept
+  uint64_t resumed_sections = 0;  // sections kept (of files read in part again, or whole)
   uint64_t resumed_bytes = 0;
   // Blank volumes of removable media the backup labelled itself (MediaOptions::label_blank).
   std::vector<LabelledVolume> labelled_volumes;

@@ -2,18 +2,18 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "engine/change_map.h"
 #include "engine/leftovers.h"
 #include "engine/piece_reader.h"
-#include "util/digest.h"
 
 namespace stripeback::engine {
 
 Result<ResumePoint> find_resume_point(uint64_t id, const std::vector<std::string>& sources,
                                       const std::string& dest, bool has_level,
-                                      const catalog::Catalog& cat, Plan& plan,
-                                      io::Direct direct, Keyring* keys) {
+                                      const catalog::Catalog& cat, io::Direct direct,
+                                      Keyring* keys) {
   const auto backups = cat.backups();
   const catalog::Backup* b = nullptr;
   for (auto it = backups.rbegin(); it != backups.rend() && !b; ++it) {
@@ -48,13 +48,6 @@ Result<ResumePoint> find_resume_point(uint64_t id, const std::vector<std::string
   ResumePoint rp;
   rp.backup_id = b->id;
   rp.pieces = b->pieces;
-  // What the durable pieces hold of each file.
-  struct Held {
-    FileMeta meta;
-    std::vector<Extent> extents;
-    std::vector<std::string> pieces;
-  };
-  std::map<std::string, Held> held;
   for (const auto& p : b->pieces) {
     if (p.media)
       return fail(Errc::unsupported, name + " has pieces on removable media, which a resume "
@@ -70,53 +63,100 @@ Result<ResumePoint> find_resume_point(uint64_t id, const std::vector<std::string
                                : " is encrypted: resume it with --encrypt and its key"));
     const Trailer& t = pr.trailer();
     for (size_t i = 0; i < t.files.size(); ++i) {
-      Held& h = held[t.files[i].path];
+      HeldFile& h = rp.held[t.files[i].path];
       h.meta = t.files[i];
-      h.extents.insert(h.extents.end(), t.extents[i].begin(), t.extents[i].end());
-      h.pieces.push_back(p.name);
+      for (const Extent& e : t.extents[i]) h.extents.emplace_back(e, p.name);
     }
   }
-  std::map<std::string, const FileTask*> planned;
-  for (const auto& f : plan.files) planned[f.path] = &f;
-  std::vector<std::string> finished;
-  for (auto& [path, h] : held) {
-    auto it = planned.find(path);
-    // Changed since (or gone): backed up again.
-    if (it == planned.end() || it->second->size != h.meta.size ||
-        it->second->mtime_ns != h.meta.mtime_ns)
-      continue;
-    std::sort(h.extents.begin(), h.extents.end(),
-              [](const Extent& x, const Extent& y) { return x.file_offset < y.file_offset; });
-    uint64_t at = 0;
-    bool whole = true;
-    for (const Extent& e : h.extents) {
-      if (e.file_offset != at) whole = false;
-      at = e.file_offset + e.raw_len;
-    }
-    if (!whole || at != h.meta.size) continue;  // some section was not finished
-    util::DigestCombiner comb;
-    for (const Extent& e : h.extents) comb.add(e.file_offset, e.raw_len, e.raw_digest);
-    catalog::FileRecord r;
-    r.path = path;
-    r.size = h.meta.size;
-    r.mode = h.meta.mode;
-    r.mtime_ns = h.meta.mtime_ns;
-    r.uid = h.meta.uid;
-    r.gid = h.meta.gid;
-    r.digest = comb.finish();
-    std::sort(h.pieces.begin(), h.pieces.end());
-    h.pieces.erase(std::unique(h.pieces.begin(), h.pieces.end()), h.pieces.end());
-    r.pieces = h.pieces;
-    rp.bytes_kept += r.size;
-    rp.files.push_back(std::move(r));
-    finished.push_back(path);
-  }
-  std::sort(finished.begin(), finished.end());
-  std::erase_if(plan.files, [&](const FileTask& f) {
-    return std::binary_search(finished.begin(), finished.end(), f.path);
-  });
-  plan.total_bytes -= std::min(plan.total_bytes, rp.bytes_kept);
   return rp;
+}
+
+namespace {
+
+// Whether the extents of `h` that start in [o, o + len) tile it exactly, none reaching out.
+bool covers(const HeldFile& h, uint64_t o, uint64_t len) {
+  std::vector<const Extent*> in;
+  for (const auto& [e, piece] : h.extents)
+    if (e.file_offset + e.raw_len > o && e.file_offset < o + len) in.push_back(&e);
+  std::sort(in.begin(), in.end(),
+            [](const Extent* x, const Extent* y) { return x->file_offset < y->file_offset; });
+  uint64_t at = o;
+  for (const Extent* e : in) {
+    if (e->file_offset != at) return false;  // a gap, an overlap, or one from before
+    at += e->raw_len;
+  }
+  return at == o + len;
+}
+
+}  // namespace
+
+std::vector<UnitDone> keep_finished_units(ResumePoint& rp, std::vector<WorkSet>& sets) {
+  // Per file, the candidate units: unchanged since, covered by the durable pieces.
+  std::map<std::string, std::vector<const WorkUnit*>> units, kept;
+  for (const auto& set : sets)
+    for (const auto& u : set) units[u.file->path].push_back(&u);
+  for (const auto& [path, list] : units) {
+    auto h = rp.held.find(path);
+    const FileTask& f = *list.front()->file;
+    if (h == rp.held.end() || h->second.meta.size != f.size || h->second.meta.mtime_ns != f.mtime_ns)
+      continue;
+    std::vector<const WorkUnit*> k;
+    for (const WorkUnit* u : list)
+      if (covers(h->second, u->offset, u->length)) k.push_back(u);
+    // A piece holding an extent of the file outside the kept units would give it twice to a
+    // restore: the units with extents in such a piece are read again, until none is left.
+    for (bool again = true; again && !k.empty();) {
+      again = false;
+      std::set<std::string> tainted;
+      for (const auto& [e, piece] : h->second.extents) {
+        const bool inside = std::any_of(k.begin(), k.end(), [&](const WorkUnit* u) {
+          return e.file_offset >= u->offset && e.file_offset + e.raw_len <= u->offset + u->length;
+        });
+        if (!inside) tainted.insert(piece);
+      }
+      if (tainted.empty()) break;
+      std::erase_if(k, [&](const WorkUnit* u) {
+        for (const auto& [e, piece] : h->second.extents)
+          if (tainted.count(piece) && e.file_offset >= u->offset &&
+              e.file_offset < u->offset + u->length) {
+            again = true;
+            return true;
+          }
+        return false;
+      });
+    }
+    if (!k.empty()) kept[path] = std::move(k);
+  }
+  std::vector<UnitDone> done;
+  std::set<const WorkUnit*> gone;
+  for (const auto& [path, list] : kept) {
+    const HeldFile& h = rp.held.at(path);
+    if (list.size() == units[path].size()) ++rp.files_kept;
+    for (const WorkUnit* u : list) {
+      rp.kept_units.push_back(*u);
+      UnitDone d;
+      d.unit = &rp.kept_units.back();
+      d.size = h.meta.size;
+      d.mode = h.meta.mode;
+      d.uid = h.meta.uid;
+      d.gid = h.meta.gid;
+      d.mtime_ns = h.meta.mtime_ns;
+      std::set<std::string> pieces;
+      for (const auto& [e, piece] : h.extents)
+        if (e.file_offset >= u->offset && e.file_offset < u->offset + u->length) {
+          d.extents.push_back({e.file_offset, e.raw_len, e.raw_digest});
+          pieces.insert(piece);
+        }
+      d.pieces.assign(pieces.begin(), pieces.end());
+      rp.bytes_kept += u->length;
+      if (u->sections > 1) ++rp.sections_kept;
+      done.push_back(std::move(d));
+      gone.insert(u);
+    }
+  }
+  for (auto& set : sets) std::erase_if(set, [&](const WorkUnit& u) { return gone.count(&u) > 0; });
+  std::erase_if(sets, [](const WorkSet& s) { return s.empty(); });
+  return done;
 }
 
 }  // namespace stripeback::engine

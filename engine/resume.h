@@ -3,18 +3,24 @@
 // The protocol: every piece is recorded in the catalog as soon as it is durable (synced,
 // with its trailer naming each file extent it holds and their digests), not only at the end.
 // A backup killed before its end record so leaves in the catalog the pieces that were whole,
-// and their trailers say which files they finish. A resume (same sources, same destination,
-// the killed job's process gone) records that it now writes the backup, keeps every file
-// whose extents those pieces cover completely and whose size and mtime are unchanged, backs
-// up the rest into new pieces, and ends the one backup with all of them.
+// and their trailers say which files and sections they finish. A resume (same sources, same
+// destination, the killed job's process gone) records that it now writes the backup, keeps
+// every unit of work (a whole file, or a section of a large one) whose extents those pieces
+// cover exactly and whose file's size and mtime are unchanged, backs up the other units
+// into new pieces, and ends the one backup with all of them. A kept unit's extents are the
+// file's only ones in each piece named for it: a piece that also holds extents of the file
+// outside the kept units (a section cut off by the kill) keeps none of that file's units.
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "engine/backup_channel.h"
 #include "engine/crypto.h"
 #include "engine/planner.h"
 #include "io/file.h"
@@ -22,20 +28,34 @@
 
 namespace stripeback::engine {
 
+// What the durable pieces hold of one file.
+struct HeldFile {
+  FileMeta meta;
+  std::vector<std::pair<Extent, std::string>> extents;  // each with the piece holding it
+};
+
 struct ResumePoint {
   uint64_t backup_id = 0;
   std::vector<catalog::PieceRecord> pieces;  // recorded before the interruption
-  std::vector<catalog::FileRecord> files;    // finished then: not read again
-  uint64_t bytes_kept = 0;                   // their size
+  std::map<std::string, HeldFile> held;      // by path
+  // Filled by keep_finished_units():
+  std::deque<WorkUnit> kept_units;           // the units not read again
+  uint64_t files_kept = 0;                   // files all of whose units are kept
+  uint64_t sections_kept = 0;                // kept units that are sections
+  uint64_t bytes_kept = 0;
 };
 
 // Which backup `--resume` names (`id`; 0: the newest interrupted backup to `dest`) and what
-// of it is kept; the finished files are taken out of `plan`. Errors name the backup and the
-// reason: not_found (no such backup, none interrupted), invalid_argument (it ended, other
-// sources or destination, a level), busy (its job is still running).
+// its durable pieces hold. Errors name the backup and the reason: not_found (no such backup,
+// none interrupted), invalid_argument (it ended, other sources or destination), unsupported
+// (a level, removable media), busy (its job is still running).
 Result<ResumePoint> find_resume_point(uint64_t id, const std::vector<std::string>& sources,
                                       const std::string& dest, bool has_level,
-                                      const catalog::Catalog& cat, Plan& plan,
-                                      io::Direct direct, Keyring* keys);
+                                      const catalog::Catalog& cat, io::Direct direct,
+                                      Keyring* keys);
+
+// Takes out of `sets` the units `rp` finished (see above; empty sets go too) and returns
+// them as done, for the backup's file records; they point into rp.kept_units.
+std::vector<UnitDone> keep_finished_units(ResumePoint& rp, std::vector<WorkSet>& sets);
 
 }  // namespace stripeback::engine

@@ -382,6 +382,35 @@ TEST_F(Media, AResumeAfterAKillAtHalfwayReadsOnlyTheOtherHalf) {
   EXPECT_TRUE(contains(twice.err, "no interrupted backup"));
 }
 
+// One large file backed up in sections, killed when a few sections are durable: the resume
+// keeps those sections, reads only the others, and the file restores identical.
+TEST_F(Media, AResumeKeepsTheFinishedSectionsOfALargeFile) {
+  make_file(t_ / "src/big.dbf", 32 * kMiB, 77);
+  make_file(t_ / "src/small.dbf", kMiB / 2, 78);
+  const std::vector<std::string> args{"backup", t_ / "src", "--to", t_ / "dest",
+                                      "--channels", "1", "--section-size", "4M",
+                                      "--max-piece-size", "5M"};
+  RunResult killed = run(args, {{"STRIPEBACK_CRASH_AT", "piece-synced:5"}});
+  ASSERT_EQ(killed.term_signal, SIGKILL) << killed.describe();
+  ASSERT_EQ(*json({"list"})["backups"][0]["pieces"].as_u64(), 4u);
+  std::vector<std::string> again = args;
+  again.push_back("--resume");
+  again.push_back("last");
+  Json r = json(again);
+  EXPECT_EQ(r["status"].as_string(), "complete");
+  const uint64_t sections = *r["resumed"]["sections_kept"].as_u64();
+  EXPECT_GE(sections, 3u);
+  EXPECT_EQ(*r["resumed"]["bytes_kept"].as_u64(), sections * 4 * kMiB +
+                (*r["resumed"]["files_kept"].as_u64() == 1 ? kMiB / 2 : 0))
+     ;
+  EXPECT_LE(*r["bytes_read"].as_u64(), 32 * kMiB + kMiB / 2 - sections * 4 * kMiB)
+      << "the kept sections are not read again";
+  EXPECT_EQ(*r["files"].as_u64(), 2u);
+  SB_ASSERT_EXIT(run({"restore", "--to", t_ / "r"}), 0);
+  EXPECT_TRUE(restored_tree(t_ / "r", t_ / "src"));
+  SB_ASSERT_EXIT(run({"validate"}), 0);
+}
+
 TEST_F(Media, AResumeChecksWhatItResumes) {
   make_file(t_ / "src/a", 3 * kMiB, 1);
   make_file(t_ / "other/b", 1 * kMiB, 2);
