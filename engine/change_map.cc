@@ -90,16 +90,11 @@ Result<PieceReader*> PieceCache::get(const catalog::Backup& b, const std::string
   if ((*opened)->footer().piece_crc != pit->checksum || (*opened)->size() != pit->size) {
     // The trailer's checksum of the whole piece is the one the catalog recorded, or this is
     // not the piece the backup wrote.
-    auto hex32 = [](uint32_t v) {
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "%08x", v);
-      return std::string(buf);
-    };
     const PieceReader& got = **opened;
     std::string what =
         got.footer().piece_crc != pit->checksum
-            ? "piece '" + path + "' has checksum " + hex32(got.footer().piece_crc) +
-                  " but the catalog recorded " + hex32(pit->checksum)
+            ? "piece '" + path + "' has checksum " + checksum_hex(got.footer().piece_crc) +
+                  " but the catalog recorded " + checksum_hex(pit->checksum)
             : "piece '" + path + "' is " + std::to_string(got.size()) + " bytes but the catalog " +
                   "recorded " + std::to_string(pit->size);
     readers_.erase(path);

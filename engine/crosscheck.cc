@@ -15,12 +15,6 @@
 namespace stripeback::engine {
 namespace {
 
-std::string hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%08x", v);
-  return buf;
-}
-
 }  // namespace
 
 Result<void> check_piece(const catalog::PieceRecord& p, uint64_t backup_id, bool deep,
@@ -64,8 +58,8 @@ Result<void> check_piece(const catalog::PieceRecord& p, uint64_t backup_id, bool
   auto foot = decode_footer(block);
   if (!foot) return fail(Errc::corrupt, "footer: " + foot.error().what);
   if (foot->piece_crc != p.checksum)
-    return fail(Errc::corrupt, "the footer's piece checksum is " + hex32(foot->piece_crc) +
-                                   "; the catalog recorded " + hex32(p.checksum));
+    return fail(Errc::corrupt, "the footer's piece checksum is " + checksum_hex(foot->piece_crc) +
+                                   "; the catalog recorded " + checksum_hex(p.checksum));
   if (foot->trailer_offset < kBlock || foot->trailer_offset + 2 * kBlock > size ||
       foot->trailer_offset % kBlock)
     return fail(Errc::corrupt, "the footer's trailer offset " +

@@ -1,5 +1,6 @@
 #include "engine/piece_format.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include "util/bytes.h"
@@ -184,6 +185,12 @@ void encode_footer(const Footer& f, std::span<std::byte, kBlock> out) {
   w.u32(f.frames);
   w.u32(f.piece_crc);
   seal(p, w.take());
+}
+
+std::string checksum_hex(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
 }
 
 Result<Footer> decode_footer(std::span<const std::byte> block) {

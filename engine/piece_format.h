@@ -140,6 +140,8 @@ void encode_frame_header(const FrameHeader& h, std::span<std::byte, kBlock> out)
 Result<FrameHeader> decode_frame_header(std::span<const std::byte> block);
 void encode_footer(const Footer& f, std::span<std::byte, kBlock> out);
 Result<Footer> decode_footer(std::span<const std::byte> block);
+// A piece checksum as messages show it: 8 lower-case hex digits.
+std::string checksum_hex(uint32_t v);
 
 std::vector<uint8_t> encode_file_meta(const FileMeta& m);
 Result<FileMeta> decode_file_meta(std::span<const uint8_t> payload);

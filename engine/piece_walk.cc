@@ -1,21 +1,10 @@
 #include "engine/piece_walk.h"
 
-#include <cstdio>
 #include <cstring>
 
 #include "util/crc32c.h"
 
 namespace stripeback::engine {
-namespace {
-
-std::string hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%08x", v);
-  return buf;
-}
-
-}  // namespace
-
 Result<void> read_exact(storage::ReadFile& f, std::byte* buf, size_t len, uint64_t offset,
                         uint64_t* bytes, const std::string& what) {
   SB_ASSIGN(size_t got, f.read_at(buf, len, offset));
@@ -68,11 +57,11 @@ Result<WalkedPiece> walk_piece(storage::ReadFile& f, std::span<const std::byte> 
                                    std::to_string(foot->frames) + ")");
   if (sum.value() != foot->piece_crc)
     return fail(Errc::corrupt, "the piece checksum computed from its frames is " +
-                                   hex32(sum.value()) + ", the footer's " + hex32(foot->piece_crc));
+                                   checksum_hex(sum.value()) + ", the footer's " + checksum_hex(foot->piece_crc));
   if (recorded && foot->piece_crc != *recorded)
     return fail(Errc::corrupt, "the piece checksum computed from its frames is " +
-                                   hex32(sum.value()) + ", the footer's " +
-                                   hex32(foot->piece_crc) + ", the catalog's " + hex32(*recorded));
+                                   checksum_hex(sum.value()) + ", the footer's " +
+                                   checksum_hex(foot->piece_crc) + ", the catalog's " + checksum_hex(*recorded));
   return WalkedPiece{at + kBlock, *foot, std::move(block)};
 }
 
