@@ -51,6 +51,7 @@ struct Settings {
   std::optional<double> sample;
   std::optional<uint64_t> seed;
   uint32_t progress_interval_ms = 250;
+  bool status_file = true;  // <catalog>/jobs/<host>.<pid>[-n].status while the job runs
   bool nfs_tune_malloc = false;
   sb_progress_fn progress_fn = nullptr;
   void* progress_user = nullptr;

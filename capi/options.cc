@@ -176,6 +176,7 @@ const std::vector<Key>& keys() {
        },
        [](Settings& s) { s.seed.reset(); }},
       count("progress_interval_ms", &Settings::progress_interval_ms, 100, 60000, 250),
+      flag("status_file", &Settings::status_file, /*dflt=*/true),
       flag("nfs_tune_malloc", &Settings::nfs_tune_malloc),
   };
   return k;
