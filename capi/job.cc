@@ -22,6 +22,7 @@
 #include "util/units.h"
 
 using stripeback::capi::fail_with;
+using stripeback::capi::option_wording;
 using stripeback::capi::Kind;
 using stripeback::capi::Settings;
 namespace engine = stripeback::engine;
@@ -164,11 +165,11 @@ sb_status finish_backup(sb_job& j, const Result<engine::BackupSummary>& sum) {
   j.bytes_written = sum->bytes_written;
   j.elapsed_s = sum->elapsed_s;
   if (sum->status == "partial")
-    return fail_with(j.h, SB_PARTIAL, "backup is partial: " + sum->error);
+    return fail_with(j.h, SB_PARTIAL, "backup is partial: " + option_wording(sum->error));
   if (sum->status != "complete") {
     const bool cancelled = j.cancel.load();
     std::string what = sum->validate_only ? "validation failed: " : "backup failed: ";
-    return fail_with(j.h, cancelled ? SB_CANCELLED : SB_ERROR, what + sum->error);
+    return fail_with(j.h, cancelled ? SB_CANCELLED : SB_ERROR, what + option_wording(sum->error));
   }
   if (sum->validate_only && !sum->pages.corrupt.empty()) {
     const auto& p = sum->pages.corrupt.front();
@@ -194,7 +195,8 @@ sb_status finish_restore(sb_job& j, const Result<engine::RestoreSummary>& sum) {
   j.bytes_written = sum->verify_only ? 0 : sum->bytes;
   j.elapsed_s = sum->elapsed_s;
   if (sum->status != "complete") {
-    std::string what = sum->errors.empty() ? std::string("failed") : sum->errors.front();
+    std::string what =
+        sum->errors.empty() ? std::string("failed") : option_wording(sum->errors.front());
     if (j.cancel.load()) return fail_with(j.h, SB_CANCELLED, what);
     return fail_with(j.h, sum->verify_only ? SB_CORRUPT : SB_ERROR, what);
   }

@@ -237,6 +237,13 @@ Header* header_of(sb_options* o) {
 }
 
 }  // namespace
+
+bool is_option_key(std::string_view name) {
+  for (const auto& k : keys())
+    if (name == k.name) return true;
+  return false;
+}
+
 }  // namespace stripeback::capi
 
 using stripeback::capi::guarded;

@@ -592,6 +592,68 @@ static int test_log(void) {
   return 0;
 }
 
+/* The message of the last failure on `h`, checked to name no CLI flag ("--force"). */
+static void check_no_flag(const void* h) {
+  const char* m = sb_errmsg(h);
+  if (strstr(m, "--") != NULL) {
+    fprintf(stderr, "message names a CLI flag: %s\n", m);
+    ++capi_failures;
+  }
+}
+
+/* The status of running `op` with `o` on `cat` (sb_job_new, then sb_job_run); the job's
+ * message is left in `msg`. */
+static sb_status run_op(sb_catalog* cat, sb_operation op, const sb_options* o, char* msg,
+                        size_t size) {
+  sb_job* job = NULL;
+  sb_status st = sb_job_new(cat, op, o, &job);
+  if (st == SB_OK) st = sb_job_run(job);
+  snprintf(msg, size, "%s", sb_errmsg(job));
+  check_no_flag(job);
+  sb_job_free(job);
+  return st;
+}
+
+/* Engine messages that name a CLI flag name the option key instead. */
+static int test_wording(void) {
+  Fixture f = fixture("wording", 8);
+  sb_catalog* cat = NULL;
+  CHECK_STATUS(sb_catalog_open(f.cat_dir, SB_CATALOG_CREATE, &cat), SB_OK);
+  char msg[1024];
+  sb_options* o = backup_opts(&f);
+  CHECK_STATUS(sb_options_set(o, "compress", "zstd:99"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_errmsg(o), "option 'compress': invalid value 'zstd:99'");
+  check_no_flag(o);
+  CHECK_STATUS(sb_options_set_bool(o, "force", 1), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_BACKUP, o, msg, sizeof msg), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(msg, "'optimize' and 'force' need 'level'");
+  CHECK_STATUS(sb_options_unset(o, "force"), SB_OK);
+  CHECK_STATUS(sb_options_set_bool(o, "cumulative", 1), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_BACKUP, o, msg, sizeof msg), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(msg, "'cumulative' needs 'level' 1");
+  CHECK_STATUS(sb_options_unset(o, "cumulative"), SB_OK);
+  CHECK_STATUS(sb_options_set(o, "section_size", "512K"), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_BACKUP, o, msg, sizeof msg), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(msg, "'section_size' must be at least 1 MiB");
+  CHECK_STATUS(sb_options_unset(o, "section_size"), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_BACKUP, o, msg, sizeof msg), SB_OK);
+  /* a restore onto files that exist: set 'force' (the CLI says --force) */
+  char* target = join(f.root, "restored");
+  sb_options* r = sb_options_new();
+  CHECK_STATUS(sb_options_set(r, "target", target), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_RESTORE, r, msg, sizeof msg), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_RESTORE, r, msg, sizeof msg), SB_EXISTS);
+  CHECK_CONTAINS(msg, "(set 'force' to replace");
+  CHECK_STATUS(sb_options_set_bool(r, "force", 1), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_RESTORE, r, msg, sizeof msg), SB_OK);
+  free(target);
+  sb_options_free(r);
+  sb_options_free(o);
+  sb_catalog_free(cat);
+  fixture_free(&f);
+  return 0;
+}
+
 /* ---- status file: `stripeback status` in another process sees a C API job ---- */
 
 static const char* g_cli = NULL; /* the stripeback binary (argv[2]) */
@@ -734,6 +796,7 @@ static const Test kTests[] = {
     {"operations", test_operations},   {"progress", test_progress},
     {"cancel", test_cancel},           {"concurrent", test_concurrent},
     {"log", test_log},                 {"status_file", test_status_file},
+    {"wording", test_wording},
 };
 
 int main(int argc, char** argv) {
