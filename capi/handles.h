@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "catalog/catalog.h"
@@ -29,8 +30,14 @@ struct Header {
   std::string error;  // the last failure's message, "" after success
 };
 
-// Turns an engine error into the status and message of `h`.
+// Turns an engine error into the status and message of `h`, in the embedder's words
+// (option_wording).
 sb_status fail_with(Header& h, const Error& e);
+// An engine message as the C API says it: the CLI's flags it names ("--max-piece-size",
+// "use --force") become the option keys that set them ("'max_piece_size'", "set 'force'").
+std::string option_wording(std::string message);
+// A key sb_options_set knows ("channels", "max_piece_size", ...).
+bool is_option_key(std::string_view name);
 sb_status fail_with(Header& h, sb_status s, std::string message);
 sb_status status_of(Errc code);
 
@@ -51,6 +58,7 @@ struct Settings {
   std::optional<double> sample;
   std::optional<uint64_t> seed;
   uint32_t progress_interval_ms = 250;
+  bool status_file = true;  // <catalog>/jobs/<host>.<pid>[-n].status while the job runs
   bool nfs_tune_malloc = false;
   sb_progress_fn progress_fn = nullptr;
   void* progress_user = nullptr;

@@ -1,8 +1,9 @@
 // sb_job: settings turned into engine options (checked before anything is opened), the
 // run with the job's own log sink, progress publisher and cancel flag, and the result.
-#include <cstring>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <new>
 #include <random>
 
@@ -15,11 +16,13 @@
 #include "engine/compress.h"
 #include "engine/progress.h"
 #include "engine/restore_job.h"
+#include "engine/status_file.h"
 #include "storage/registry.h"
 #include "util/log.h"
 #include "util/units.h"
 
 using stripeback::capi::fail_with;
+using stripeback::capi::option_wording;
 using stripeback::capi::Kind;
 using stripeback::capi::Settings;
 namespace engine = stripeback::engine;
@@ -161,11 +164,12 @@ sb_status finish_backup(sb_job& j, const Result<engine::BackupSummary>& sum) {
   j.bytes_read = sum->bytes_read;
   j.bytes_written = sum->bytes_written;
   j.elapsed_s = sum->elapsed_s;
-  if (sum->status == "partial") return fail_with(j.h, SB_PARTIAL, "backup is partial: " + sum->error);
+  if (sum->status == "partial")
+    return fail_with(j.h, SB_PARTIAL, "backup is partial: " + option_wording(sum->error));
   if (sum->status != "complete") {
     const bool cancelled = j.cancel.load();
     std::string what = sum->validate_only ? "validation failed: " : "backup failed: ";
-    return fail_with(j.h, cancelled ? SB_CANCELLED : SB_ERROR, what + sum->error);
+    return fail_with(j.h, cancelled ? SB_CANCELLED : SB_ERROR, what + option_wording(sum->error));
   }
   if (sum->validate_only && !sum->pages.corrupt.empty()) {
     const auto& p = sum->pages.corrupt.front();
@@ -191,7 +195,8 @@ sb_status finish_restore(sb_job& j, const Result<engine::RestoreSummary>& sum) {
   j.bytes_written = sum->verify_only ? 0 : sum->bytes;
   j.elapsed_s = sum->elapsed_s;
   if (sum->status != "complete") {
-    std::string what = sum->errors.empty() ? std::string("failed") : sum->errors.front();
+    std::string what =
+        sum->errors.empty() ? std::string("failed") : option_wording(sum->errors.front());
     if (j.cancel.load()) return fail_with(j.h, SB_CANCELLED, what);
     return fail_with(j.h, sum->verify_only ? SB_CORRUPT : SB_ERROR, what);
   }
@@ -212,17 +217,39 @@ const char* operation_name(sb_operation op) {
 sb_status run(sb_job& j) {
   util::ScopedLogSink logs(log_sink_of(j.s));
   storage::ScopedRegistry registered(j.storages);
-  engine::JobProgress progress(operation_name(j.op), j.s.tag);
-  std::unique_ptr<engine::ProgressPublisher> publisher;
+  // The status file is rewritten every progress interval: `stripeback status` calls a job
+  // stalled after its hang-after without an update, so that is at least three intervals.
+  const double hang_after_s = std::max(60.0, 3 * j.s.progress_interval_ms / 1000.0);
+  engine::JobProgress progress(operation_name(j.op), j.s.tag, hang_after_s);
+  // What `stripeback status` in another process reads, as for a job of the CLI; a job runs
+  // without it when it cannot be made (the job's log says why).
+  std::unique_ptr<engine::StatusFile> status;
+  if (j.s.status_file) {
+    auto st = engine::StatusFile::create(j.cat->cat->dir());
+    if (st) status = std::move(*st);
+    else util::log_warn("no status file for this job: " + st.error().what);
+  }
+  std::vector<engine::ProgressPublisher::Sink> sinks;
+  if (status) {
+    engine::StatusFile* file = status.get();
+    sinks.push_back([file](const engine::ProgressSnapshot& snap) { file->write(snap); });
+  }
   if (j.s.progress_fn != nullptr) {
     sb_progress_fn fn = j.s.progress_fn;
     void* user = j.s.progress_user;
-    publisher = std::make_unique<engine::ProgressPublisher>(
-        progress,
-        std::vector<engine::ProgressPublisher::Sink>{
-            [fn, user](const engine::ProgressSnapshot& snap) { deliver_progress(snap, fn, user); }},
-        std::chrono::milliseconds(j.s.progress_interval_ms));
+    sinks.push_back(
+        [fn, user](const engine::ProgressSnapshot& snap) { deliver_progress(snap, fn, user); });
   }
+  std::unique_ptr<engine::ProgressPublisher> publisher;
+  if (!sinks.empty())
+    publisher = std::make_unique<engine::ProgressPublisher>(
+        progress, std::move(sinks), std::chrono::milliseconds(j.s.progress_interval_ms));
+  // The file goes with the job: after the publisher's last snapshot, before the result.
+  auto stop_publishing = [&] {
+    if (publisher) publisher->stop();
+    publisher.reset();
+    status.reset();
+  };
   const bool is_backup = j.op == SB_OP_BACKUP || j.op == SB_OP_VALIDATE_SOURCE;
   sb_status st;
   if (is_backup) {
@@ -230,14 +257,14 @@ sb_status run(sb_job& j) {
     auto sum = engine::run_backup(j.backup, *j.cat->cat);
     if (sum) progress.finish(sum->verdict.bound_by, sum->verdict.stage, sum->verdict.suggestion);
     else progress.finish("");
-    if (publisher) publisher->stop();
+    stop_publishing();
     st = finish_backup(j, sum);
   } else {
     j.restore.progress = &progress;
     auto sum = engine::run_restore(j.restore, *j.cat->cat);
     if (sum) progress.finish(sum->verdict.bound_by, sum->verdict.stage, sum->verdict.suggestion);
     else progress.finish("");
-    if (publisher) publisher->stop();
+    stop_publishing();
     st = finish_restore(j, sum);
   }
   return st;

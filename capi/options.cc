@@ -176,6 +176,7 @@ const std::vector<Key>& keys() {
        },
        [](Settings& s) { s.seed.reset(); }},
       count("progress_interval_ms", &Settings::progress_interval_ms, 100, 60000, 250),
+      flag("status_file", &Settings::status_file, /*dflt=*/true),
       flag("nfs_tune_malloc", &Settings::nfs_tune_malloc),
   };
   return k;
@@ -236,6 +237,13 @@ Header* header_of(sb_options* o) {
 }
 
 }  // namespace
+
+bool is_option_key(std::string_view name) {
+  for (const auto& k : keys())
+    if (name == k.name) return true;
+  return false;
+}
+
 }  // namespace stripeback::capi
 
 using stripeback::capi::guarded;

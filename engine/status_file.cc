@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -123,7 +124,12 @@ Result<std::unique_ptr<StatusFile>> StatusFile::create(const std::string& catalo
     return fail(Errc::io, "unable to create the job status directory '" + dir + "': " +
                               std::strerror(errno));
   std::unique_ptr<StatusFile> f(new StatusFile());
-  f->path_ = dir + "/" + util::hostname() + "." + std::to_string(::getpid()) + kSuffix;
+  // The first job of a process is "<host>.<pid>"; a program that runs more (an embedder of
+  // the C API, several at once) names the later ones "<host>.<pid>-<n>".
+  static std::atomic<uint32_t> made{0};
+  const uint32_t n = made.fetch_add(1, std::memory_order_relaxed) + 1;
+  f->path_ = dir + "/" + util::hostname() + "." + std::to_string(::getpid()) +
+             (n > 1 ? "-" + std::to_string(n) : std::string()) + kSuffix;
   f->fd_ = ::open(f->path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (f->fd_ < 0)
     return fail(Errc::io, "unable to create the job status file '" + f->path_ + "': " +

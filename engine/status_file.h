@@ -3,7 +3,8 @@
 // most a few times a second from its progress publisher (progress.h): no lock, no sync, a
 // few hundred bytes; it removes the file when it ends. A reader tells a running job from a
 // dead one (its process is gone, or is another process by now) and from a stalled one (no
-// progress for longer than the job's hang-after, or the process is stopped).
+// progress for longer than the job's hang-after, or the process is stopped). A process
+// that runs several jobs (a C API embedder) names its later ones `<host>.<pid>-<n>.status`.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,8 @@
 #   ci       RelWithDebInfo, warnings are errors, tests and benchmarks (build/ci)
 #   dev      ASan + UBSan, tests (build/dev)
 #   tsan     ThreadSanitizer, tests (build/tsan)
-#   minimal  RelWithDebInfo without NFS and tape (STRIPEBACK_WITH_NFS/TAPE=OFF) (build/minimal)
+#   minimal  MinSizeRel (-Os) without NFS, tape and encryption (STRIPEBACK_WITH_NFS/TAPE/
+#            CRYPTO=OFF), xxhash compiled in: the embedded footprint (build/minimal)
 # With targets, only those are built (e.g. `scripts/build.sh tsan catalog_test`).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -5,7 +5,7 @@
 # By default, in this order:
 #   ci     install what is needed, build build/ci (warnings are errors) and run the whole
 #          suite (unit and integration) with ctest
-#   minimal  build build/minimal without NFS, tape and encryption, xxhash compiled in
+#   minimal  build build/minimal (for size) without NFS, tape and encryption, xxhash compiled in
 #          (STRIPEBACK_WITH_NFS/TAPE/CRYPTO=OFF): the library, the C API tests and the CLI;
 #          run the C API tests, check the CLI refuses nfs://, tape: and keys (exit 2)
 #   asan   build build/dev (ASan + UBSan, a finding fails the test) and run every unit test

@@ -105,7 +105,11 @@ typedef struct sb_job sb_job;
  *   key_file, passphrase_file, passphrase_env   where the key comes from (names only)
  *   direct            O_DIRECT where the file system allows (bool, default true)
  *   sample            validate: a share of frames, "10%"; seed: its seed
- *   progress_interval_ms   how often the progress callback runs (100..60000, default 250)
+ *   progress_interval_ms   how often the progress callback runs and the status file is
+ *                     rewritten (100..60000, default 250)
+ *   status_file       while the job runs, publish it in <catalog>/jobs/ for `stripeback
+ *                     status` in another process, as a job of the CLI is (bool, default
+ *                     true; the file is removed when the job ends)
  *   nfs_tune_malloc   let the NFS client raise glibc's malloc thresholds for the process
  *                     (bool, default false: no process-wide side effect)
  * Booleans: "1", "0", "true", "false", "yes", "no", "on", "off".

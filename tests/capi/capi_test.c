@@ -1,5 +1,7 @@
 /* Tests of the C API, in C: every operation, errors for bad arguments, progress, cancel from
- * another thread, two jobs at once, logging. Run as `capi_test NAME` (ctest: CApi.NAME). */
+ * another thread, two jobs at once, logging, the status file `stripeback status` reads.
+ * Run as `capi_test NAME [CLI]` (ctest: CApi.NAME; CLI: the stripeback binary, for
+ * status_file). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
@@ -590,6 +592,200 @@ static int test_log(void) {
   return 0;
 }
 
+/* The message of the last failure on `h`, checked to name no CLI flag ("--force"). */
+static void check_no_flag(const void* h) {
+  const char* m = sb_errmsg(h);
+  if (strstr(m, "--") != NULL) {
+    fprintf(stderr, "message names a CLI flag: %s\n", m);
+    ++capi_failures;
+  }
+}
+
+/* The status of running `op` with `o` on `cat` (sb_job_new, then sb_job_run); the job's
+ * message is left in `msg`. */
+static sb_status run_op(sb_catalog* cat, sb_operation op, const sb_options* o, char* msg,
+                        size_t size) {
+  sb_job* job = NULL;
+  sb_status st = sb_job_new(cat, op, o, &job);
+  if (st == SB_OK) st = sb_job_run(job);
+  snprintf(msg, size, "%s", sb_errmsg(job));
+  check_no_flag(job);
+  sb_job_free(job);
+  return st;
+}
+
+/* Engine messages that name a CLI flag name the option key instead. */
+static int test_wording(void) {
+  Fixture f = fixture("wording", 8);
+  sb_catalog* cat = NULL;
+  CHECK_STATUS(sb_catalog_open(f.cat_dir, SB_CATALOG_CREATE, &cat), SB_OK);
+  char msg[1024];
+  sb_options* o = backup_opts(&f);
+  CHECK_STATUS(sb_options_set(o, "compress", "zstd:99"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_errmsg(o), "option 'compress': invalid value 'zstd:99'");
+  check_no_flag(o);
+  CHECK_STATUS(sb_options_set_bool(o, "force", 1), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_BACKUP, o, msg, sizeof msg), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(msg, "'optimize' and 'force' need 'level'");
+  CHECK_STATUS(sb_options_unset(o, "force"), SB_OK);
+  CHECK_STATUS(sb_options_set_bool(o, "cumulative", 1), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_BACKUP, o, msg, sizeof msg), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(msg, "'cumulative' needs 'level' 1");
+  CHECK_STATUS(sb_options_unset(o, "cumulative"), SB_OK);
+  CHECK_STATUS(sb_options_set(o, "section_size", "512K"), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_BACKUP, o, msg, sizeof msg), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(msg, "'section_size' must be at least 1 MiB");
+  CHECK_STATUS(sb_options_unset(o, "section_size"), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_BACKUP, o, msg, sizeof msg), SB_OK);
+  /* a restore onto files that exist: set 'force' (the CLI says --force) */
+  char* target = join(f.root, "restored");
+  sb_options* r = sb_options_new();
+  CHECK_STATUS(sb_options_set(r, "target", target), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_RESTORE, r, msg, sizeof msg), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_RESTORE, r, msg, sizeof msg), SB_EXISTS);
+  CHECK_CONTAINS(msg, "(set 'force' to replace");
+  CHECK_STATUS(sb_options_set_bool(r, "force", 1), SB_OK);
+  CHECK_STATUS(run_op(cat, SB_OP_RESTORE, r, msg, sizeof msg), SB_OK);
+  free(target);
+  sb_options_free(r);
+  sb_options_free(o);
+  sb_catalog_free(cat);
+  fixture_free(&f);
+  return 0;
+}
+
+/* ---- status file: `stripeback status` in another process sees a C API job ---- */
+
+static const char* g_cli = NULL; /* the stripeback binary (argv[2]) */
+
+/* The output of `stripeback status --catalog DIR --json`, malloc'ed ("" when it fails). */
+static char* cli_status(const char* cat_dir) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "'%s' status --catalog '%s' --json", g_cli, cat_dir);
+  FILE* p = popen(cmd, "r");
+  size_t cap = 4096, len = 0;
+  char* out = calloc(cap, 1);
+  if (p == NULL) return out;
+  size_t n;
+  while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
+    len += n;
+    if (len + 1 == cap) out = realloc(out, cap *= 2);
+  }
+  out[len] = '\0';
+  if (pclose(p) != 0) out[0] = '\0';
+  return out;
+}
+
+/* Files in `dir` whose name ends in ".status". */
+static int count_status_files(const char* dir) {
+  DIR* d = opendir(dir);
+  if (d == NULL) return 0;
+  int n = 0;
+  struct dirent* e;
+  while ((e = readdir(d)) != NULL) {
+    const size_t len = strlen(e->d_name);
+    if (len > 7 && strcmp(e->d_name + len - 7, ".status") == 0) ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+typedef struct {
+  sb_job* job;
+  sb_status status;
+  atomic_int done;
+} Runner;
+
+static void* run_job(void* arg) {
+  Runner* r = arg;
+  r->status = sb_job_run(r->job);
+  atomic_store(&r->done, 1);
+  return NULL;
+}
+
+typedef struct {
+  const char* jobs_dir;
+  int calls;
+  int files_seen;
+} NoFile;
+
+static void count_files_on_progress(const sb_progress* p, void* user) {
+  NoFile* n = user;
+  (void)p;
+  ++n->calls;
+  n->files_seen += count_status_files(n->jobs_dir);
+}
+
+static int test_status_file(void) {
+  if (g_cli == NULL) {
+    fprintf(stderr, "status_file: give the stripeback binary: capi_test status_file CLI\n");
+    ++capi_failures;
+    return 0;
+  }
+  Fixture f = fixture("status", 7);
+  char* jobs_dir = join(f.cat_dir, "jobs");
+  sb_catalog* cat = NULL;
+  CHECK_STATUS(sb_catalog_open(f.cat_dir, SB_CATALOG_CREATE, &cat), SB_OK);
+  sb_options* o = backup_opts(&f);
+  /* 2 channels at 1 MiB/s each: about 5 s for the tree */
+  CHECK_STATUS(sb_options_set(o, "rate", "1M"), SB_OK);
+  sb_job* job = NULL;
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  Runner r = {job, SB_ERROR, 0};
+  pthread_t t;
+  pthread_create(&t, NULL, run_job, &r);
+  /* While it runs, another process lists it: a running backup of this process, tag nightly. */
+  char pid[64];
+  snprintf(pid, sizeof pid, "\"pid\":%ld", (long)getpid());
+  int listed = 0;
+  char* seen = NULL;
+  for (int i = 0; i < 100 && !listed && !atomic_load(&r.done); ++i) {
+    free(seen);
+    seen = cli_status(f.cat_dir);
+    listed = strstr(seen, "\"state\":\"running\"") != NULL &&
+             strstr(seen, "\"operation\":\"backup\"") != NULL &&
+             strstr(seen, "\"tag\":\"nightly\"") != NULL && strstr(seen, pid) != NULL &&
+             strstr(seen, "\"channels\":[{") != NULL;
+    if (!listed) usleep(100000);
+  }
+  if (!listed) fprintf(stderr, "status_file: last status seen: %s\n", seen ? seen : "(none)");
+  CHECK(listed);
+  free(seen);
+  pthread_join(t, NULL);
+  CHECK_STATUS(r.status, SB_OK);
+  sb_job_free(job);
+  /* After it ended, the file is gone and status lists nothing. */
+  CHECK(count_status_files(jobs_dir) == 0);
+  char* after = cli_status(f.cat_dir);
+  CHECK_CONTAINS(after, "\"jobs\":[]");
+  free(after);
+
+  /* With status_file off, no file while the job runs (looked for at every progress call). */
+  CHECK_STATUS(sb_options_set_bool(o, "status_file", 0), SB_OK);
+  CHECK_STATUS(sb_options_set(o, "rate", "4M"), SB_OK);
+  CHECK_STATUS(sb_options_set_int(o, "progress_interval_ms", 100), SB_OK);
+  NoFile nf = {jobs_dir, 0, 0};
+  CHECK_STATUS(sb_options_set_progress(o, count_files_on_progress, &nf), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  CHECK_STATUS(sb_job_run(job), SB_OK);
+  sb_job_free(job);
+  CHECK(nf.calls >= 3);
+  CHECK(nf.files_seen == 0);
+  /* and with it on again (the default), the same callback sees the job's file */
+  CHECK_STATUS(sb_options_unset(o, "status_file"), SB_OK);
+  nf.calls = nf.files_seen = 0;
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  CHECK_STATUS(sb_job_run(job), SB_OK);
+  sb_job_free(job);
+  CHECK(nf.files_seen >= 1);
+  CHECK(count_status_files(jobs_dir) == 0);
+  sb_options_free(o);
+  sb_catalog_free(cat);
+  free(jobs_dir);
+  fixture_free(&f);
+  return 0;
+}
+
 typedef struct {
   const char* name;
   int (*fn)(void);
@@ -599,7 +795,8 @@ static const Test kTests[] = {
     {"version", test_version},         {"bad_arguments", test_bad_arguments},
     {"operations", test_operations},   {"progress", test_progress},
     {"cancel", test_cancel},           {"concurrent", test_concurrent},
-    {"log", test_log},
+    {"log", test_log},                 {"status_file", test_status_file},
+    {"wording", test_wording},
 };
 
 int main(int argc, char** argv) {
@@ -608,6 +805,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < n; ++i) printf("%s\n", kTests[i].name);
     return 0;
   }
+  if (argc >= 3) g_cli = argv[2];
   int ran = 0;
   for (size_t i = 0; i < n; ++i) {
     if (argc >= 2 && strcmp(argv[1], kTests[i].name) != 0) continue;
