@@ -217,11 +217,11 @@ class BackupChannel {
 
   // Opens units of the current set (then the next set) up to the multiplexing level: at
   // most `max_open_files` units of several reads with reads to issue, and besides them
-  // units read in one read (one_read()) while there are buffers for them, up to
-  // kMostOneRead units open in all (and never fewer than `max_open_files`). In
-  // round-robin order the next set is taken as soon as the open units have all their reads
-  // issued, so the reads in flight do not drain to none at each set's end; with --partial
-  // (set order) a set's units are all done first.
+  // units read in one read (one_read()) while there are buffers for them. In all at most
+  // max(`max_open_files`, min(buffers, kMostOneRead)) units are open, so a channel holds
+  // no more descriptors than that. In round-robin order the next set is taken as soon as
+  // the open units have all their reads issued, so the reads in flight do not drain to
+  // none at each set's end; with --partial (set order) a set's units are all done first.
   Result<void> open_units() {
     const uint32_t most = std::max<uint32_t>(1, ctx_.config.max_open_files);
     const size_t most_open = std::max<size_t>(most, std::min(pool_->count(), kMostOneRead));
@@ -242,10 +242,8 @@ class BackupChannel {
         continue;
       }
       const WorkUnit& u = (*set_)[set_pos_];
-      // Units with all their reads out stay open meanwhile: at most as many again.
-      if (one_read(u) ? sources_.size() >= most_open
-                      : wide_reading() >= most || sources_.size() >= 2 * most_open)
-        return ok();
+      // Units with all their reads out stay open meanwhile, within the same bound.
+      if (sources_.size() >= most_open || (!one_read(u) && wide_reading() >= most)) return ok();
       ++set_pos_;
       SB_TRY(open_source(u));
       open_most_ = std::max<uint32_t>(
