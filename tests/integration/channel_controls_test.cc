@@ -236,7 +236,14 @@ TEST(ChannelControls, FilesOfOneBufferAreReadBesideTheMultiplexedOnes) {
   EXPECT_EQ(bj["files"].as_u64(), 11u) << b.describe();
   EXPECT_EQ(bj["multiplexing"].as_u64(), 1u) << b.describe();
   ASSERT_EQ(bj["channels"].items().size(), 1u) << b.describe();
-  EXPECT_EQ(bj["channels"].items()[0]["multiplexing"].as_u64(), 1u) << b.describe();
+  EXPECT_EQ(bj["channels"].items()[0]["reads"].as_u64(), 22u) << b.describe();
+  // The level recorded for the channel stays within --max-open-files.
+  RunResult io = sb({"report", "io", "--backup", std::to_string(backup_id_of(bj)), "--json",
+                     "--catalog", cat});
+  SB_ASSERT_EXIT(io, 0);
+  Json ij = parse_json(io);
+  ASSERT_EQ(ij["channels"].size(), 1u) << io.describe();
+  EXPECT_EQ(ij["channels"][0]["multiplexing"].as_u64(), 1u) << io.describe();
   auto pieces = pieces_in(to);
   ASSERT_EQ(pieces.size(), 1u) << join(pieces);
 
