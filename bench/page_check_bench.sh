@@ -14,6 +14,7 @@ SCALE=270
 CHANNELS=2
 REPEAT=1
 BIN=""
+BIN_BEFORE=""
 RESULTS=""
 IODEPTH=8
 QUIET_TIMEOUT=120
@@ -75,6 +76,9 @@ Options:
   --repeat N         rounds; the median round by validate time is shown (default $REPEAT)
   --bin PATH         stripeback binary (default: build/release/cli/stripeback, built when
                      missing)
+  --bin-before PATH  a second stripeback binary (local only): its validation runs in the
+                     same rounds, right before or after --bin's (alternating, --bin first
+                     in round 1), and is reported as "(before)" next to it
   --results FILE     also write the results to FILE (default DIR/results-<time>.md)
   --sb-args "ARGS"   more arguments for the validation (default "$SB_ARGS")
   --quiet-timeout S  longest wait for a quiet machine before each step (default $QUIET_TIMEOUT)
@@ -93,6 +97,7 @@ while (($#)); do
     --channels) CHANNELS=${2:?--channels needs a value}; shift 2 ;;
     --repeat) REPEAT=${2:?--repeat needs a value}; shift 2 ;;
     --bin) BIN=${2:?--bin needs a value}; shift 2 ;;
+    --bin-before) BIN_BEFORE=${2:?--bin-before needs a value}; shift 2 ;;
     --results) RESULTS=${2:?--results needs a value}; shift 2 ;;
     --sb-args) SB_ARGS=${2?--sb-args needs a value}; shift 2 ;;
     --quiet-timeout) QUIET_TIMEOUT=${2:?--quiet-timeout needs a value}; shift 2 ;;
@@ -118,6 +123,15 @@ GNU_TIME=/usr/bin/time
 # shellcheck source=bench/bench_lib.sh
 source "$SCRIPT_DIR/bench_lib.sh"
 resolve_bin
+if [[ -n "$BIN_BEFORE" ]]; then
+  ((NFS == 0)) || die "--bin-before is for the local measurement only"
+  [[ -x "$BIN_BEFORE" && -f "$BIN_BEFORE" ]] || die "--bin-before binary '$BIN_BEFORE' not found or not executable"
+  BIN_BEFORE=$(cd "$(dirname "$BIN_BEFORE")" && pwd)/$(basename "$BIN_BEFORE")
+  BEFORE_VERSION=$("$BIN_BEFORE" --version 2>/dev/null | head -n 1 || true)
+  BEFORE_BUILT=$(date -u -r "$BIN_BEFORE" '+%Y-%m-%d %H:%M:%S UTC')
+  BEFORE_SHA=$(sha256sum "$BIN_BEFORE" | cut -c1-12)
+  [[ "$BEFORE_SHA" != "$BIN_SHA" ]] || note "NOTE: --bin and --bin-before are the same build (sha256 $BIN_SHA)"
+fi
 
 [[ -n "$DIR" && "$DIR" != "/" ]] || die "refusing to use '$DIR' as the work directory"
 mkdir -p "$DIR"
@@ -187,16 +201,25 @@ else
 fi
 
 jq_py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-declare -A FIO_IO PAGES CORRUPT
+declare -A FIO_IO PAGES JOB_EL
 for ((round = 1; round <= REPEAT; round++)); do
   note "round $round of $REPEAT"
-  rm -rf "$OUT/cat"
-  # shellcheck disable=SC2086 # SB_ARGS is a list of arguments
-  measure validate "$round" "$BIN" backup --validate --check-logical "${VALIDATE_SOURCES[@]}" \
-    --catalog "$OUT/cat" --channels "$CHANNELS" --json $SB_ARGS
+  # --bin, and --bin-before if given: --bin first in odd rounds, second in even ones.
+  runs=(validate)
+  [[ -z "$BIN_BEFORE" ]] || { ((round % 2)) && runs=(validate validate_before) || runs=(validate_before validate); }
+  for key in "${runs[@]}"; do
+    bin=$BIN
+    [[ "$key" == validate ]] || bin=$BIN_BEFORE
+    rm -rf "$OUT/cat"
+    # shellcheck disable=SC2086 # SB_ARGS is a list of arguments
+    measure "$key" "$round" "$bin" backup --validate --check-logical "${VALIDATE_SOURCES[@]}" \
+      --catalog "$OUT/cat" --channels "$CHANNELS" --json $SB_ARGS
+    n=$(jq_py "$LOGS/$key.$round.out" "len(d['corrupt'])")
+    [[ "$n" == 0 ]] || die "$key reported $n corrupt pages in a clean cluster"
+    # The job's own elapsed time: the reading, without starting the process and the plan.
+    JOB_EL[$key.$round]=$(jq_py "$LOGS/$key.$round.out" "'%.3f' % d['elapsed_s']")
+  done
   PAGES[$round]=$(jq_py "$LOGS/validate.$round.out" "d['pages_checked']")
-  CORRUPT[$round]=$(jq_py "$LOGS/validate.$round.out" "len(d['corrupt'])")
-  [[ "${CORRUPT[$round]}" == 0 ]] || die "validate reported ${CORRUPT[$round]} corrupt pages in a clean cluster"
   if ((NFS)); then
     measure nfs_cat "$round" bash -c "$READ_EACH" read_each "$NFS_Q" "$OUT/files"
     measure nfs_cp "$round" bash -c "$READ_EACH" read_each "$NFS_Q" "$OUT/files" "$SINK"
@@ -221,12 +244,15 @@ mbs() { awk -v b="${2:-$DATA_BYTES}" -v t="$1" 'BEGIN {printf "%.1f", b / 1e6 / 
 per_gib() { awk -v c="$1" -v b="${2:-$DATA_BYTES}" 'BEGIN {printf "%.3f", c / (b / 1073741824)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 verdict() { awk -v v="$1" -v op="$2" -v t="$3" 'BEGIN {ok = (op == ">=") ? v >= t : v <= t; print ok ? "PASS" : "**FAIL**"}'; }
-cmdline="bench/page_check_bench.sh$( ((NFS)) && echo ' --nfs' || true) --scale $SCALE --channels $CHANNELS --repeat $REPEAT --sb-args \"$SB_ARGS\""
+cmdline="bench/page_check_bench.sh$( ((NFS)) && echo ' --nfs' || true) --scale $SCALE --channels $CHANNELS --repeat $REPEAT --sb-args \"$SB_ARGS\"$([[ -z "$BIN_BEFORE" ]] || echo " --bin-before $BIN_BEFORE")"
 header() {
   echo "- binary: $BIN_VERSION ($BIN_SHA, built $BIN_BUILT), tree $TREE"
   echo "- cluster: PostgreSQL 15, pgbench scale $SCALE, data checksums on: $DATA_FILES files, $DATA_BYTES bytes below base/ and global/; ${PAGES[$best]} relation pages checked"
   echo "- stripeback: $CHANNELS channel(s), $SB_ARGS; round $best of $REPEAT shown (median validate time); page cache dropped before each step$( ((CAN_DROP)) || echo ' (NOT: not permitted)')"
   echo "- command: \`$cmdline\`"
+  if [[ -n "$BIN_BEFORE" ]]; then
+    echo "- stripeback (before), the rows ending in \"(before)\": $BEFORE_VERSION, $BIN_BEFORE (built $BEFORE_BUILT, sha256 $BEFORE_SHA); in each round right before or after --bin, alternating (--bin first in round 1)"
+  fi
 }
 
 if ((NFS)); then
@@ -289,6 +315,9 @@ R_PG=$(ratio "$V_MBS" "$P_MBS")
   echo "| Measurement | Elapsed s | MB/s | CPU s | CPU s/GiB | Peak RSS MiB |"
   echo "|---|---:|---:|---:|---:|---:|"
   echo "| stripeback backup --validate --check-logical | $(el validate) | $V_MBS | $(cpu validate) | $V_CPU | $(rss validate) |"
+  [[ -z "$BIN_BEFORE" ]] || echo "| stripeback backup --validate --check-logical (before) | $(el validate_before) | $(mbs "$(el validate_before)") | $(cpu validate_before) | $(per_gib "$(cpu validate_before)") | $(rss validate_before) |"
+  echo "| validate, the job's own elapsed time (--json elapsed_s: no process start, no plan) | ${JOB_EL[validate.$best]} | $(mbs "${JOB_EL[validate.$best]}") | - | - | - |"
+  [[ -z "$BIN_BEFORE" ]] || echo "| validate, the job's own elapsed time (before) | ${JOB_EL[validate_before.$best]} | $(mbs "${JOB_EL[validate_before.$best]}") | - | - | - |"
   echo "| fio read pass, I/O time scaled to the data set | ${FIO_IO[$best]} | $F_MBS | - | - | - |"
   echo "| fio read pass, elapsed | $(el fio) | $(mbs "$(el fio)") | $(cpu fio) | $(per_gib "$(cpu fio)") | $(rss fio) |"
   echo "| pg_checksums --check | $(el pg_checksums) | $P_MBS | $(cpu pg_checksums) | $P_CPU | $(rss pg_checksums) |"
@@ -296,8 +325,18 @@ R_PG=$(ratio "$V_MBS" "$P_MBS")
   echo "| Ratio | Value | Target | Result |"
   echo "|---|---:|---|---|"
   echo "| validate MB/s / fio read MB/s (I/O time) | $R_FIO | >= 0.9 | $(verdict "$R_FIO" ">=" 0.9) |"
+  [[ -z "$BIN_BEFORE" ]] || echo "| validate MB/s / fio read MB/s (I/O time), before | $(ratio "$(mbs "$(el validate_before)")" "$F_MBS") | - | - |"
+  echo "| validate's job elapsed / fio I/O time, as rates (both without process start) | $(ratio "${FIO_IO[$best]}" "${JOB_EL[validate.$best]}") | - | - |"
+  echo "| validate MB/s / fio elapsed MB/s (both with process start) | $(ratio "$(el fio)" "$(el validate)") | - | - |"
   echo "| validate MB/s / pg_checksums MB/s | $R_PG | >= 1.2 | $(verdict "$R_PG" ">=" 1.2) |"
   echo "| validate CPU s/GiB / pg_checksums CPU s/GiB | $(ratio "$V_CPU" "$P_CPU") | <= 1 | $(verdict "$(ratio "$V_CPU" "$P_CPU")" "<=" 1) |"
   echo "| validate CPU s/GiB | $V_CPU | <= 0.3 | $(verdict "$V_CPU" "<=" 0.3) |"
+  echo
+  # The disk's speed changes between the steps of one round: every round's figures.
+  echo "Per round (elapsed s: validate$([[ -z "$BIN_BEFORE" ]] || echo ', validate (before)'), fio I/O time, fio elapsed, pg_checksums; validate / fio (I/O time) as rates):"
+  echo
+  for ((r = 1; r <= REPEAT; r++)); do
+    echo "- round $r: ${R_EL[validate.$r]}$([[ -z "$BIN_BEFORE" ]] || echo ", ${R_EL[validate_before.$r]}"), ${FIO_IO[$r]}, ${R_EL[fio.$r]}, ${R_EL[pg_checksums.$r]} s; $(ratio "${FIO_IO[$r]}" "${R_EL[validate.$r]}")$([[ -z "$BIN_BEFORE" ]] || echo " (before $(ratio "${FIO_IO[$r]}" "${R_EL[validate_before.$r]}"))")"
+  done
 } | tee "$RESULTS"
 note "results in $RESULTS; logs in $LOGS"

@@ -41,6 +41,7 @@ struct OpenPiece {
 
 struct Source {
   const WorkUnit* unit = nullptr;
+  bool one_read = false;  // read in one read: not counted in the multiplexing level
   std::unique_ptr<storage::ReadFile> file;
   uint64_t next = 0, end = 0;  // file offsets still to read
   uint32_t ops_out = 0;        // reads and frame writes in flight
@@ -190,14 +191,48 @@ class BackupChannel {
     }
   }
 
-  // Opens units of the current set (then the next set) up to the multiplexing level.
+  // Whether the unit is read in one read, as one frame: a whole file planned to fit in one
+  // buffer. Such units cannot interleave with others in a piece, so in round-robin order
+  // they do not count against the multiplexing level (see open_units()).
+  bool one_read(const WorkUnit& u) const {
+    return ctx_.config.read_order == ReadOrder::round_robin && u.sections == 1 &&
+           u.length <= ctx_.config.buffer_size;
+  }
+
+  // Whether every open unit has all its reads issued: only their last reads and frame
+  // writes are still out.
+  bool all_issued() const {
+    return std::all_of(sources_.begin(), sources_.end(),
+                       [](const std::unique_ptr<Source>& s) { return s->next >= s->end; });
+  }
+
+  // Open units of several reads that still have reads to issue: the multiplexing level in
+  // effect (a unit with all its reads out only waits for them).
+  size_t wide_reading() const {
+    return static_cast<size_t>(
+        std::count_if(sources_.begin(), sources_.end(), [](const std::unique_ptr<Source>& s) {
+          return !s->one_read && s->next < s->end;
+        }));
+  }
+
+  // Opens units of the current set (then the next set) up to the multiplexing level: at
+  // most `max_open_files` units of several reads with reads to issue, and besides them
+  // units read in one read (one_read()) while there are buffers for them. In all at most
+  // max(`max_open_files`, min(buffers, kMostOneRead)) units are open, so a channel holds
+  // no more descriptors than that. In round-robin order the next set is taken as soon as
+  // the open units have all their reads issued, so the reads in flight do not drain to
+  // none at each set's end; with --partial (set order) a set's units are all done first.
   Result<void> open_units() {
-    while (sources_.size() < std::max<uint32_t>(1, ctx_.config.max_open_files)) {
+    const uint32_t most = std::max<uint32_t>(1, ctx_.config.max_open_files);
+    const size_t most_open = std::max<size_t>(most, std::min(pool_->count(), kMostOneRead));
+    while (true) {
       if (!set_ || set_pos_ >= set_->size()) {
         if (queue_done_) return ok();
-        // Finish the open units of this set before taking the next: a set's units share
-        // pieces, the next set's may go elsewhere.
-        if (set_ && !sources_.empty()) return ok();
+        // A set's units are multiplexed together; the next set's start only once this
+        // set's units have all their reads out (round-robin), or are done (set order).
+        if (set_ && !sources_.empty() &&
+            (ctx_.config.read_order != ReadOrder::round_robin || !all_issued()))
+          return ok();
         set_ = ctx_.queue->next();
         set_pos_ = 0;
         if (!set_) {
@@ -206,10 +241,14 @@ class BackupChannel {
         }
         continue;
       }
-      SB_TRY(open_source((*set_)[set_pos_++]));
-      open_most_ = std::max<uint32_t>(open_most_, static_cast<uint32_t>(sources_.size()));
+      const WorkUnit& u = (*set_)[set_pos_];
+      // Units with all their reads out stay open meanwhile, within the same bound.
+      if (sources_.size() >= most_open || (!one_read(u) && wide_reading() >= most)) return ok();
+      ++set_pos_;
+      SB_TRY(open_source(u));
+      open_most_ = std::max<uint32_t>(
+          open_most_, static_cast<uint32_t>(std::min<size_t>(sources_.size(), most)));
     }
-    return ok();
   }
 
   // Keeps free buffers busy with reads over the open units (round-robin, or in set order),
@@ -218,9 +257,11 @@ class BackupChannel {
   Result<Clock::duration> issue_reads() {
     SB_TRY(open_units());
     const bool in_order = ctx_.config.read_order == ReadOrder::set_order;
+    // The buffers are shared among the units of several reads (a unit read in one read
+    // needs one).
     size_t per_source = in_order ? pool_->count()
                                  : std::max<size_t>(1, pool_->count() /
-                                                           std::max<size_t>(1, sources_.size()));
+                                                           std::max<size_t>(1, wide_reading()));
     if (in_order) rr_ = sources_.begin();  // sources_ is in set order
     Clock::duration wait{};
     size_t idle_rounds = 0;
@@ -265,6 +306,7 @@ class BackupChannel {
   Result<void> open_source(const WorkUnit& u) {
     auto src = std::make_unique<Source>();
     src->unit = &u;
+    src->one_read = one_read(u);
     SB_ASSIGN(Place place, place_of(u.file->path));
     SB_ASSIGN(src->file, place.storage->open_read(
                              place.at, {ctx_.config.direct == io::Direct::yes}));
@@ -734,6 +776,8 @@ class BackupChannel {
   uint32_t reads_out_ = 0, writes_out_ = 0;
   FileIoIndex file_io_;
   uint32_t open_most_ = 0;  // most units open at once: the multiplexing level reached
+  // Most units open at once with those read in one read (each takes one buffer).
+  static constexpr size_t kMostOneRead = 32;
   std::vector<std::unique_ptr<OpenPiece>> pieces_;
   uint32_t pieces_made_ = 0;
   std::vector<UnitDone> finished_;

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/piece_format.h"
+#include "engine/piece_reader.h"
 #include "tests/integration/it_util.h"
 
 namespace stripeback::it {
@@ -209,6 +211,75 @@ TEST(ChannelControls, MultiplexedPiecesRestoreWholeAndOneFileCheaply) {
                          << " bytes of pieces (bound " << bound << ")\n"
                          << r1.describe();
   EXPECT_TRUE(restored_exactly(t / "one", {one}));
+}
+
+// Files that fit in one buffer are read in one read and stored as one frame, so they do
+// not count against --max-open-files: with one file open at a time, the small files of a
+// set are read beside its large file, not only after it. Every file restores identical,
+// and the large file's frames are still its own (no other large file interleaves).
+TEST(ChannelControls, FilesOfOneBufferAreReadBesideTheMultiplexedOnes) {
+  TempDir t("sbit-cc-small");
+  std::string src = t / "src";
+  std::vector<std::string> files;
+  make_file(src + "/big.dbf", 12 * kMiB, 7);
+  files.push_back(src + "/big.dbf");
+  for (unsigned i = 0; i < 10; ++i) {
+    files.push_back(src + "/s" + std::to_string(i));
+    make_file(files.back(), 8 * kKiB * (i + 1) + 100 * i, 20 + i);
+  }
+  if (HasFatalFailure()) return;
+  std::string cat = t / "cat", to = t / "pieces";
+  RunResult b = sb({"backup", src, "--to", to, "--catalog", cat, "--json", "--channels", "1",
+                    "--max-open-files", "1"});
+  SB_ASSERT_EXIT(b, 0);
+  Json bj = parse_json(b);
+  EXPECT_EQ(bj["files"].as_u64(), 11u) << b.describe();
+  EXPECT_EQ(bj["multiplexing"].as_u64(), 1u) << b.describe();
+  ASSERT_EQ(bj["channels"].items().size(), 1u) << b.describe();
+  EXPECT_EQ(bj["channels"].items()[0]["reads"].as_u64(), 22u) << b.describe();
+  // The level recorded for the channel stays within --max-open-files.
+  RunResult io = sb({"report", "io", "--backup", std::to_string(backup_id_of(bj)), "--json",
+                     "--catalog", cat});
+  SB_ASSERT_EXIT(io, 0);
+  Json ij = parse_json(io);
+  ASSERT_EQ(ij["channels"].size(), 1u) << io.describe();
+  EXPECT_EQ(ij["channels"][0]["multiplexing"].as_u64(), 1u) << io.describe();
+  auto pieces = pieces_in(to);
+  ASSERT_EQ(pieces.size(), 1u) << join(pieces);
+
+  auto reader = engine::PieceReader::open(pieces[0], io::Direct::no);
+  ASSERT_TRUE(reader.has_value()) << reader.error().what;
+  const auto& tr = (*reader)->trailer();
+  ASSERT_EQ(tr.files.size(), 11u);
+  uint64_t big_first = UINT64_MAX, big_last = 0;
+  size_t small_inside = 0;
+  for (size_t i = 0; i < tr.files.size(); ++i) {
+    if (tr.files[i].path != files[0]) continue;
+    ASSERT_EQ(tr.extents[i].size(), 12u);
+    for (const auto& e : tr.extents[i]) {
+      big_first = std::min(big_first, e.frame_offset);
+      big_last = std::max(big_last, e.frame_offset);
+    }
+  }
+  ASSERT_LT(big_first, big_last);
+  for (size_t i = 0; i < tr.files.size(); ++i) {
+    if (tr.files[i].path == files[0]) continue;
+    ASSERT_EQ(tr.extents[i].size(), 1u) << tr.files[i].path << ": one frame";
+    const uint64_t at = tr.extents[i][0].frame_offset;
+    if (at > big_first && at < big_last) ++small_inside;
+  }
+  EXPECT_GT(small_inside, 0u) << "the small files were read only after the large one";
+
+  RunResult r = sb({"restore", "--to", t / "r", "--catalog", cat});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(restored_exactly(t / "r", files));
+  // backup --validate of the same tree reads every file too.
+  RunResult v = sb({"backup", "--validate", src, "--catalog", cat, "--json", "--channels", "1",
+                    "--max-open-files", "1"});
+  SB_ASSERT_EXIT(v, 0);
+  Json vj = parse_json(v);
+  EXPECT_EQ(vj["files"].as_u64(), 11u) << v.describe();
+  EXPECT_EQ(vj["bytes_read"].as_u64(), total_size(files)) << v.describe();
 }
 
 // --- Piece size limit -------------------------------------------------------------------
