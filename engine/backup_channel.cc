@@ -206,17 +206,17 @@ class BackupChannel {
                        [](const std::unique_ptr<Source>& s) { return s->next >= s->end; });
   }
 
-  // Open units of several reads that still have reads to issue: the multiplexing level in
-  // effect (a unit with all its reads out only waits for them).
-  size_t wide_reading() const {
-    return static_cast<size_t>(
-        std::count_if(sources_.begin(), sources_.end(), [](const std::unique_ptr<Source>& s) {
-          return !s->one_read && s->next < s->end;
-        }));
+  // Open units of several reads: the multiplexing level in effect. One counts until it is
+  // done, its last reads and frame writes included, so that with --max-open-files 1 a file's
+  // frames are never mixed with the next large file's (a restore of one file reads only its
+  // own pieces).
+  size_t multiplexed() const {
+    return static_cast<size_t>(std::count_if(
+        sources_.begin(), sources_.end(), [](const std::unique_ptr<Source>& s) { return !s->one_read; }));
   }
 
   // Opens units of the current set (then the next set) up to the multiplexing level: at
-  // most `max_open_files` units of several reads with reads to issue, and besides them
+  // most `max_open_files` units of several reads, and besides them
   // units read in one read (one_read()) while there are buffers for them. In all at most
   // max(`max_open_files`, min(buffers, kMostOneRead)) units are open, so a channel holds
   // no more descriptors than that. In round-robin order the next set is taken as soon as
@@ -243,7 +243,7 @@ class BackupChannel {
       }
       const WorkUnit& u = (*set_)[set_pos_];
       // Units with all their reads out stay open meanwhile, within the same bound.
-      if (sources_.size() >= most_open || (!one_read(u) && wide_reading() >= most)) return ok();
+      if (sources_.size() >= most_open || (!one_read(u) && multiplexed() >= most)) return ok();
       ++set_pos_;
       SB_TRY(open_source(u));
       open_most_ = std::max<uint32_t>(
@@ -261,7 +261,7 @@ class BackupChannel {
     // needs one).
     size_t per_source = in_order ? pool_->count()
                                  : std::max<size_t>(1, pool_->count() /
-                                                           std::max<size_t>(1, wide_reading()));
+                                                           std::max<size_t>(1, multiplexed()));
     if (in_order) rr_ = sources_.begin();  // sources_ is in set order
     Clock::duration wait{};
     size_t idle_rounds = 0;
