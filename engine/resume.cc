@@ -73,88 +73,115 @@ Result<ResumePoint> find_resume_point(uint64_t id, const std::vector<std::string
 
 namespace {
 
-// Whether the extents of `h` that start in [o, o + len) tile it exactly, none reaching out.
-bool covers(const HeldFile& h, uint64_t o, uint64_t len) {
-  std::vector<const Extent*> in;
-  for (const auto& [e, piece] : h.extents)
-    if (e.file_offset + e.raw_len > o && e.file_offset < o + len) in.push_back(&e);
+// The durable extents of `h` inside [o, o + len), in file order; false when one reaches
+// out of it (a layout this resume does not take apart).
+bool extents_in(const HeldFile& h, uint64_t o, uint64_t len, std::vector<const Extent*>& in) {
+  for (const auto& [e, piece] : h.extents) {
+    if (e.file_offset + e.raw_len <= o || e.file_offset >= o + len) continue;
+    if (e.file_offset < o || e.file_offset + e.raw_len > o + len) return false;
+    in.push_back(&e);
+  }
   std::sort(in.begin(), in.end(),
             [](const Extent* x, const Extent* y) { return x->file_offset < y->file_offset; });
+  for (size_t i = 1; i < in.size(); ++i)
+    if (in[i]->file_offset < in[i - 1]->file_offset + in[i - 1]->raw_len) return false;
+  return true;
+}
+
+// The ranges of [o, o + len) that `in` (sorted, disjoint) leaves out.
+std::vector<std::pair<uint64_t, uint64_t>> gaps(const std::vector<const Extent*>& in, uint64_t o,
+                                                uint64_t len) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
   uint64_t at = o;
   for (const Extent* e : in) {
-    if (e->file_offset != at) return false;  // a gap, an overlap, or one from before
-    at += e->raw_len;
+    if (e->file_offset > at) out.push_back({at, e->file_offset - at});
+    at = e->file_offset + e->raw_len;
   }
-  return at == o + len;
+  if (at < o + len) out.push_back({at, o + len - at});
+  return out;
 }
 
 }  // namespace
 
 std::vector<UnitDone> keep_finished_units(ResumePoint& rp, std::vector<WorkSet>& sets) {
-  // Per file, the candidate units: unchanged since, covered by the durable pieces.
-  std::map<std::string, std::vector<const WorkUnit*>> units, kept;
-  for (const auto& set : sets)
-    for (const auto& u : set) units[u.file->path].push_back(&u);
-  for (const auto& [path, list] : units) {
-    auto h = rp.held.find(path);
-    const FileTask& f = *list.front()->file;
-    if (h == rp.held.end() || h->second.meta.size != f.size || h->second.meta.mtime_ns != f.mtime_ns)
-      continue;
-    std::vector<const WorkUnit*> k;
-    for (const WorkUnit* u : list)
-      if (covers(h->second, u->offset, u->length)) k.push_back(u);
-    // A piece holding an extent of the file outside the kept units would give it twice to a
-    // restore: the units with extents in such a piece are read again, until none is left.
-    for (bool again = true; again && !k.empty();) {
-      again = false;
-      std::set<std::string> tainted;
-      for (const auto& [e, piece] : h->second.extents) {
-        const bool inside = std::any_of(k.begin(), k.end(), [&](const WorkUnit* u) {
-          return e.file_offset >= u->offset && e.file_offset + e.raw_len <= u->offset + u->length;
-        });
-        if (!inside) tainted.insert(piece);
-      }
-      if (tainted.empty()) break;
-      std::erase_if(k, [&](const WorkUnit* u) {
-        for (const auto& [e, piece] : h->second.extents)
-          if (tainted.count(piece) && e.file_offset >= u->offset &&
-              e.file_offset < u->offset + u->length) {
-            again = true;
-            return true;
-          }
-        return false;
-      });
-    }
-    if (!k.empty()) kept[path] = std::move(k);
-  }
+  // Per file, its units (by set and position), in the order the plan made them.
+  std::map<std::string, std::vector<std::pair<size_t, size_t>>> files;
+  for (size_t si = 0; si < sets.size(); ++si)
+    for (size_t ui = 0; ui < sets[si].size(); ++ui) files[sets[si][ui].file->path].push_back({si, ui});
+  // What replaces each unit: the ranges still to read (none: it is finished).
+  std::map<std::pair<size_t, size_t>, std::vector<std::pair<uint64_t, uint64_t>>> replaced;
   std::vector<UnitDone> done;
-  std::set<const WorkUnit*> gone;
-  for (const auto& [path, list] : kept) {
-    const HeldFile& h = rp.held.at(path);
-    if (list.size() == units[path].size()) ++rp.files_kept;
-    for (const WorkUnit* u : list) {
-      rp.kept_units.push_back(*u);
+  for (const auto& [path, where] : files) {
+    auto h = rp.held.find(path);
+    const WorkUnit& first = sets[where.front().first][where.front().second];
+    if (h == rp.held.end() || h->second.meta.size != first.file->size ||
+        h->second.meta.mtime_ns != first.file->mtime_ns)
+      continue;  // not in the durable pieces, or changed since: read again whole
+    // Every durable extent of the file is kept, or none: a restore takes every extent of a
+    // file from each piece its record names.
+    std::vector<std::vector<const Extent*>> in(where.size());
+    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> rest(where.size());
+    bool usable = true;
+    size_t counted = 0;
+    for (size_t i = 0; i < where.size() && usable; ++i) {
+      const WorkUnit& u = sets[where[i].first][where[i].second];
+      usable = extents_in(h->second, u.offset, u.length, in[i]);
+      counted += in[i].size();
+      rest[i] = gaps(in[i], u.offset, u.length);
+      // A whole file is read from a start to its size: only a finished start is kept.
+      if (u.sections == 1 && rest[i].size() == 1 && rest[i][0].first + rest[i][0].second != u.offset + u.length)
+        usable = false;
+      if (u.sections == 1 && rest[i].size() > 1) usable = false;
+    }
+    if (!usable || counted != h->second.extents.size() || (counted == 0 && first.length > 0))
+      continue;
+    bool whole = true;
+    for (size_t i = 0; i < where.size(); ++i) {
+      const WorkUnit& u = sets[where[i].first][where[i].second];
+      whole = whole && rest[i].empty();
+      if (in[i].empty() && u.length > 0) continue;  // nothing of it is durable
+      rp.kept_units.push_back(u);
       UnitDone d;
       d.unit = &rp.kept_units.back();
-      d.size = h.meta.size;
-      d.mode = h.meta.mode;
-      d.uid = h.meta.uid;
-      d.gid = h.meta.gid;
-      d.mtime_ns = h.meta.mtime_ns;
+      d.size = h->second.meta.size;
+      d.mode = h->second.meta.mode;
+      d.uid = h->second.meta.uid;
+      d.gid = h->second.meta.gid;
+      d.mtime_ns = h->second.meta.mtime_ns;
       std::set<std::string> pieces;
-      for (const auto& [e, piece] : h.extents)
-        if (e.file_offset >= u->offset && e.file_offset < u->offset + u->length) {
-          d.extents.push_back({e.file_offset, e.raw_len, e.raw_digest});
-          pieces.insert(piece);
-        }
+      uint64_t bytes = 0;
+      for (const Extent* e : in[i]) {
+        d.extents.push_back({e->file_offset, e->raw_len, e->raw_digest});
+        bytes += e->raw_len;
+        for (const auto& [x, piece] : h->second.extents)
+          if (&x == e) pieces.insert(piece);
+      }
       d.pieces.assign(pieces.begin(), pieces.end());
-      rp.bytes_kept += u->length;
-      if (u->sections > 1) ++rp.sections_kept;
+      rp.bytes_kept += bytes;
+      if (u.sections > 1 && rest[i].empty()) ++rp.sections_kept;
       done.push_back(std::move(d));
-      gone.insert(u);
+      replaced[where[i]] = rest[i];
     }
+    if (whole) ++rp.files_kept;
   }
-  for (auto& set : sets) std::erase_if(set, [&](const WorkUnit& u) { return gone.count(&u) > 0; });
+  // Each unit something of which is kept becomes units of the ranges still to read.
+  for (size_t si = 0; si < sets.size(); ++si) {
+    WorkSet next;
+    for (size_t ui = 0; ui < sets[si].size(); ++ui) {
+      auto r = replaced.find({si, ui});
+      if (r == replaced.end()) {
+        next.push_back(sets[si][ui]);
+        continue;
+      }
+      for (const auto& [o, len] : r->second) {
+        WorkUnit part = sets[si][ui];
+        part.offset = o;
+        part.length = len;
+        next.push_back(part);
+      }
+    }
+    sets[si] = std::move(next);
+  }
   std::erase_if(sets, [](const WorkSet& s) { return s.empty(); });
   return done;
 }

@@ -5,11 +5,10 @@
 // A backup killed before its end record so leaves in the catalog the pieces that were whole,
 // and their trailers say which files and sections they finish. A resume (same sources, same
 // destination, the killed job's process gone) records that it now writes the backup, keeps
-// every unit of work (a whole file, or a section of a large one) whose extents those pieces
-// cover exactly and whose file's size and mtime are unchanged, backs up the other units
-// into new pieces, and ends the one backup with all of them. A kept unit's extents are the
-// file's only ones in each piece named for it: a piece that also holds extents of the file
-// outside the kept units (a section cut off by the kill) keeps none of that file's units.
+// every durable extent of each file whose size and mtime are unchanged, backs up only the
+// ranges they leave out (a section not finished, the end of a file) into new pieces, and
+// ends the one backup with all of them. A file's durable extents are all kept or none: a
+// restore takes every extent of a file from each piece its record names.
 #pragma once
 
 #include <cstdint>
@@ -54,8 +53,9 @@ Result<ResumePoint> find_resume_point(uint64_t id, const std::vector<std::string
                                       const catalog::Catalog& cat, io::Direct direct,
                                       Keyring* keys);
 
-// Takes out of `sets` the units `rp` finished (see above; empty sets go too) and returns
-// them as done, for the backup's file records; they point into rp.kept_units.
+// Replaces in `sets` each unit something of which `rp` holds by units of the ranges still
+// to read (none when it is finished; empty sets go) and returns what is kept as done units,
+// for the backup's file records; they point into rp.kept_units.
 std::vector<UnitDone> keep_finished_units(ResumePoint& rp, std::vector<WorkSet>& sets);
 
 }  // namespace stripeback::engine
