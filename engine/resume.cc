@@ -75,11 +75,16 @@ namespace {
 
 // The durable extents of `h` inside [o, o + len), in file order; false when one reaches
 // out of it (a layout this resume does not take apart).
-bool extents_in(const HeldFile& h, uint64_t o, uint64_t len, std::vector<const Extent*>& in) {
-  for (const auto& [e, piece] : h.extents) {
+using HeldExtent = std::pair<Extent, std::string>;  // an extent and the piece holding it
+
+bool extents_in(const HeldFile& h, uint64_t o, uint64_t len, std::vector<const Extent*>& in,
+                std::vector<const HeldExtent*>& held) {
+  for (const auto& he : h.extents) {
+    const Extent& e = he.first;
     if (e.file_offset + e.raw_len <= o || e.file_offset >= o + len) continue;
     if (e.file_offset < o || e.file_offset + e.raw_len > o + len) return false;
     in.push_back(&e);
+    held.push_back(&he);
   }
   std::sort(in.begin(), in.end(),
             [](const Extent* x, const Extent* y) { return x->file_offset < y->file_offset; });
@@ -120,12 +125,13 @@ std::vector<UnitDone> keep_finished_units(ResumePoint& rp, std::vector<WorkSet>&
     // Every durable extent of the file is kept, or none: a restore takes every extent of a
     // file from each piece its record names.
     std::vector<std::vector<const Extent*>> in(where.size());
+    std::vector<std::vector<const HeldExtent*>> held(where.size());
     std::vector<std::vector<std::pair<uint64_t, uint64_t>>> rest(where.size());
     bool usable = true;
     size_t counted = 0;
     for (size_t i = 0; i < where.size() && usable; ++i) {
       const WorkUnit& u = sets[where[i].first][where[i].second];
-      usable = extents_in(h->second, u.offset, u.length, in[i]);
+      usable = extents_in(h->second, u.offset, u.length, in[i], held[i]);
       counted += in[i].size();
       rest[i] = gaps(in[i], u.offset, u.length);
       // A whole file is read from a start to its size: only a finished start is kept.
@@ -153,9 +159,8 @@ std::vector<UnitDone> keep_finished_units(ResumePoint& rp, std::vector<WorkSet>&
       for (const Extent* e : in[i]) {
         d.extents.push_back({e->file_offset, e->raw_len, e->raw_digest});
         bytes += e->raw_len;
-        for (const auto& [x, piece] : h->second.extents)
-          if (&x == e) pieces.insert(piece);
       }
+      for (const HeldExtent* he : held[i]) pieces.insert(he->second);
       d.pieces.assign(pieces.begin(), pieces.end());
       rp.bytes_kept += bytes;
       if (u.sections > 1 && rest[i].empty()) ++rp.sections_kept;
