@@ -101,7 +101,7 @@ Result<void> backup_options(sb_job& j) {
                 "this backup");
   const bool compressing = o.channel.compress_level != 0;
   SB_TRY(check_memory(o.channels, engine::backup_channel_buffer_bytes(o.buffers, o.buffer_size,
-                                                                      compressing)));
+                                                                      compressing, o.validate_only)));
   o.cancel = &j.cancel;
   return ok();
 }

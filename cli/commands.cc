@@ -235,7 +235,8 @@ Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupF
   bool compressing = level != 0;
   SB_TRY(check_buffer_memory(
       c, o.channels,
-      engine::backup_channel_buffer_bytes(o.buffers, o.buffer_size, compressing), compressing));
+      engine::backup_channel_buffer_bytes(o.buffers, o.buffer_size, compressing, o.validate_only),
+      compressing));
   return o;
 }
 

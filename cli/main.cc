@@ -134,7 +134,8 @@ void add_progress(CLI::App* app, stripeback::cli::CommonFlags& c) {
 
 void add_io(CLI::App* app, stripeback::cli::CommonFlags& c) {
   app->add_option("--buffers", c.buffers,
-                  "I/O buffers per channel (default: 16, or by the multiplexing rule); all "
+                  "I/O buffers per channel (default: 16, or by the multiplexing rule; twice "
+                  "that for backup --validate, whose buffers are all reads in flight); all "
                   "the job's buffers must fit in half of this machine's memory (at most 64G)")
       ->check(CLI::Range(2, 4096));
   app->add_option("--buffer-size", c.buffer_size,

@@ -420,7 +420,8 @@ class Pacer {
 }  // namespace
 
 BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers,
-                            std::optional<size_t> buffer_size, bool compressing) {
+                            std::optional<size_t> buffer_size, bool compressing,
+                            bool validating) {
   BufferChoice c;
   c.multiplexing = std::max<uint32_t>(1, multiplexing);
   if (c.multiplexing > 8) {
@@ -432,6 +433,7 @@ BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers
   }
   if (compressing && !buffer_size) buffer_size = size_t{1} << 20;
   if (buffer_size && !buffers) c.buffers = std::max<size_t>(2, (16u << 20) / *buffer_size);
+  if (validating && !buffers) c.buffers *= 2;
   if (buffers) c.buffers = *buffers;
   if (buffer_size) c.buffer_size = *buffer_size;
   return c;
@@ -526,7 +528,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   }
   BufferChoice buffers = choose_buffers(
       std::min<uint32_t>(opts.channel.max_open_files, static_cast<uint32_t>(largest_set)),
-      opts.buffers, opts.buffer_size, opts.channel.compress_level != 0);
+      opts.buffers, opts.buffer_size, opts.channel.compress_level != 0, opts.validate_only);
   // Change units never straddle a buffer.
   if (opts.level && buffers.buffer_size < opts.change_unit) {
     buffers.buffers = std::max<size_t>(2, buffers.buffers * buffers.buffer_size / opts.change_unit);

@@ -80,9 +80,14 @@ struct BufferChoice {
 // buffers of 1 MiB per channel shared by the open files; up to 8, 32 of 512 KiB; above,
 // 64 of 256 KiB: always 16 MiB per channel. With compression the buffers (and so the
 // independently compressed frames) are 1 MiB at any level: larger frames compress better
-// and cost less CPU per byte. --buffers and --buffer-size override.
+// and cost less CPU per byte. A validation (backup --validate: every buffer is a read in
+// flight, none waits for a write) gets twice as many buffers, 32 MiB per channel: with
+// several streams per channel (sections, multiplexed files) 8 reads of 1 MiB in flight per
+// stream leave the disk idle between requests (docs/benchmarks.md, "Reads in flight").
+// --buffers and --buffer-size override.
 BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers,
-                            std::optional<size_t> buffer_size, bool compressing = false);
+                            std::optional<size_t> buffer_size, bool compressing = false,
+                            bool validating = false);
 
 // What a backup with a level made of one file.
 struct FileChangeInfo {

@@ -9,11 +9,12 @@
 namespace stripeback::engine {
 
 uint64_t backup_channel_buffer_bytes(std::optional<size_t> buffers,
-                                     std::optional<size_t> buffer_size, bool compressing) {
+                                     std::optional<size_t> buffer_size, bool compressing,
+                                     bool validating) {
   uint64_t most = 0;
   // One multiplexing level from each row of the buffer rule.
   for (uint32_t level : {1u, 5u, 9u}) {
-    BufferChoice c = choose_buffers(level, buffers, buffer_size, compressing);
+    BufferChoice c = choose_buffers(level, buffers, buffer_size, compressing, validating);
     most = std::max<uint64_t>(most, uint64_t{c.buffers} * c.buffer_size);
   }
   return compressing ? 2 * most : most;

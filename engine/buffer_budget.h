@@ -14,9 +14,10 @@ inline constexpr uint64_t kMaxBufferMemory = uint64_t{64} << 30;
 
 // Bytes of buffers one backup channel allocates with these overrides of the buffer rule: the
 // most over every multiplexing level (the plan that picks the level is not made yet). With
-// compression each buffer has a compressed twin.
+// compression each buffer has a compressed twin; a validation has twice the buffers.
 uint64_t backup_channel_buffer_bytes(std::optional<size_t> buffers,
-                                     std::optional<size_t> buffer_size, bool compressing);
+                                     std::optional<size_t> buffer_size, bool compressing,
+                                     bool validating = false);
 // Bytes of buffers one restore or validate channel allocates: its read buffers and as many
 // scratch buffers for decoding.
 uint64_t restore_channel_buffer_bytes(size_t buffers, size_t buffer_size);

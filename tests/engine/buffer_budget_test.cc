@@ -18,6 +18,9 @@ TEST(BufferBudget, BackupCountsTheMostTheBufferRuleCouldPick) {
             uint64_t{64} << 30);
   // Compression: each buffer has a compressed twin.
   EXPECT_EQ(backup_channel_buffer_bytes(size_t{3}, size_t{8192}, true), 2u * 3 * 8192);
+  // A validation: twice the buffers unless a count is given.
+  EXPECT_EQ(backup_channel_buffer_bytes({}, {}, false, true), 32 * kMiB);
+  EXPECT_EQ(backup_channel_buffer_bytes(size_t{3}, size_t{8192}, false, true), 3u * 8192);
 }
 
 TEST(BufferBudget, RestoreHasAScratchBufferPerBuffer) {

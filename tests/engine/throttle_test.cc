@@ -118,6 +118,22 @@ TEST(BufferRule, FollowsMultiplexingAndKeeps16MiB) {
   EXPECT_EQ(both.multiplexing, 9u);
 }
 
+// A validation's buffers are all reads in flight: twice the count, 32 MiB per channel, at
+// every multiplexing level and with a size alone; a count given is kept.
+TEST(BufferRule, ValidationHasTwiceTheBuffers) {
+  for (uint32_t level : {1u, 4u, 8u, 9u}) {
+    auto backup = choose_buffers(level, {}, {});
+    auto v = choose_buffers(level, {}, {}, false, /*validating=*/true);
+    EXPECT_EQ(v.buffer_size, backup.buffer_size) << level;
+    EXPECT_EQ(v.buffers, 2 * backup.buffers) << level;
+    EXPECT_EQ(v.buffers * v.buffer_size, 32u << 20) << level;
+  }
+  auto sized = choose_buffers(1, {}, size_t{4u << 20}, false, true);
+  EXPECT_EQ(sized.buffers, 8u);
+  auto given = choose_buffers(1, size_t{5}, {}, false, true);
+  EXPECT_EQ(given.buffers, 5u);
+}
+
 TEST(BufferRule, CompressionUsesOneMiBFramesWithinTheSameMemory) {
   auto c = choose_buffers(8, {}, {}, /*compressing=*/true);
   EXPECT_EQ(c.buffer_size, 1u << 20);

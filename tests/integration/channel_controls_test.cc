@@ -280,6 +280,10 @@ TEST(ChannelControls, FilesOfOneBufferAreReadBesideTheMultiplexedOnes) {
   Json vj = parse_json(v);
   EXPECT_EQ(vj["files"].as_u64(), 11u) << v.describe();
   EXPECT_EQ(vj["bytes_read"].as_u64(), total_size(files)) << v.describe();
+  // A validation keeps twice a backup's buffers (all reads in flight), of the same size.
+  EXPECT_EQ(bj["buffers"].as_u64(), 16u) << b.describe();
+  EXPECT_EQ(vj["buffers"].as_u64(), 32u) << v.describe();
+  EXPECT_EQ(vj["buffer_size"].as_u64(), bj["buffer_size"].as_u64()) << v.describe();
 }
 
 // --- Piece size limit -------------------------------------------------------------------
