@@ -41,10 +41,16 @@ before each timed step:
   fio            fio reading the same files once (those of 1 MiB or more; io_uring,
                  O_DIRECT, 1 MiB blocks, iodepth $IODEPTH); its I/O time scaled to the data
                  set's bytes is the read ceiling
+  fio-small      fio reading the files under 1 MiB (8 KiB blocks, the page size, iodepth
+                 $IODEPTH, in jobs of at most 4000 characters of file names run one after
+                 the other; fio ignores files smaller than its block size, so those under
+                 8 KiB are left out): with the fio step's unscaled I/O time, the time fio
+                 takes to read every file, the like-for-like ceiling
   pg_checksums   pg_checksums --check -D DIR/pg/data as postgres (one process, buffered
                  8 KiB reads)
 
-Ratios: validate MB/s against fio's and against pg_checksums's, CPU seconds per GiB of
+Ratios: validate MB/s against fio's (and the job's own time against fio's time for every
+file) and against pg_checksums's, CPU seconds per GiB of
 each (targets: >= 0.9 x fio; >= 1.2 x pg_checksums at no more CPU per GiB; <= 0.3 CPU s
 per GiB). The Markdown table goes to stdout and --results FILE.
 
@@ -168,6 +174,16 @@ DATA_BYTES=$(find "${SOURCES[@]}" -type f -printf '%s\n' | awk '{s += $1} END {p
 DATA_FILES=$(find "${SOURCES[@]}" -type f | wc -l)
 FIO_FILES=$(find "${SOURCES[@]}" -type f -size +1023k -printf '%p:' | sed 's/:$//')
 [[ -n "$FIO_FILES" ]] || die "no file of 1 MiB or more in $DATA"
+# The files under 1 MiB for fio-small: a job file (fio takes at most 4096 characters of
+# file names per job), its jobs one after the other.
+if ((NFS == 0)); then
+  find "${SOURCES[@]}" -type f -size -1024k -size +8191c | sort | awk -v qd="$IODEPTH" '
+    BEGIN {print "[global]\nioengine=io_uring\ndirect=1\nbs=8k\niodepth=" qd "\nrw=read\nfile_service_type=sequential"}
+    function flush() { if (list == "") return; n++; print "[small" n "]"; if (n > 1) print "stonewall"; print "filename=" list; list = "" }
+    { if (length(list) + length($0) + 1 > 4000) flush(); list = (list == "" ? $0 : list ":" $0) }
+    END {flush()}' >"$OUT/small.fio"
+  SMALL_FIO_FILES=$(find "${SOURCES[@]}" -type f -size -1024k -size +8191c | wc -l)
+fi
 note "cluster: $DATA_FILES files, $DATA_BYTES bytes below $DATA/base and $DATA/global"
 
 if ((NFS)); then
@@ -201,7 +217,7 @@ else
 fi
 
 jq_py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-declare -A FIO_IO PAGES JOB_EL
+declare -A FIO_IO FIO_ALL PAGES JOB_EL
 for ((round = 1; round <= REPEAT; round++)); do
   note "round $round of $REPEAT"
   # --bin, and --bin-before if given: --bin first in odd rounds, second in even ones.
@@ -230,6 +246,13 @@ for ((round = 1; round <= REPEAT; round++)); do
     --iodepth="$IODEPTH" --name=read --filename="$FIO_FILES" --file_service_type=sequential --rw=read
   FIO_IO[$round]=$(jq_py "$LOGS/fio.$round.out" \
     "'%.3f' % (max(j['read']['runtime'] for j in d['jobs']) / 1000 * $DATA_BYTES / sum(j['read']['io_bytes'] for j in d['jobs']))")
+  measure fio_small "$round" fio --output-format=json "$OUT/small.fio"
+  # Every file: the large ones' I/O time as measured (not scaled) and the small ones'.
+  FIO_ALL[$round]=$(python3 -c "
+import json, sys
+big = json.load(open(sys.argv[1]))['jobs']; small = json.load(open(sys.argv[2]))['jobs']
+print('%.3f' % ((max(j['read']['runtime'] for j in big) + sum(j['read']['runtime'] for j in small)) / 1000))" \
+    "$LOGS/fio.$round.out" "$LOGS/fio_small.$round.out")
   measure pg_checksums "$round" runuser -u postgres -- "$PG/pg_checksums" --check -D "$DATA"
 done
 
@@ -320,6 +343,7 @@ R_PG=$(ratio "$V_MBS" "$P_MBS")
   [[ -z "$BIN_BEFORE" ]] || echo "| validate, the job's own elapsed time (before) | ${JOB_EL[validate_before.$best]} | $(mbs "${JOB_EL[validate_before.$best]}") | - | - | - |"
   echo "| fio read pass, I/O time scaled to the data set | ${FIO_IO[$best]} | $F_MBS | - | - | - |"
   echo "| fio read pass, elapsed | $(el fio) | $(mbs "$(el fio)") | $(cpu fio) | $(per_gib "$(cpu fio)") | $(rss fio) |"
+  echo "| fio, every file: the large files' I/O time + the small files' ($SMALL_FIO_FILES of 8 KiB to 1 MiB, 8 KiB blocks) | ${FIO_ALL[$best]} | $(mbs "${FIO_ALL[$best]}") | - | - | - |"
   echo "| pg_checksums --check | $(el pg_checksums) | $P_MBS | $(cpu pg_checksums) | $P_CPU | $(rss pg_checksums) |"
   echo
   echo "| Ratio | Value | Target | Result |"
@@ -327,16 +351,17 @@ R_PG=$(ratio "$V_MBS" "$P_MBS")
   echo "| validate MB/s / fio read MB/s (I/O time) | $R_FIO | >= 0.9 | $(verdict "$R_FIO" ">=" 0.9) |"
   [[ -z "$BIN_BEFORE" ]] || echo "| validate MB/s / fio read MB/s (I/O time), before | $(ratio "$(mbs "$(el validate_before)")" "$F_MBS") | - | - |"
   echo "| validate's job elapsed / fio I/O time, as rates (both without process start) | $(ratio "${FIO_IO[$best]}" "${JOB_EL[validate.$best]}") | - | - |"
+  echo "| validate's job elapsed / fio's I/O time for every file, as rates (like for like: the same files, no process start) | $(ratio "${FIO_ALL[$best]}" "${JOB_EL[validate.$best]}") | - | - |"
   echo "| validate MB/s / fio elapsed MB/s (both with process start) | $(ratio "$(el fio)" "$(el validate)") | - | - |"
   echo "| validate MB/s / pg_checksums MB/s | $R_PG | >= 1.2 | $(verdict "$R_PG" ">=" 1.2) |"
   echo "| validate CPU s/GiB / pg_checksums CPU s/GiB | $(ratio "$V_CPU" "$P_CPU") | <= 1 | $(verdict "$(ratio "$V_CPU" "$P_CPU")" "<=" 1) |"
   echo "| validate CPU s/GiB | $V_CPU | <= 0.3 | $(verdict "$V_CPU" "<=" 0.3) |"
   echo
   # The disk's speed changes between the steps of one round: every round's figures.
-  echo "Per round (elapsed s: validate$([[ -z "$BIN_BEFORE" ]] || echo ', validate (before)'), fio I/O time, fio elapsed, pg_checksums; validate / fio (I/O time) as rates):"
+  echo "Per round (elapsed s: validate$([[ -z "$BIN_BEFORE" ]] || echo ', validate (before)'), fio I/O time, fio elapsed, pg_checksums; validate / fio (I/O time) as rates; validate's job time / fio's time for every file as rates):"
   echo
   for ((r = 1; r <= REPEAT; r++)); do
-    echo "- round $r: ${R_EL[validate.$r]}$([[ -z "$BIN_BEFORE" ]] || echo ", ${R_EL[validate_before.$r]}"), ${FIO_IO[$r]}, ${R_EL[fio.$r]}, ${R_EL[pg_checksums.$r]} s; $(ratio "${FIO_IO[$r]}" "${R_EL[validate.$r]}")$([[ -z "$BIN_BEFORE" ]] || echo " (before $(ratio "${FIO_IO[$r]}" "${R_EL[validate_before.$r]}"))")"
+    echo "- round $r: ${R_EL[validate.$r]}$([[ -z "$BIN_BEFORE" ]] || echo ", ${R_EL[validate_before.$r]}"), ${FIO_IO[$r]}, ${R_EL[fio.$r]}, ${R_EL[pg_checksums.$r]} s; $(ratio "${FIO_IO[$r]}" "${R_EL[validate.$r]}")$([[ -z "$BIN_BEFORE" ]] || echo " (before $(ratio "${FIO_IO[$r]}" "${R_EL[validate_before.$r]}"))"); $(ratio "${FIO_ALL[$r]}" "${JOB_EL[validate.$r]}")$([[ -z "$BIN_BEFORE" ]] || echo " (before $(ratio "${FIO_ALL[$r]}" "${JOB_EL[validate_before.$r]}"))")"
   done
 } | tee "$RESULTS"
 note "results in $RESULTS; logs in $LOGS"
