@@ -79,7 +79,11 @@ Options:
   --dir DIR          work directory (default $DIR)
   --scale N          pgbench scale of the cluster (default $SCALE)
   --channels N       stripeback channels (default $CHANNELS)
-  --repeat N         rounds; the median round by validate time is shown (default $REPEAT)
+  --repeat N         rounds (default $REPEAT). Locally the steps' order rotates from round to
+                     round (the first read after pg_checksums is the slowest, whoever
+                     makes it) and every figure is the median of its step; give a multiple
+                     of the number of steps (2, or 3 with --bin-before). With --nfs the
+                     median round by validate time is shown
   --bin PATH         stripeback binary (default: build/release/cli/stripeback, built when
                      missing)
   --bin-before PATH  a second stripeback binary (local only): its validation runs in the
@@ -218,51 +222,82 @@ fi
 
 jq_py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 declare -A FIO_IO FIO_ALL PAGES JOB_EL
+# One validation: KEY is validate (--bin) or validate_before (--bin-before).
+step_validate() {
+  local key=$1 round=$2 bin=$BIN n
+  [[ "$key" == validate ]] || bin=$BIN_BEFORE
+  rm -rf "$OUT/cat"
+  # shellcheck disable=SC2086 # SB_ARGS is a list of arguments
+  measure "$key" "$round" "$bin" backup --validate --check-logical "${VALIDATE_SOURCES[@]}" \
+    --catalog "$OUT/cat" --channels "$CHANNELS" --json $SB_ARGS
+  n=$(jq_py "$LOGS/$key.$round.out" "len(d['corrupt'])")
+  [[ "$n" == 0 ]] || die "$key reported $n corrupt pages in a clean cluster"
+  # The job's own elapsed time: the reading, without starting the process and the plan.
+  JOB_EL[$key.$round]=$(jq_py "$LOGS/$key.$round.out" "'%.3f' % d['elapsed_s']")
+}
+# fio over the large files, then over the small ones.
+step_fio() {
+  local round=$1
+  measure fio "$round" fio --output-format=json --ioengine=io_uring --direct=1 --bs=1M \
+    --iodepth="$IODEPTH" --name=read --filename="$FIO_FILES" --file_service_type=sequential --rw=read
+  FIO_IO[fio.$round]=$(jq_py "$LOGS/fio.$round.out" \
+    "'%.3f' % (max(j['read']['runtime'] for j in d['jobs']) / 1000 * $DATA_BYTES / sum(j['read']['io_bytes'] for j in d['jobs']))")
+  measure fio_small "$round" fio --output-format=json "$OUT/small.fio"
+  # Every file: the large ones' I/O time as measured (not scaled) and the small ones'.
+  FIO_ALL[fio.$round]=$(python3 -c "
+import json, sys
+big = json.load(open(sys.argv[1]))['jobs']; small = json.load(open(sys.argv[2]))['jobs']
+print('%.3f' % ((max(j['read']['runtime'] for j in big) + sum(j['read']['runtime'] for j in small)) / 1000))" \
+    "$LOGS/fio.$round.out" "$LOGS/fio_small.$round.out")
+}
+declare -A ORDER
 for ((round = 1; round <= REPEAT; round++)); do
   note "round $round of $REPEAT"
-  # --bin, and --bin-before if given: --bin first in odd rounds, second in even ones.
-  runs=(validate)
-  [[ -z "$BIN_BEFORE" ]] || { ((round % 2)) && runs=(validate validate_before) || runs=(validate_before validate); }
-  for key in "${runs[@]}"; do
-    bin=$BIN
-    [[ "$key" == validate ]] || bin=$BIN_BEFORE
-    rm -rf "$OUT/cat"
-    # shellcheck disable=SC2086 # SB_ARGS is a list of arguments
-    measure "$key" "$round" "$bin" backup --validate --check-logical "${VALIDATE_SOURCES[@]}" \
-      --catalog "$OUT/cat" --channels "$CHANNELS" --json $SB_ARGS
-    n=$(jq_py "$LOGS/$key.$round.out" "len(d['corrupt'])")
-    [[ "$n" == 0 ]] || die "$key reported $n corrupt pages in a clean cluster"
-    # The job's own elapsed time: the reading, without starting the process and the plan.
-    JOB_EL[$key.$round]=$(jq_py "$LOGS/$key.$round.out" "'%.3f' % d['elapsed_s']")
-  done
-  PAGES[$round]=$(jq_py "$LOGS/validate.$round.out" "d['pages_checked']")
   if ((NFS)); then
+    step_validate validate "$round"
+    PAGES[$round]=$(jq_py "$LOGS/validate.$round.out" "d['pages_checked']")
     measure nfs_cat "$round" bash -c "$READ_EACH" read_each "$NFS_Q" "$OUT/files"
     measure nfs_cp "$round" bash -c "$READ_EACH" read_each "$NFS_Q" "$OUT/files" "$SINK"
     measure nfs_cat_large "$round" bash -c "$READ_EACH" read_each "$NFS_Q" "$OUT/files-large"
     continue
   fi
-  measure fio "$round" fio --output-format=json --ioengine=io_uring --direct=1 --bs=1M \
-    --iodepth="$IODEPTH" --name=read --filename="$FIO_FILES" --file_service_type=sequential --rw=read
-  FIO_IO[$round]=$(jq_py "$LOGS/fio.$round.out" \
-    "'%.3f' % (max(j['read']['runtime'] for j in d['jobs']) / 1000 * $DATA_BYTES / sum(j['read']['io_bytes'] for j in d['jobs']))")
-  measure fio_small "$round" fio --output-format=json "$OUT/small.fio"
-  # Every file: the large ones' I/O time as measured (not scaled) and the small ones'.
-  FIO_ALL[$round]=$(python3 -c "
-import json, sys
-big = json.load(open(sys.argv[1]))['jobs']; small = json.load(open(sys.argv[2]))['jobs']
-print('%.3f' % ((max(j['read']['runtime'] for j in big) + sum(j['read']['runtime'] for j in small)) / 1000))" \
-    "$LOGS/fio.$round.out" "$LOGS/fio_small.$round.out")
+  # The first read of the data set after pg_checksums is the slowest on a virtual disk
+  # (the host's cache), whoever makes it: the order of the steps rotates from round to
+  # round, so each takes each place as often (with --repeat a multiple of their number).
+  steps=(validate fio)
+  [[ -z "$BIN_BEFORE" ]] || steps=(validate validate_before fio)
+  ORDER[$round]=""
+  for ((i = 0; i < ${#steps[@]}; i++)); do
+    key=${steps[(i + round - 1) % ${#steps[@]}]}
+    ORDER[$round]+="${ORDER[$round]:+, }$key"
+    if [[ "$key" == fio ]]; then step_fio "$round"; else step_validate "$key" "$round"; fi
+  done
+  PAGES[$round]=$(jq_py "$LOGS/validate.$round.out" "d['pages_checked']")
   measure pg_checksums "$round" runuser -u postgres -- "$PG/pg_checksums" --check -D "$DATA"
 done
 
 # The median round by validate time.
 best=$(for ((r = 1; r <= REPEAT; r++)); do echo "${R_EL[validate.$r]} $r"; done | sort -n |
   awk -v n="$REPEAT" 'NR == int((n + 1) / 2) {print $2}')
-el() { echo "${R_EL[$1.$best]}"; }
-cpu() { echo "${R_CPU[$1.$best]}"; }
+# median NAME KEY: the median over the rounds of NAME[KEY.round].
+median() {
+  local -n a=$1
+  local r
+  for ((r = 1; r <= REPEAT; r++)); do echo "${a[$2.$r]}"; done | sort -g |
+    awk '{v[NR] = $1} END {printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+# The figures shown: from the median round by validate time with --nfs, else each the
+# median of its own step over the rounds (the steps' order rotates).
+if ((NFS)); then
+  el() { echo "${R_EL[$1.$best]}"; }
+  cpu() { echo "${R_CPU[$1.$best]}"; }
+  rss() { echo "$((R_RSS[$1.$best] / 1024))"; }
+else
+  el() { median R_EL "$1"; }
+  cpu() { median R_CPU "$1"; }
+  rss() { awk -v k="$(median R_RSS "$1")" 'BEGIN {printf "%d", k / 1024}'; }
+fi
 srv() { echo "${R_SRV[$1.$best]}"; }
-rss() { echo "$((R_RSS[$1.$best] / 1024))"; }
 mbs() { awk -v b="${2:-$DATA_BYTES}" -v t="$1" 'BEGIN {printf "%.1f", b / 1e6 / t}'; }
 per_gib() { awk -v c="$1" -v b="${2:-$DATA_BYTES}" 'BEGIN {printf "%.3f", c / (b / 1073741824)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
@@ -271,7 +306,11 @@ cmdline="bench/page_check_bench.sh$( ((NFS)) && echo ' --nfs' || true) --scale $
 header() {
   echo "- binary: $BIN_VERSION ($BIN_SHA, built $BIN_BUILT), tree $TREE"
   echo "- cluster: PostgreSQL 15, pgbench scale $SCALE, data checksums on: $DATA_FILES files, $DATA_BYTES bytes below base/ and global/; ${PAGES[$best]} relation pages checked"
-  echo "- stripeback: $CHANNELS channel(s), $SB_ARGS; round $best of $REPEAT shown (median validate time); page cache dropped before each step$( ((CAN_DROP)) || echo ' (NOT: not permitted)')"
+  if ((NFS)); then
+    echo "- stripeback: $CHANNELS channel(s), $SB_ARGS; round $best of $REPEAT shown (median validate time); page cache dropped before each step$( ((CAN_DROP)) || echo ' (NOT: not permitted)')"
+  else
+    echo "- stripeback: $CHANNELS channel(s), $SB_ARGS; every figure the median of its step over $REPEAT rounds, the steps' order rotating from round to round (pg_checksums last); page cache dropped before each step$( ((CAN_DROP)) || echo ' (NOT: not permitted)')"
+  fi
   echo "- command: \`$cmdline\`"
   if [[ -n "$BIN_BEFORE" ]]; then
     echo "- stripeback (before), the rows ending in \"(before)\": $BEFORE_VERSION, $BIN_BEFORE (built $BEFORE_BUILT, sha256 $BEFORE_SHA); in each round right before or after --bin, alternating (--bin first in round 1)"
@@ -324,7 +363,7 @@ if ((NFS)); then
 fi
 
 V_MBS=$(mbs "$(el validate)")
-F_MBS=$(mbs "${FIO_IO[$best]}")
+F_MBS=$(mbs "$(median FIO_IO fio)")
 P_MBS=$(mbs "$(el pg_checksums)")
 V_CPU=$(per_gib "$(cpu validate)")
 P_CPU=$(per_gib "$(cpu pg_checksums)")
@@ -339,29 +378,29 @@ R_PG=$(ratio "$V_MBS" "$P_MBS")
   echo "|---|---:|---:|---:|---:|---:|"
   echo "| stripeback backup --validate --check-logical | $(el validate) | $V_MBS | $(cpu validate) | $V_CPU | $(rss validate) |"
   [[ -z "$BIN_BEFORE" ]] || echo "| stripeback backup --validate --check-logical (before) | $(el validate_before) | $(mbs "$(el validate_before)") | $(cpu validate_before) | $(per_gib "$(cpu validate_before)") | $(rss validate_before) |"
-  echo "| validate, the job's own elapsed time (--json elapsed_s: no process start, no plan) | ${JOB_EL[validate.$best]} | $(mbs "${JOB_EL[validate.$best]}") | - | - | - |"
-  [[ -z "$BIN_BEFORE" ]] || echo "| validate, the job's own elapsed time (before) | ${JOB_EL[validate_before.$best]} | $(mbs "${JOB_EL[validate_before.$best]}") | - | - | - |"
-  echo "| fio read pass, I/O time scaled to the data set | ${FIO_IO[$best]} | $F_MBS | - | - | - |"
+  echo "| validate, the job's own elapsed time (--json elapsed_s: no process start, no plan) | $(median JOB_EL validate) | $(mbs "$(median JOB_EL validate)") | - | - | - |"
+  [[ -z "$BIN_BEFORE" ]] || echo "| validate, the job's own elapsed time (before) | $(median JOB_EL validate_before) | $(mbs "$(median JOB_EL validate_before)") | - | - | - |"
+  echo "| fio read pass, I/O time scaled to the data set | $(median FIO_IO fio) | $F_MBS | - | - | - |"
   echo "| fio read pass, elapsed | $(el fio) | $(mbs "$(el fio)") | $(cpu fio) | $(per_gib "$(cpu fio)") | $(rss fio) |"
-  echo "| fio, every file: the large files' I/O time + the small files' ($SMALL_FIO_FILES of 8 KiB to 1 MiB, 8 KiB blocks) | ${FIO_ALL[$best]} | $(mbs "${FIO_ALL[$best]}") | - | - | - |"
+  echo "| fio, every file: the large files' I/O time + the small files' ($SMALL_FIO_FILES of 8 KiB to 1 MiB, 8 KiB blocks) | $(median FIO_ALL fio) | $(mbs "$(median FIO_ALL fio)") | - | - | - |"
   echo "| pg_checksums --check | $(el pg_checksums) | $P_MBS | $(cpu pg_checksums) | $P_CPU | $(rss pg_checksums) |"
   echo
   echo "| Ratio | Value | Target | Result |"
   echo "|---|---:|---|---|"
   echo "| validate MB/s / fio read MB/s (I/O time) | $R_FIO | >= 0.9 | $(verdict "$R_FIO" ">=" 0.9) |"
   [[ -z "$BIN_BEFORE" ]] || echo "| validate MB/s / fio read MB/s (I/O time), before | $(ratio "$(mbs "$(el validate_before)")" "$F_MBS") | - | - |"
-  echo "| validate's job elapsed / fio I/O time, as rates (both without process start) | $(ratio "${FIO_IO[$best]}" "${JOB_EL[validate.$best]}") | - | - |"
-  echo "| validate's job elapsed / fio's I/O time for every file, as rates (like for like: the same files, no process start) | $(ratio "${FIO_ALL[$best]}" "${JOB_EL[validate.$best]}") | - | - |"
+  echo "| validate's job elapsed / fio I/O time, as rates (both without process start) | $(ratio "$(median FIO_IO fio)" "$(median JOB_EL validate)") | - | - |"
+  echo "| validate's job elapsed / fio's I/O time for every file, as rates (like for like: the same files, no process start) | $(ratio "$(median FIO_ALL fio)" "$(median JOB_EL validate)") | - | - |"
   echo "| validate MB/s / fio elapsed MB/s (both with process start) | $(ratio "$(el fio)" "$(el validate)") | - | - |"
   echo "| validate MB/s / pg_checksums MB/s | $R_PG | >= 1.2 | $(verdict "$R_PG" ">=" 1.2) |"
   echo "| validate CPU s/GiB / pg_checksums CPU s/GiB | $(ratio "$V_CPU" "$P_CPU") | <= 1 | $(verdict "$(ratio "$V_CPU" "$P_CPU")" "<=" 1) |"
   echo "| validate CPU s/GiB | $V_CPU | <= 0.3 | $(verdict "$V_CPU" "<=" 0.3) |"
   echo
   # The disk's speed changes between the steps of one round: every round's figures.
-  echo "Per round (elapsed s: validate$([[ -z "$BIN_BEFORE" ]] || echo ', validate (before)'), fio I/O time, fio elapsed, pg_checksums; validate / fio (I/O time) as rates; validate's job time / fio's time for every file as rates):"
+  echo "Per round (the order of its steps; elapsed s: validate$([[ -z "$BIN_BEFORE" ]] || echo ', validate (before)'), fio I/O time, fio elapsed, pg_checksums; validate / fio (I/O time) as rates; validate's job time / fio's time for every file as rates):"
   echo
   for ((r = 1; r <= REPEAT; r++)); do
-    echo "- round $r: ${R_EL[validate.$r]}$([[ -z "$BIN_BEFORE" ]] || echo ", ${R_EL[validate_before.$r]}"), ${FIO_IO[$r]}, ${R_EL[fio.$r]}, ${R_EL[pg_checksums.$r]} s; $(ratio "${FIO_IO[$r]}" "${R_EL[validate.$r]}")$([[ -z "$BIN_BEFORE" ]] || echo " (before $(ratio "${FIO_IO[$r]}" "${R_EL[validate_before.$r]}"))"); $(ratio "${FIO_ALL[$r]}" "${JOB_EL[validate.$r]}")$([[ -z "$BIN_BEFORE" ]] || echo " (before $(ratio "${FIO_ALL[$r]}" "${JOB_EL[validate_before.$r]}"))")"
+    echo "- round $r (${ORDER[$r]}): ${R_EL[validate.$r]}$([[ -z "$BIN_BEFORE" ]] || echo ", ${R_EL[validate_before.$r]}"), ${FIO_IO[fio.$r]}, ${R_EL[fio.$r]}, ${R_EL[pg_checksums.$r]} s; $(ratio "${FIO_IO[fio.$r]}" "${R_EL[validate.$r]}")$([[ -z "$BIN_BEFORE" ]] || echo " (before $(ratio "${FIO_IO[fio.$r]}" "${R_EL[validate_before.$r]}"))"); $(ratio "${FIO_ALL[fio.$r]}" "${JOB_EL[validate.$r]}")$([[ -z "$BIN_BEFORE" ]] || echo " (before $(ratio "${FIO_ALL[fio.$r]}" "${JOB_EL[validate_before.$r]}"))")"
   done
 } | tee "$RESULTS"
 note "results in $RESULTS; logs in $LOGS"
