@@ -69,11 +69,8 @@ std::string progress_lines(const engine::ProgressSnapshot& s) {
   const double pct = s.bytes_total ? 100.0 * static_cast<double>(s.bytes_done) /
                                          static_cast<double>(s.bytes_total)
                                    : 0;
-  // Appended, not " " + to_string(): GCC 12 at -O2 warns (-Wrestrict) on that insert.
-  std::string id;
-  if (s.id) id.append(" ").append(std::to_string(s.id));
   std::snprintf(buf, sizeof buf, "%s%s: %s / %s  %5.1f%%  %.1f MB/s  ETA %s\n",
-                s.operation.c_str(), id.c_str(),
+                s.operation.c_str(), s.id ? (" " + std::to_string(s.id)).c_str() : "",
                 util::format_bytes(s.bytes_done).c_str(), util::format_bytes(s.bytes_total).c_str(),
                 pct, s.rate / 1e6, clock_text(s.eta_s).c_str());
   std::string out = buf;

@@ -35,9 +35,11 @@ inline uint64_t get_le64(const uint8_t* p) {
 class ByteWriter {
  public:
   void u8(uint8_t v) { buf_.push_back(v); }
-  void u16(uint16_t v) { grow(2); put_le16(end(2), v); }
-  void u32(uint32_t v) { grow(4); put_le32(end(4), v); }
-  void u64(uint64_t v) { grow(8); put_le64(end(8), v); }
+  // Encoded in place and appended (a resize and a write into the new end made GCC 12 at
+  // -O3 report a false overflow).
+  void u16(uint16_t v) { uint8_t b[2]; put_le16(b, v); bytes(b, sizeof b); }
+  void u32(uint32_t v) { uint8_t b[4]; put_le32(b, v); bytes(b, sizeof b); }
+  void u64(uint64_t v) { uint8_t b[8]; put_le64(b, v); bytes(b, sizeof b); }
   void i64(int64_t v) { u64(static_cast<uint64_t>(v)); }
   void bytes(const void* p, size_t n) {
     const auto* b = static_cast<const uint8_t*>(p);
@@ -53,8 +55,6 @@ class ByteWriter {
   std::vector<uint8_t> take() { return std::move(buf_); }
 
  private:
-  void grow(size_t n) { buf_.resize(buf_.size() + n); }
-  uint8_t* end(size_t n) { return buf_.data() + buf_.size() - n; }
   std::vector<uint8_t> buf_;
 };
 
