@@ -100,8 +100,8 @@ Result<void> backup_options(sb_job& j) {
                 "a passphrase or key was given without 'encrypt': set 'encrypt' to encrypt "
                 "this backup");
   const bool compressing = o.channel.compress_level != 0;
-  SB_TRY(check_memory(o.channels, engine::backup_channel_buffer_bytes(o.buffers, o.buffer_size,
-                                                                      compressing, o.validate_only)));
+  SB_TRY(check_memory(o.channels, engine::backup_channel_buffer_bytes(
+                                      o.buffers, o.buffer_size, compressing, o.validate_only)));
   o.cancel = &j.cancel;
   return ok();
 }

@@ -433,8 +433,8 @@ BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers
   }
   if (compressing && !buffer_size) buffer_size = size_t{1} << 20;
   if (buffer_size && !buffers) c.buffers = std::max<size_t>(2, (16u << 20) / *buffer_size);
-  if (validating && !buffers) c.buffers *= 2;
   if (buffers) c.buffers = *buffers;
+  else if (validating) c.buffers *= 2;
   if (buffer_size) c.buffer_size = *buffer_size;
   return c;
 }

@@ -83,7 +83,7 @@ struct BufferChoice {
 // and cost less CPU per byte. A validation (backup --validate: every buffer is a read in
 // flight, none waits for a write) gets twice as many buffers, 32 MiB per channel: with
 // several streams per channel (sections, multiplexed files) 8 reads of 1 MiB in flight per
-// stream leave the disk idle between requests (docs/benchmarks.md, "Reads in flight").
+// stream leave the disk idle between requests (docs/benchmarks.md, "Current figures: reads in flight").
 // --buffers and --buffer-size override.
 BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers,
                             std::optional<size_t> buffer_size, bool compressing = false,
