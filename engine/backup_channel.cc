@@ -215,6 +215,15 @@ class BackupChannel {
         sources_.begin(), sources_.end(), [](const std::unique_ptr<Source>& s) { return !s->one_read; }));
   }
 
+  // Open units with reads still to issue: the files being read at once. The previous set's
+  // units that only wait for their last reads do not count, so the level reached stays
+  // within the set's size (the job's multiplexing level).
+  size_t reading() const {
+    return static_cast<size_t>(std::count_if(sources_.begin(), sources_.end(), [](const auto& s) {
+      return s->next < s->end;
+    }));
+  }
+
   // Opens units of the current set (then the next set) up to the multiplexing level: at
   // most `max_open_files` units of several reads, and besides them
   // units read in one read (one_read()) while there are buffers for them. In all at most
@@ -246,8 +255,8 @@ class BackupChannel {
       if (sources_.size() >= most_open || (!one_read(u) && multiplexed() >= most)) return ok();
       ++set_pos_;
       SB_TRY(open_source(u));
-      open_most_ = std::max<uint32_t>(
-          open_most_, static_cast<uint32_t>(std::min<size_t>(sources_.size(), most)));
+      open_most_ = std::max<uint32_t>(open_most_,
+                                      static_cast<uint32_t>(std::min<size_t>(reading(), most)));
     }
   }
 
@@ -775,7 +784,7 @@ class BackupChannel {
   bool stopping_ = false;
   uint32_t reads_out_ = 0, writes_out_ = 0;
   FileIoIndex file_io_;
-  uint32_t open_most_ = 0;  // most units open at once: the multiplexing level reached
+  uint32_t open_most_ = 0;  // most units read at once: the multiplexing level reached
   // Most units open at once with those read in one read (each takes one buffer).
   static constexpr size_t kMostOneRead = 32;
   std::vector<std::unique_ptr<OpenPiece>> pieces_;

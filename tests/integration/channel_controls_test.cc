@@ -286,6 +286,35 @@ TEST(ChannelControls, FilesOfOneBufferAreReadBesideTheMultiplexedOnes) {
   EXPECT_EQ(vj["buffer_size"].as_u64(), bj["buffer_size"].as_u64()) << v.describe();
 }
 
+// A channel that takes several sets opens the next set's files while the last reads of the
+// current set are in flight. Those files are read one set at a time, so the level recorded
+// for the channel stays within the job's multiplexing level; every file restores identical.
+TEST(ChannelControls, ChannelLevelStaysWithinTheJobsAcrossSets) {
+  TempDir t("sbit-cc-sets");
+  std::string src = t / "src";
+  std::vector<std::string> files;
+  for (unsigned i = 0; i < 6; ++i) {
+    files.push_back(src + "/f" + std::to_string(i) + ".dbf");
+    make_file(files.back(), 12 * kMiB + 512 * i, 40 + i);
+  }
+  if (HasFatalFailure()) return;
+  std::string cat = t / "cat";
+  RunResult b = sb({"backup", src, "--to", t / "pieces", "--catalog", cat, "--json",
+                    "--channels", "1", "--files-per-set", "2"});
+  SB_ASSERT_EXIT(b, 0);
+  Json bj = parse_json(b);
+  EXPECT_EQ(bj["multiplexing"].as_u64(), 2u) << b.describe();
+  RunResult io = sb({"report", "io", "--backup", std::to_string(backup_id_of(bj)), "--json",
+                     "--catalog", cat});
+  SB_ASSERT_EXIT(io, 0);
+  Json ij = parse_json(io);
+  ASSERT_EQ(ij["channels"].size(), 1u) << io.describe();
+  EXPECT_EQ(ij["channels"][0]["multiplexing"].as_u64(), 2u) << io.describe();
+  RunResult r = sb({"restore", "--to", t / "r", "--catalog", cat});
+  SB_ASSERT_EXIT(r, 0);
+  EXPECT_TRUE(restored_exactly(t / "r", files));
+}
+
 // --- Piece size limit -------------------------------------------------------------------
 
 TEST(ChannelControls, MaxPieceSizeSplitsEachChannelsOutput) {
