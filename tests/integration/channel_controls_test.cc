@@ -15,9 +15,9 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <regex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/piece_format.h"
@@ -119,15 +119,22 @@ std::string join(const std::vector<std::string>& v) {
 
 // Pieces per channel, from their names (sb<id>-<stamp>-c<channel>-p<n>.sbp).
 std::map<uint64_t, size_t> pieces_per_channel(const std::vector<std::string>& pieces) {
-  static const std::regex re(R"(-c([0-9]+)-p([0-9]+)\.sbp$)");
+  auto digits = [](std::string_view v) {
+    return !v.empty() &&
+           std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
   std::map<uint64_t, size_t> out;
   for (const auto& p : pieces) {
-    std::smatch m;
-    if (!std::regex_search(p, m, re)) {
+    std::string_view name = p;
+    const size_t c = name.rfind("-c"), n = name.rfind("-p");
+    const bool ok = name.ends_with(".sbp") && c != name.npos && n != name.npos && c < n &&
+                    digits(name.substr(c + 2, n - c - 2)) &&
+                    digits(name.substr(n + 2, name.size() - n - 6));
+    if (!ok) {
       ADD_FAILURE() << "piece name does not follow sb<id>-<stamp>-c<channel>-p<n>.sbp: " << p;
       continue;
     }
-    ++out[std::stoull(m[1].str())];
+    ++out[std::stoull(std::string(name.substr(c + 2, n - c - 2)))];
   }
   return out;
 }
