@@ -6,7 +6,7 @@
 
 #include <algorithm>
 #include <array>
-#include <regex>
+#include <string>
 
 #include "engine/piece_format.h"
 #include "engine/piece_reader.h"
@@ -88,11 +88,13 @@ void flip_byte(const std::string& path, uint64_t offset) {
 
 // The offset the error reports for `piece`, or nullopt when there is none.
 std::optional<uint64_t> reported_offset(const std::string& err, const std::string& piece) {
-  std::smatch m;
-  std::regex re("piece '([^']*)' is corrupt at offset ([0-9]+)");
-  for (auto it = std::sregex_iterator(err.begin(), err.end(), re); it != std::sregex_iterator();
-       ++it)
-    if ((*it)[1] == piece) return std::stoull((*it)[2]);
+  const std::string head = "piece '" + piece + "' is corrupt at offset ";
+  for (size_t at = err.find(head); at != std::string::npos; at = err.find(head, at + 1)) {
+    const size_t from = at + head.size();
+    size_t to = from;
+    while (to < err.size() && err[to] >= '0' && err[to] <= '9') ++to;
+    if (to > from) return std::stoull(err.substr(from, to - from));
+  }
   return std::nullopt;
 }
 
