@@ -769,7 +769,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
                     "--max-corrupt " + std::to_string(opts.max_corrupt) +
                     " allows (the first: block " +
                     std::to_string(std::find_if(sum.pages.corrupt.begin(), sum.pages.corrupt.end(),
-                                                [&](const CorruptBlock& c) { return c.file == file; })
+                                                [&f = file](const CorruptBlock& c) { return c.file == f; })
                                        ->block) +
                     ")";
       }

@@ -19,8 +19,8 @@ uint64_t mix64(uint64_t x) {
 
 uint64_t hash_name(const std::string& s) {
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
-  for (unsigned char c : s) {
-    h ^= c;
+  for (char ch : s) {
+    h ^= static_cast<unsigned char>(ch);
     h *= 0x100000001b3ull;
   }
   return mix64(h);

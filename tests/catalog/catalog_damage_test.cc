@@ -160,7 +160,7 @@ TEST(CatalogDamage, FlippedBitInMiddleRecordSkipsOnlyThatRecord) {
 
 TEST(CatalogDamage, FlippedBitsInFrameHeaders) {
   // Magic, length, sequence and type of a middle record: each is caught and skipped.
-  for (uint64_t field : {0, 4, 13, 20}) {
+  for (uint64_t field : {uint64_t{0}, uint64_t{4}, uint64_t{13}, uint64_t{20}}) {
     testing::TempDir tmp;
     std::string dir = tmp / "cat";
     auto frames = make_two_backups(dir);

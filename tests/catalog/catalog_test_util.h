@@ -34,7 +34,7 @@ inline FileRecord sample_file(const std::string& path, uint32_t n,
   f.path = path;
   f.size = 1000ull * n + 7;
   f.mode = 0100640;
-  f.mtime_ns = -5 + n;
+  f.mtime_ns = -5 + static_cast<int64_t>(n);  // negative for the first few
   f.uid = 1000 + n;
   f.gid = 2000 + n;
   for (size_t i = 0; i < f.digest.size(); ++i) f.digest[i] = static_cast<uint8_t>(i * 17 + n);

@@ -442,7 +442,8 @@ TEST(ChannelControls, ChannelRateLimitHoldsEffectiveRate) {
 // 1 MiB/s the three take 3 s. Only lower bounds are tight: a loaded machine is only slower.
 TEST(ChannelControls, RateLimitsHoldFromTheFirstRead) {
   TempDir t("sbit-cc-rate-start");
-  for (int i = 0; i < 3; ++i) make_file(t / ("src/f" + std::to_string(i)), kMiB, 70 + i);
+  for (int i = 0; i < 3; ++i)
+    make_file(t / ("src/f" + std::to_string(i)), kMiB, static_cast<uint32_t>(70 + i));
   if (HasFatalFailure()) return;
   struct Case {
     std::vector<std::string> flags;
@@ -603,7 +604,8 @@ TEST(ChannelControls, RepeatedPartialWindowsCoverEveryFile) {
   make_file(src + "/large/a.dbf", 12 * kMiB, 200);
   make_file(src + "/large/b.dbf", 12 * kMiB, 201);
   for (int i = 0; i < 24; ++i)
-    make_file(src + "/small/s" + std::to_string(i) + ".dbf", 256 * kKiB, 210 + i);
+    make_file(src + "/small/s" + std::to_string(i) + ".dbf", 256 * kKiB,
+              static_cast<uint32_t>(210 + i));
   if (HasFatalFailure()) return;
   auto originals = files_under(src);
   std::string cat = t / "cat", to = t / "pieces";

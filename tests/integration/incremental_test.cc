@@ -281,7 +281,7 @@ TEST(Incremental, OneFileOfADeepChainReadsOnlyItsFrames) {
   make_tree(src);
   uint64_t last = 0;
   for (int i = 0; i < 3; ++i) {
-    if (i) change_pages(src, 0.02, 20 + i);
+    if (i) change_pages(src, 0.02, static_cast<uint32_t>(20 + i));
     Json j = backup({"backup", src, "--to", work / "p", "--catalog", cat, "--level",
                      i ? "1" : "0", "--json"});
     last = backup_id_of(j);

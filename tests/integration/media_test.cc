@@ -82,7 +82,8 @@ TEST_F(Media, AWeekUnderRedundancyTwoKeepsTwoWholeCopies) {
   make_file(t_ / "src/a.dbf", 3 * kMiB, 1);
   make_file(t_ / "src/b.dbf", 2 * kMiB, 2);
   for (int d = 1; d <= 7; ++d) {
-    make_file(t_ / "src/a.dbf", 3 * kMiB, 10 + d);  // a changes every night, b never
+    // a changes every night, b never
+    make_file(t_ / "src/a.dbf", 3 * kMiB, static_cast<uint32_t>(10 + d));
     nightly(d);
   }
   SB_ASSERT_EXIT(run({"configure", "retention", "redundancy", "2"}), 0);
@@ -108,7 +109,7 @@ TEST_F(Media, AWeekUnderRedundancyTwoKeepsTwoWholeCopies) {
 TEST_F(Media, AThreeDayRecoveryWindowKeepsWhatARestoreToItsStartNeeds) {
   make_file(t_ / "src/a.dbf", 2 * kMiB, 1);
   for (int d = 1; d <= 7; ++d) {
-    make_file(t_ / "src/a.dbf", 2 * kMiB, 20 + d);
+    make_file(t_ / "src/a.dbf", 2 * kMiB, static_cast<uint32_t>(20 + d));
     nightly(d);
   }
   SB_ASSERT_EXIT(run({"configure", "retention", "recovery-window", "3"}), 0);
@@ -129,7 +130,7 @@ TEST_F(Media, AnIncrementalsParentIsNeverObsolete) {
   make_file(t_ / "src/a.dbf", 4 * kMiB, 1);
   nightly(1, {"--level", "0"});
   for (int d = 2; d <= 3; ++d) {
-    make_file(t_ / "src/a.dbf", 4 * kMiB, 30 + d);
+    make_file(t_ / "src/a.dbf", 4 * kMiB, static_cast<uint32_t>(30 + d));
     nightly(d, {"--level", "1"});
   }
   make_file(t_ / "src/a.dbf", 4 * kMiB, 40);
@@ -349,7 +350,8 @@ TEST_F(Media, ConfigureChecksValuesAndCommandFlagsOverride) {
 // A backup killed halfway is resumed: the files its durable pieces finished are not read
 // again, the rest is, and the one backup restores identical.
 TEST_F(Media, AResumeAfterAKillAtHalfwayReadsOnlyTheOtherHalf) {
-  for (int i = 1; i <= 8; ++i) make_file(t_ / ("src/f" + std::to_string(i)), 4 * kMiB, 50 + i);
+  for (int i = 1; i <= 8; ++i)
+    make_file(t_ / ("src/f" + std::to_string(i)), 4 * kMiB, static_cast<uint32_t>(50 + i));
   const std::vector<std::string> args{"backup", t_ / "src", "--to", t_ / "dest", "--tag", "big",
                                       "--channels", "1", "--max-open-files", "1",
                                       "--max-piece-size", "5M"};

@@ -35,7 +35,7 @@ TEST(NfsMedia, DeleteObsoleteAndCrosscheckOnAnExport) {
   const std::string url = s.url_of(rel);
   const std::string cat = t / "cat";
   for (int d = 1; d <= 4; ++d) {
-    make_file(src + "/a.dbf", 3u << 20, 10 + d);
+    make_file(src + "/a.dbf", 3u << 20, static_cast<uint32_t>(10 + d));
     const std::string when = "2026-11-0" + std::to_string(d) + "T02:00:00Z";
     SB_ASSERT_EXIT(sb({"backup", src, "--to", url, "--catalog", cat, "--tag", "n"},
                       {{"STRIPEBACK_FAKE_NOW", when}}),
