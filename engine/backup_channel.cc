@@ -242,7 +242,7 @@ class BackupChannel {
         if (set_ && !sources_.empty() &&
             (ctx_.config.read_order != ReadOrder::round_robin || !all_issued()))
           return ok();
-        set_ = ctx_.queue->next();
+        set_ = ctx_.queue->next(channel_);
         set_pos_ = 0;
         if (!set_) {
           queue_done_ = true;

@@ -575,7 +575,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     SB_ASSIGN(id, cat.begin_backup(begin));
   }
 
-  WorkQueue queue(sets);
+  WorkQueue queue(sets, opts.channels);
   BackupContext ctx;
   ctx.backup_id = id;
   ctx.catalog_id = cat.identity();

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <optional>
@@ -83,18 +84,27 @@ struct SetOptions {
 // queue hands out the most overdue work first, sections included.
 std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOptions& opts);
 
-// Hands out sets to channels; safe to call from any thread.
+// Hands out sets to channels; safe to call from any thread. Channel c (from 1) of the first
+// `channels` gets set c - 1 first: every channel has work of its own however late it starts
+// (a channel that opens a tape drive or a connection after the others have read a few small
+// sets would otherwise find none left). The later sets go to whichever channel asks first.
 class WorkQueue {
  public:
-  explicit WorkQueue(const std::vector<WorkSet>& sets) : sets_(sets) {}
-  const WorkSet* next() {
+  WorkQueue(const std::vector<WorkSet>& sets, uint32_t channels)
+      : sets_(sets), own_(std::min<size_t>(channels, sets.size())), next_(own_),
+        own_taken_(own_) {}
+  const WorkSet* next(uint32_t channel) {
+    if (channel >= 1 && channel <= own_ && !own_taken_[channel - 1].exchange(true))
+      return &sets_[channel - 1];
     size_t i = next_.fetch_add(1, std::memory_order_relaxed);
     return i < sets_.size() ? &sets_[i] : nullptr;
   }
 
  private:
   const std::vector<WorkSet>& sets_;
-  std::atomic<size_t> next_{0};
+  const size_t own_;  // sets kept for the channel of the same number
+  std::atomic<size_t> next_;
+  std::vector<std::atomic<bool>> own_taken_;
 };
 
 // Absolute, lexically normal form of a path (no symlink resolution).

@@ -59,11 +59,40 @@ TEST(Planner, SpecialFileAsSourceIsRefused) {
 
 TEST(WorkQueue, HandsOutEachSetOnce) {
   std::vector<WorkSet> sets(5);
-  WorkQueue q(sets);
+  WorkQueue q(sets, 1);
   int n = 0;
-  while (q.next()) ++n;
+  while (q.next(1)) ++n;
   EXPECT_EQ(n, 5);
-  EXPECT_EQ(q.next(), nullptr);
+  EXPECT_EQ(q.next(1), nullptr);
+}
+
+// A channel that asks late still gets its own set: channel 1 takes every set it can before
+// channel 2 asks, and channel 2 gets set 1 (the second), then nothing.
+TEST(WorkQueue, EachChannelKeepsItsFirstSetForALateStart) {
+  std::vector<WorkSet> sets(4);
+  WorkQueue q(sets, 2);
+  std::vector<const WorkSet*> first;
+  while (const WorkSet* s = q.next(1)) first.push_back(s);
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(first[0], &sets[0]);
+  EXPECT_EQ(first[1], &sets[2]);
+  EXPECT_EQ(first[2], &sets[3]);
+  EXPECT_EQ(q.next(2), &sets[1]);
+  EXPECT_EQ(q.next(2), nullptr);
+  EXPECT_EQ(q.next(1), nullptr);
+}
+
+// More channels than sets: the sets go one to each of the first channels, the others get
+// none; every set is handed out once, whatever the order of the asks.
+TEST(WorkQueue, MoreChannelsThanSetsHandsEachSetOnce) {
+  std::vector<WorkSet> sets(2);
+  WorkQueue q(sets, 4);
+  EXPECT_EQ(q.next(4), nullptr);
+  EXPECT_EQ(q.next(2), &sets[1]);
+  EXPECT_EQ(q.next(3), nullptr);
+  EXPECT_EQ(q.next(1), &sets[0]);
+  EXPECT_EQ(q.next(1), nullptr);
+  EXPECT_EQ(q.next(2), nullptr);
 }
 
 std::vector<FileTask> files_of(std::initializer_list<uint64_t> sizes) {

@@ -142,22 +142,13 @@ TEST_F(Report, IoOfABackupPerChannelAndPerFile) {
   EXPECT_EQ(io["job"]["backup_id"].as_u64(), id);
   ASSERT_EQ(io["channels"].size(), 2u);
   uint64_t read = 0, written = 0;
-  size_t active = 0;
   for (const Json& ch : io["channels"].items()) {
+    EXPECT_GT(ch["reads"].as_u64().value_or(0), 0u);
+    EXPECT_GT(ch["writes"].as_u64().value_or(0), 0u);
     EXPECT_EQ(ch["buffers"].as_u64(), b["buffers"].as_u64());
     EXPECT_EQ(ch["buffer_size"].as_u64(), b["buffer_size"].as_u64());
     EXPECT_GE(ch["multiplexing"].as_u64().value_or(0), 1u);
     EXPECT_LE(ch["multiplexing"].as_u64().value_or(9), b["multiplexing"].as_u64().value_or(0));
-    // The channels take sets from one queue: a channel that starts after the other has taken
-    // every set (16 MiB in all, a few ms of reads) does no I/O, and says so.
-    if (ch["reads"].as_u64().value_or(1) == 0) {
-      EXPECT_EQ(ch["bytes_read"].as_u64(), 0u);
-      EXPECT_EQ(ch["writes"].as_u64(), 0u);
-      EXPECT_EQ(ch["io_mode"].as_string(), "none");
-      continue;
-    }
-    ++active;
-    EXPECT_GT(ch["writes"].as_u64().value_or(0), 0u);
     const std::string mode = ch["io_mode"].as_string();
     EXPECT_TRUE(mode == "async" || mode == "sync") << mode;
     EXPECT_EQ(mode == "sync", ch["io_engine"].as_string() == "sync");
@@ -171,7 +162,6 @@ TEST_F(Report, IoOfABackupPerChannelAndPerFile) {
     read += ch["bytes_read"].as_u64().value_or(0);
     written += ch["bytes_written"].as_u64().value_or(0);
   }
-  EXPECT_GE(active, 1u);
   EXPECT_EQ(read, b["bytes_read"].as_u64());
   EXPECT_EQ(written, b["bytes_written"].as_u64());
   // One entry per file, whose reads add up to what the backup read.
