@@ -99,25 +99,6 @@ bool parse_status(const std::string& text, ProgressSnapshot* s, uint64_t* proc_s
 
 }  // namespace
 
-uint64_t process_start(int pid, char* state) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // The command name is in parentheses and may hold spaces: fields go on after the last ')'.
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream f(text.substr(close + 2));
-  std::string field;
-  uint64_t start = 0;
-  for (int i = 3; f >> field; ++i) {
-    if (i == 3 && state) *state = field.empty() ? '?' : field[0];
-    if (i == 22) {
-      start = std::strtoull(field.c_str(), nullptr, 10);
-      break;
-    }
-  }
-  return start;
-}
-
 Result<std::unique_ptr<StatusFile>> StatusFile::create(const std::string& catalog_dir) {
   const std::string dir = catalog_dir + "/" + kJobsDir;
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
@@ -134,7 +115,7 @@ Result<std::unique_ptr<StatusFile>> StatusFile::create(const std::string& catalo
   if (f->fd_ < 0)
     return fail(Errc::io, "unable to create the job status file '" + f->path_ + "': " +
                               std::strerror(errno));
-  f->proc_start_ = process_start(static_cast<int>(::getpid()));
+  f->proc_start_ = util::process_start_ticks(::getpid());
   return f;
 }
 
@@ -212,9 +193,10 @@ std::vector<JobStatus> read_job_statuses(const std::string& catalog_dir) {
     const double since_progress = static_cast<double>(now - s.last_progress_ns) / 1e9;
     char pstate = '?';
     const bool local = s.host == here;
-    const bool alive = local ? s.pid > 0 && process_start(s.pid, &pstate) == proc_start &&
-                                   proc_start != 0 && pstate != 'Z'
-                             : since_update < std::max(30.0, s.hang_after_s);
+    const bool alive =
+        local ? s.pid > 0 && util::process_start_ticks(s.pid, &pstate) == proc_start &&
+                    proc_start != 0 && pstate != 'Z'
+              : since_update < std::max(30.0, s.hang_after_s);
     char why[160];
     if (!alive) {
       js.state = "dead";

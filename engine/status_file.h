@@ -43,7 +43,4 @@ struct JobStatus {
 // (being rewritten) is skipped.
 std::vector<JobStatus> read_job_statuses(const std::string& catalog_dir);
 
-// The start time of process `pid` in clock ticks since boot (/proc/PID/stat), 0 if gone.
-uint64_t process_start(int pid, char* state = nullptr);
-
 }  // namespace stripeback::engine

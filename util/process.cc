@@ -17,7 +17,8 @@ std::string hostname() {
   return buf;
 }
 
-uint64_t process_start_ticks(pid_t pid) {
+uint64_t process_start_ticks(pid_t pid, char* state) {
+  if (state) *state = '?';
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
   if (!std::getline(in, line)) return 0;
@@ -26,8 +27,10 @@ uint64_t process_start_ticks(pid_t pid) {
   if (close == std::string::npos) return 0;
   std::istringstream rest(line.substr(close + 1));
   std::string field;
-  for (int i = 3; i <= 22; ++i)
+  for (int i = 3; i <= 22; ++i) {
     if (!(rest >> field)) return 0;
+    if (i == 3 && state) *state = field[0];
+  }
   try {
     return std::stoull(field);
   } catch (...) {

@@ -10,8 +10,9 @@ namespace stripeback::util {
 
 std::string hostname();  // empty when unknown
 // Start time of `pid` in clock ticks since boot (field 22 of /proc/PID/stat), 0 when the
-// process does not exist or /proc cannot tell.
-uint64_t process_start_ticks(pid_t pid);
+// process does not exist or /proc cannot tell. `state`, when given, gets the process's state
+// letter (field 3: 'R', 'S', 'Z' for a zombie...), '?' when unknown.
+uint64_t process_start_ticks(pid_t pid, char* state = nullptr);
 // True when a process with this pid runs on this host and (when start_ticks is not 0) it
 // is the same process: started at that time. A process of another host counts as alive,
 // since nothing here can tell.
