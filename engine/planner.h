@@ -86,8 +86,8 @@ std::vector<WorkSet> make_sets(const std::vector<FileTask>& files, const SetOpti
 
 // Hands out sets to channels; safe to call from any thread. Channel c (from 1) of the first
 // `channels` gets set c - 1 first: every channel has work of its own however late it starts
-// (a channel that opens a tape drive or a connection after the others have read a few small
-// sets would otherwise find none left). The later sets go to whichever channel asks first.
+// (a channel whose storage is slow to open, after the others have read a few small sets,
+// would otherwise find none left). The later sets go to whichever channel asks first.
 class WorkQueue {
  public:
   WorkQueue(const std::vector<WorkSet>& sets, uint32_t channels)
