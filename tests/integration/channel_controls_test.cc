@@ -117,6 +117,18 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+// The multiplexing level `report io` recorded for each channel of the backup of `bj`.
+std::vector<uint64_t> channel_levels(const std::string& cat, const Json& bj) {
+  RunResult io = sb({"report", "io", "--backup", std::to_string(backup_id_of(bj)), "--json",
+                     "--catalog", cat});
+  EXPECT_TRUE(io.exited(0)) << io.describe();
+  const Json ij = parse_json(io);
+  std::vector<uint64_t> out;
+  for (const Json& ch : ij["channels"].items())
+    out.push_back(ch["multiplexing"].as_u64().value_or(0));
+  return out;
+}
+
 // Pieces per channel, from their names (sb<id>-<stamp>-c<channel>-p<n>.sbp).
 std::map<uint64_t, size_t> pieces_per_channel(const std::vector<std::string>& pieces) {
   auto digits = [](std::string_view v) {
@@ -245,12 +257,7 @@ TEST(ChannelControls, FilesOfOneBufferAreReadBesideTheMultiplexedOnes) {
   ASSERT_EQ(bj["channels"].items().size(), 1u) << b.describe();
   EXPECT_EQ(bj["channels"].items()[0]["reads"].as_u64(), 22u) << b.describe();
   // The level recorded for the channel stays within --max-open-files.
-  RunResult io = sb({"report", "io", "--backup", std::to_string(backup_id_of(bj)), "--json",
-                     "--catalog", cat});
-  SB_ASSERT_EXIT(io, 0);
-  Json ij = parse_json(io);
-  ASSERT_EQ(ij["channels"].size(), 1u) << io.describe();
-  EXPECT_EQ(ij["channels"][0]["multiplexing"].as_u64(), 1u) << io.describe();
+  EXPECT_EQ(channel_levels(cat, bj), std::vector<uint64_t>{1});
   auto pieces = pieces_in(to);
   ASSERT_EQ(pieces.size(), 1u) << join(pieces);
 
@@ -311,12 +318,7 @@ TEST(ChannelControls, ChannelLevelStaysWithinTheJobsAcrossSets) {
   SB_ASSERT_EXIT(b, 0);
   Json bj = parse_json(b);
   EXPECT_EQ(bj["multiplexing"].as_u64(), 2u) << b.describe();
-  RunResult io = sb({"report", "io", "--backup", std::to_string(backup_id_of(bj)), "--json",
-                     "--catalog", cat});
-  SB_ASSERT_EXIT(io, 0);
-  Json ij = parse_json(io);
-  ASSERT_EQ(ij["channels"].size(), 1u) << io.describe();
-  EXPECT_EQ(ij["channels"][0]["multiplexing"].as_u64(), 2u) << io.describe();
+  EXPECT_EQ(channel_levels(cat, bj), std::vector<uint64_t>{2});
   RunResult r = sb({"restore", "--to", t / "r", "--catalog", cat});
   SB_ASSERT_EXIT(r, 0);
   EXPECT_TRUE(restored_exactly(t / "r", files));
