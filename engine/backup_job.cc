@@ -759,21 +759,21 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
             });
   bool corruption_failed = false;
   if (!opts.validate_only) {
-    std::map<std::string, uint64_t> per_file;
-    for (const auto& c : sum.pages.corrupt) ++per_file[c.file];
-    for (const auto& [file, n] : per_file)
-      if (n > opts.max_corrupt && status != catalog::BackupStatus::failed) {
+    // Per file: its corrupt pages, and the block of the first.
+    std::map<std::string, std::pair<uint64_t, uint64_t>> per_file;
+    for (const auto& c : sum.pages.corrupt)
+      ++per_file.try_emplace(c.file, 0, c.block).first->second.first;
+    for (const auto& [file, found] : per_file)
+      if (found.first > opts.max_corrupt && status != catalog::BackupStatus::failed) {
         status = catalog::BackupStatus::failed;
         corruption_failed = true;
-        sum.error = "'" + file + "' has " + std::to_string(n) + " corrupt page(s), more than "
-                    "--max-corrupt " + std::to_string(opts.max_corrupt) +
-                    " allows (the first: block " +
-                    std::to_string(std::find_if(sum.pages.corrupt.begin(), sum.pages.corrupt.end(),
-                                                [&f = file](const CorruptBlock& c) { return c.file == f; })
-                                       ->block) +
-                    ")";
+        sum.error = "'" + file + "' has " + std::to_string(found.first) +
+                    " corrupt page(s), more than --max-corrupt " +
+                    std::to_string(opts.max_corrupt) + " allows (the first: block " +
+                    std::to_string(found.second) + ")";
       }
   }
+
   // The page checks go to the catalog (list --corrupt): complete when every planned file was
   // read through, whatever was found in it.
   if (validator) {

@@ -659,8 +659,9 @@ Result<RebuildReport> rebuild_catalog(catalog::Catalog& cat, const RebuildOption
       continue;
     }
     auto& list = scanned[bid];
-    if (std::any_of(list.begin(), list.end(),
-                    [&name = p.record.name](const ScannedPiece& q) { return q.record.name == name; })) {
+    if (std::any_of(list.begin(), list.end(), [&name = p.record.name](const ScannedPiece& q) {
+          return q.record.name == name;
+        })) {
       scan.unreadable.push_back("'" + p.record.name + "' is on the media twice; the copy on " +
                                 p.record.media->spans.front().volume_id + " is left out");
       continue;

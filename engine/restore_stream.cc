@@ -484,7 +484,8 @@ RestoreOutcome StreamPlan::run_channel(const RestoreContext& ctx, uint32_t index
     for (auto& [path, f] : p->files) {
       std::lock_guard lock(f->state.mu);
       if (!st) fail_file(f->state, st.error());
-      else if (std::none_of(bound.begin(), bound.end(), [&fp = f](const auto& b) { return b.second == fp; }))
+      else if (std::none_of(bound.begin(), bound.end(),
+                            [&fp = f](const auto& b) { return b.second == fp; }))
         fail_file(f->state, Error{Errc::corrupt, 0,
                                   "piece '" + p->rec->name + "' does not hold '" + path + "'"});
       if (++f->state.chunks_done < f->state.chunks_total) continue;
