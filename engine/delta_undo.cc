@@ -1,5 +1,7 @@
 #include "engine/delta_undo.h"
 
+#include <sys/stat.h>
+
 #include <array>
 #include <cstring>
 #include <vector>
@@ -78,13 +80,34 @@ uint64_t UndoLog::bytes() const {
   return bytes_;
 }
 
+std::string distrust(const storage::FileInfo& st, std::optional<uint32_t> owner,
+                     bool private_mode) {
+  if (!S_ISREG(st.mode)) return "is not a regular file";
+  if (st.nlink != 1) return "has " + std::to_string(st.nlink) + " links";
+  if (owner && st.uid != *owner)
+    return "is owned by uid " + std::to_string(st.uid) + ", not " + std::to_string(*owner);
+  if (private_mode && (st.mode & 022) != 0) return "is writable by others";
+  return "";
+}
+
 Result<void> roll_back_delta(storage::Directory& dir, const std::string& temp,
-                             const std::string& undo, const std::string& final, bool set_owner) {
+                             const std::string& undo, const std::string& final, bool set_owner,
+                             std::optional<uint32_t> log_owner) {
   const std::string shown = dir.location().join(final).str();
   auto bad = [&](const std::string& why) {
     return fail(Errc::corrupt, "unable to put '" + shown + "' back as it was: its undo log " + why);
   };
+  auto refuse = [&](const std::string& what, const std::string& why) {
+    return fail(Errc::invalid_argument, "unable to put '" + shown + "' back as it was: " + what + " '" +
+                                  dir.location().join(what == "its undo log" ? undo : temp).str() +
+                                  "' " + why + "; left alone");
+  };
   SB_ASSIGN(auto in, dir.open(undo, {false}));
+  {
+    SB_ASSIGN(storage::FileInfo st, in->stat());
+    if (auto why = distrust(st, log_owner, log_owner.has_value()); !why.empty())
+      return refuse("its undo log", why);
+  }
   std::vector<std::byte> head(kHeader);
   SB_ASSIGN(size_t got, in->read_at(head.data(), kHeader, 0));
   const auto* h = reinterpret_cast<const uint8_t*>(head.data());
@@ -98,6 +121,14 @@ Result<void> roll_back_delta(storage::Directory& dir, const std::string& temp,
   old.size = util::get_le64(h + 24);
   old.mtime_ns = static_cast<int64_t>(util::get_le64(h + 32));
   SB_ASSIGN(auto out, dir.open_write(temp, {false}));
+  {
+    auto st = out->stat();
+    if (!st) return refuse("its temporary", "cannot be checked (" + st.error().what + ")");
+    if (auto why = distrust(*st, std::nullopt, false); !why.empty()) {
+      out->abandon();
+      return refuse("its temporary", why);
+    }
+  }
   uint64_t at = kHeader;
   std::vector<std::byte> data;
   while (true) {

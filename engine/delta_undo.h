@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "storage/storage.h"
@@ -56,7 +57,19 @@ class UndoLog {
 // `temp` (both in `dir`), gives it its old size and attributes (the owner too with
 // `set_owner`), makes it durable and renames it to `final`, never over an existing file;
 // then removes the log. Safe to repeat after a kill of its own.
+// Both files are opened without following links and checked with fstat after the open:
+// each must be a regular file with one link (a hard link would carry the writes outside the
+// directory). With `log_owner` (a log left by another process: restore_journal.h), the undo
+// log must also be owned by that uid and writable by nobody else, else nothing is touched
+// and the error says why (Errc::invalid_argument).
 Result<void> roll_back_delta(storage::Directory& dir, const std::string& temp,
-                             const std::string& undo, const std::string& final, bool set_owner);
+                             const std::string& undo, const std::string& final, bool set_owner,
+                             std::optional<uint32_t> log_owner = std::nullopt);
+
+// Why a file left by a killed restore must not be trusted: "" when `st` is a regular file
+// with one link, owned by `owner` (when given) and writable by no one else (when
+// `private_mode`).
+std::string distrust(const storage::FileInfo& st, std::optional<uint32_t> owner,
+                     bool private_mode);
 
 }  // namespace stripeback::engine

@@ -203,7 +203,22 @@ Result<std::unique_ptr<DeltaFile>> open_delta_file(storage::Directory& root,
                                   "' with --delta: it is not a regular file (remove it, or "
                                   "restore it without --delta and with --force)");
   f->old = {st->size, st->mode, st->uid, st->gid, st->mtime_ns};
+  if (st->nlink > 1) {
+    // Updated in place, its other names (perhaps outside the target) would change too: it
+    // is replaced by a whole copy instead, which leaves them as they are.
+    f->linked = st->nlink;
+    return f;
+  }
   SB_ASSIGN(f->in, parent.open(f->name, {config.direct == io::Direct::yes}));
+  {
+    // The name may have changed between the stat and the open: the open file decides.
+    SB_ASSIGN(storage::FileInfo opened, f->in->stat());
+    if (opened.nlink > 1 || !S_ISREG(opened.mode)) {
+      f->in.reset();
+      f->linked = std::max<uint32_t>(opened.nlink, 2);
+      return f;
+    }
+  }
   const uint64_t size = item.file.size;
   if (item.units) {
     const UnitMap& m = *item.units;
@@ -284,6 +299,11 @@ bool settle_delta_file(const RestoreContext& ctx, DeltaFile& f, bool* whole, std
     drop_undo();
     *err = f.error.what;
     return false;
+  }
+  if (f.linked) {
+    ++totals.whole;
+    *whole = true;
+    return true;
   }
   uint64_t differing = 0;
   for (const auto& [off, len] : differing_ranges(f)) differing += len;

@@ -49,6 +49,10 @@ struct DeltaFile {
   std::unique_ptr<UndoLog> undo;  // made at the first block that differs
   std::string temp, undo_name;
   std::atomic<uint64_t> bytes_compared{0};  // by every channel comparing a chunk of it
+  // The file's link count when it has other names (hard links): never compared or updated
+  // in place, it is replaced by a whole copy, so its other names keep their bytes,
+  // mode and times. 0 otherwise.
+  uint32_t linked = 0;
 };
 
 struct DeltaChunk {

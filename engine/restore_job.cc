@@ -529,12 +529,13 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
   }
 
   // Temporaries of a killed restore into this target are named and removed before this
-  // one creates its own (restore_journal.h).
+  // one creates any (restore_journal.h); its own journal comes first, to learn the owner
+  // the medium gives this restore's files.
   std::unique_ptr<RestoreJournal> journal;
   if (!opts.verify_only) {
-    for (auto& w : clean_restore_leftovers(*root, ::geteuid() == 0))
-      sum.warnings.push_back(std::move(w));
     SB_ASSIGN(journal, RestoreJournal::create(*root));
+    for (auto& w : clean_restore_leftovers(*root, ::geteuid() == 0, *journal))
+      sum.warnings.push_back(std::move(w));
   }
 
   sum.backups_used.assign(used.begin(), used.end());
@@ -613,6 +614,11 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
           sum.bytes += items[i].file.size;
         }
       }
+      if (whole && deltas[i]->linked)
+        sum.warnings.push_back("'" + deltas[i]->shown + "' has " +
+                               std::to_string(deltas[i]->linked) +
+                               " hard links: replaced by a whole copy rather than updated in "
+                               "place, so its other names keep their contents");
       if (whole) deltas[i].reset();
     }
     totals.compare_s =

@@ -62,8 +62,25 @@ bool parse(const std::string& text, Owner* owner, std::vector<std::string>* temp
   return true;
 }
 
-Result<std::string> read_journal(storage::Directory& root, const std::string& name) {
+// Reads a journal, opened without following a link. With `owner`, a journal that is not a
+// regular file with one link, owned by that uid and writable by no one else is not read:
+// the error says why (a journal directs what a restore writes, so only its own are trusted).
+Result<std::string> read_journal(storage::Directory& root, const std::string& name,
+                                 std::optional<uint32_t> owner) {
+  const std::string shown = root.location().join(name).str();
+  if (owner) {  // nothing but a regular file is opened (a FIFO or a device could block)
+    SB_ASSIGN(storage::FileInfo st, root.stat(name));
+    if (!S_ISREG(st.mode))
+      return fail(Errc::invalid_argument,
+                  "restore journal '" + shown + "' is not a regular file; left alone");
+  }
   SB_ASSIGN(auto f, root.open(name, {false}));
+  if (owner) {
+    SB_ASSIGN(storage::FileInfo st, f->stat());
+    if (auto why = distrust(st, owner, true); !why.empty())
+      return fail(Errc::invalid_argument, "restore journal '" + shown + "' " + why +
+                                              "; not trusted, left alone");
+  }
   std::string text;
   std::vector<std::byte> buf(1u << 20);
   uint64_t off = 0;
@@ -89,15 +106,17 @@ bool remove_temp(storage::Directory& root, const std::string& rel) {
     sub = std::move(*next);
     dir = sub.get();
   }
+  // A hard link is left alone too: this restore's predecessor made each temporary new.
   auto st = dir->stat(comps->back());
-  if (!st || !S_ISREG(st->mode)) return false;
+  if (!st || !distrust(*st, std::nullopt, false).empty()) return false;
   return dir->remove(comps->back()).has_value();
 }
 
 // A file a killed delta restore was updating: put back as it was when it is still under its
 // temporary name (its undo log is complete then: the log is durable before the rename), and
 // its undo log removed. Returns a message when there was something to do.
-std::string recover_delta(storage::Directory& root, const std::string& entry, bool set_owner) {
+std::string recover_delta(storage::Directory& root, const std::string& entry, bool set_owner,
+                          uint32_t owner) {
   // The same components a restore's paths have, each passing safe_component().
   auto split = safe_components(entry);
   if (!split || split->size() < 3) return "";
@@ -120,12 +139,12 @@ std::string recover_delta(storage::Directory& root, const std::string& entry, bo
   auto t = dir->stat(temp);
   auto u = dir->stat(undo);
   if (t && S_ISREG(t->mode) && u && S_ISREG(u->mode)) {
-    if (auto r = roll_back_delta(*dir, temp, undo, final, set_owner); !r)
+    if (auto r = roll_back_delta(*dir, temp, undo, final, set_owner, owner); !r)
       return r.error().what + " (it is kept as '" + root.location().join(rel + temp).str() +
              "', its undo log as '" + undo + "')";
     return "put '" + shown + "' back as it was before an interrupted delta restore";
   }
-  if (u && S_ISREG(u->mode)) (void)dir->remove(undo);
+  if (u && distrust(*u, owner, true).empty()) (void)dir->remove(undo);
   return "";
 }
 
@@ -224,16 +243,26 @@ std::string RestoreJournal::finish() {
   return "";
 }
 
-std::vector<std::string> clean_restore_leftovers(storage::Directory& root, bool set_owner) {
+std::vector<std::string> clean_restore_leftovers(storage::Directory& root, bool set_owner,
+                                                 const RestoreJournal& own) {
   std::vector<std::string> out;
+  // The owner this restore's files get on this medium: only journals and undo logs of that
+  // owner are trusted.
+  auto me = root.stat(own.name());
+  if (!me) {
+    out.push_back(me.error().wrap("unable to clean up after interrupted restores").what);
+    return out;
+  }
+  const uint32_t my_uid = me->uid;
   auto journals = list_journals(root);
   if (!journals) {
     out.push_back(journals.error().what);
     return out;
   }
   for (const auto& name : *journals) {
+    if (name == own.name()) continue;
     std::string path = shown_in(root, name);
-    auto text = read_journal(root, name);
+    auto text = read_journal(root, name, my_uid);
     Owner owner;
     std::vector<std::string> temps;
     if (!text) {
@@ -258,7 +287,7 @@ std::vector<std::string> clean_restore_leftovers(storage::Directory& root, bool 
                         st->mtime_ns / 1000000000 + 60 < static_cast<int64_t>(::time(nullptr));
       if (!old_enough) {
         std::this_thread::sleep_for(kStartPause);
-        auto again = read_journal(root, name);
+        auto again = read_journal(root, name, my_uid);
         if (!again || *again != *text) continue;  // gone, or being written: a live restore
       }
       bool gone = root.remove(name).has_value();
@@ -280,7 +309,7 @@ std::vector<std::string> clean_restore_leftovers(storage::Directory& root, bool 
         removed += remove_temp(root, rel) ? 1 : 0;
         continue;
       }
-      std::string said = recover_delta(root, rel, set_owner);
+      std::string said = recover_delta(root, rel, set_owner, my_uid);
       if (said.empty()) continue;
       kept = kept || said.rfind("unable", 0) == 0;
       out.push_back(std::move(said));

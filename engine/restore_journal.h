@@ -56,6 +56,7 @@ class RestoreJournal {
   // next restore and says so in the returned warning.
   std::string finish();
   const std::string& path() const { return path_; }
+  const std::string& name() const { return name_; }
 
  private:
   RestoreJournal() = default;
@@ -71,7 +72,11 @@ class RestoreJournal {
 // Removes the temporaries listed by journals in the target whose restore is gone, and those
 // journals. Returns one message per journal handled (what was removed, or why not).
 // Files a killed delta restore was updating are put back as they were (`set_owner`: their
-// owner too).
-std::vector<std::string> clean_restore_leftovers(storage::Directory& root, bool set_owner);
+// owner too). Called after `own` (this restore's journal) is created: only journals and
+// undo logs owned by the owner the medium gives `own`, writable by no one else, with one
+// link, are trusted; others are left alone and reported. A listed temporary is removed only
+// while it is a regular file with one link.
+std::vector<std::string> clean_restore_leftovers(storage::Directory& root, bool set_owner,
+                                                 const RestoreJournal& own);
 
 }  // namespace stripeback::engine

@@ -33,6 +33,7 @@ FileInfo info_of(const struct stat& st) {
   i.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
   i.ino = static_cast<uint64_t>(st.st_ino);
   i.dev = st.st_dev;
+  i.nlink = static_cast<uint32_t>(st.st_nlink);
   return i;
 }
 
@@ -115,6 +116,11 @@ class LocalWriteFile final : public storage::WriteFile {
       off += static_cast<uint64_t>(r);
     }
     return ok();
+  }
+  Result<FileInfo> stat() override {
+    struct stat st {};
+    if (::fstat(f_.fd.get(), &st) != 0) return sys_error(errno, "unable to stat " + q(name_));
+    return info_of(st);
   }
   Result<void> preallocate(uint64_t off, uint64_t len) override {
     if (no_prealloc_ || len == 0) return ok();
@@ -203,7 +209,8 @@ class LocalDirectory final : public storage::Directory {
   Result<std::unique_ptr<storage::ReadFile>> open(const std::string& name,
                                                   const storage::OpenOptions& o) override {
     const std::string shown = child_name(at_, name);
-    const int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC;
+    // O_NONBLOCK: a FIFO planted at `name` must not hang the open (no effect on files).
+    const int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
     bool direct = o.direct;
     int fd = ::openat(fd_.get(), name.c_str(), flags | (direct ? O_DIRECT : 0));
     if (fd < 0 && errno == EINVAL && direct) {
@@ -218,7 +225,7 @@ class LocalDirectory final : public storage::Directory {
   Result<std::unique_ptr<storage::WriteFile>> open_write(const std::string& name,
                                                          const storage::OpenOptions& o) override {
     const std::string shown = child_name(at_, name);
-    const int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+    const int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
     bool direct = o.direct;
     int fd = ::openat(fd_.get(), name.c_str(), flags | (direct ? O_DIRECT : 0));
     if (fd < 0 && errno == EINVAL && direct) {

@@ -484,6 +484,7 @@ storage::FileInfo info_of(const struct stat& st) {
   i.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   i.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
   i.ino = static_cast<uint64_t>(st.st_ino);
+  i.nlink = static_cast<uint32_t>(st.st_nlink);
   return i;
 }
 
@@ -535,6 +536,10 @@ class NfsWriteFile final : public storage::WriteFile {
   }
   Result<void> write_at(const std::byte* buf, size_t len, uint64_t off) override {
     return fs().pwrite_all(id_, buf, len, off);
+  }
+  Result<storage::FileInfo> stat() override {
+    SB_ASSIGN(struct stat st, fs().fstat(id_));
+    return info_of(st);
   }
   Result<void> preallocate(uint64_t, uint64_t) override { return ok(); }  // NFSv3: no ALLOCATE
   Result<void> truncate(uint64_t size) override { return fs().truncate(id_, size); }

@@ -359,6 +359,12 @@ class FaultWriteFile final : public WriteFile {
     return submit_through(*s_, *in_, loop, r);
   }
 
+  Result<FileInfo> stat() override {
+    return run(
+        *s_, FaultOp::stat, name(), {}, [&] { return "unable to stat " + quoted(name()); },
+        [&] { return in_->stat(); });
+  }
+
   Result<void> write_at(const std::byte* buf, size_t len, uint64_t offset) override {
     const Decision d = s_->decide(FaultOp::write, name());
     d.hold();

@@ -49,6 +49,10 @@ Result<std::unique_ptr<WriteFile>> Directory::open_write(const std::string& name
                    location().join(name).str() + "')"};
 }
 
+Result<FileInfo> WriteFile::stat() {
+  return Error{Errc::unsupported, 0, "unable to stat '" + name() + "': not supported on this storage"};
+}
+
 Error Storage::unsupported(const char* op, const Location& at) const {
   return Error{Errc::unsupported, 0,
                std::string(op) + " is not supported on " + scheme() + " storage ('" + at.str() +

@@ -77,6 +77,7 @@ struct FileInfo {
   uint64_t dev = 0;   // local: st_dev (0 elsewhere)
   int64_t ctime_ns = 0;  // status change time
   uint64_t ino = 0;      // inode number (file id on NFS)
+  uint32_t nlink = 1;    // hard links to it (1 where the medium has no such count)
 };
 
 // Attributes given to a restored file or directory: owner (when set), permission bits,
@@ -153,6 +154,9 @@ class WriteFile : public File {
   virtual void abandon() = 0;
   // On removable media, where the file went (after commit()).
   virtual std::optional<MediaPlacement> placement() const { return std::nullopt; }
+  // The open file's own attributes (fstat after open: what is written is this file, whatever
+  // its name points at now). Errc::unsupported where the medium cannot tell.
+  virtual Result<FileInfo> stat();
 };
 
 // A directory, reached without following symbolic links at or below it: every name given
