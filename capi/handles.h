@@ -50,7 +50,7 @@ struct Settings {
   std::string compress = "none";
   uint32_t files_per_set = 64, max_open_files = 8;
   uint64_t max_piece_size = 0, section_size = 0, rate = 0, job_rate = 0;
-  bool one_file_system = false;
+  bool one_file_system = false, skip_unreadable = false;
   std::optional<int> level;
   bool cumulative = false, optimize = false, force = false, delta = false, encrypt = false;
   engine::KeySource keys;

@@ -77,6 +77,7 @@ Result<void> backup_options(sb_job& j) {
   o.sources = s.sources;
   o.destination = s.destination;
   o.one_file_system = s.one_file_system;
+  o.skip_unreadable = s.skip_unreadable;
   o.tag = s.tag;
   o.channels = s.channels;
   o.channel.direct = s.direct ? io::Direct::yes : io::Direct::no;

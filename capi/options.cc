@@ -137,6 +137,7 @@ const std::vector<Key>& keys() {
       size("rate", &Settings::rate),
       size("job_rate", &Settings::job_rate),
       flag("one_file_system", &Settings::one_file_system),
+      flag("skip_unreadable", &Settings::skip_unreadable),
       {"level", Type::integer,
        [](Settings& s, const std::string& v) -> Result<void> {
          SB_ASSIGN(uint64_t n, unsigned_of("level", v, 0, 1));

@@ -152,6 +152,7 @@ Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupF
   SB_ASSIGN(o.channel, channel_config(c));
   o.sources = f.sources;
   o.one_file_system = f.one_file_system;
+  o.skip_unreadable = f.skip_unreadable;
   o.destination = f.to;
   o.tag = f.tag;
   o.channels = f.channels;

@@ -49,6 +49,7 @@ struct CommonFlags {
 struct BackupFlags {
   std::vector<std::string> sources;
   bool one_file_system = false;
+  bool skip_unreadable = false;
   std::string to;
   std::string tag;
   unsigned channels = 2;

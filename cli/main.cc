@@ -186,6 +186,10 @@ int main(int argc, char** argv) {
   backup->add_flag("--one-file-system", bf.one_file_system,
                    "do not descend into directories on another file system than the SOURCE "
                    "they are below (mount points are reported as skipped)");
+  backup->add_flag("--skip-unreadable", bf.skip_unreadable,
+                   "back up the rest when a directory below a SOURCE cannot be read, and "
+                   "record it as skipped (without it, an unreadable directory fails the "
+                   "backup with exit 1 before anything is written)");
   backup->add_option("--to", bf.to_all,
                      "directory that receives the backup pieces, or a tape drive "
                      "tape:iscsi://HOST:PORT/IQN/LUN or tape:/dev/sgN (repeat for more drives: "

@@ -149,6 +149,10 @@ std::string backup_json(const engine::BackupSummary& s) {
     w.kv("files_kept", s.resumed_files);
     w.kv("sections_kept", s.resumed_sections);
     w.kv("bytes_kept", s.resumed_bytes);
+    w.begin_array("files_read_again");
+    for (const auto& [path, why] : s.resumed_reread)
+      w.begin_object().kv("path", path).kv("why", why).end_object();
+    w.end_array();
     w.end_object();
   }
   w.kv("elapsed_s", s.elapsed_s);

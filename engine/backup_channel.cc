@@ -333,6 +333,8 @@ class BackupChannel {
     src->meta.mtime_ns = st.mtime_ns;
     src->meta.uid = st.uid;
     src->meta.gid = st.gid;
+    src->meta.ctime_ns = st.ctime_ns;
+    src->meta.ino = st.ino;
     src->done.unit = &u;
     src->done.size = src->meta.size;
     src->done.mode = st.mode;

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <limits>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -439,10 +439,48 @@ BufferChoice choose_buffers(uint32_t multiplexing, std::optional<size_t> buffers
   return c;
 }
 
+namespace {
+
+// A destination inside a source would have every backup read the pieces of the ones before.
+// Compared with symbolic links resolved, so no link makes one look outside the other.
+Result<void> check_destination_outside(const std::vector<std::string>& sources,
+                                       const std::string& dest) {
+  if (storage::has_scheme(dest)) {
+    for (const auto& s : sources) {
+      const std::string src = normal_path(s);
+      if (dest == src || dest.starts_with(src + "/"))
+        return fail(Errc::invalid_argument, "backup destination '" + dest +
+                                                "' is inside the source '" + src +
+                                                "': choose a destination outside the sources");
+    }
+    return ok();
+  }
+  auto real = [](const std::string& p) {
+    std::error_code ec;
+    auto r = std::filesystem::weakly_canonical(p, ec);
+    return ec ? p : r.string();
+  };
+  const std::string d = real(dest);
+  for (const auto& s : sources) {
+    if (storage::has_scheme(s)) continue;
+    std::string src = real(normal_path(s));
+    while (src.size() > 1 && src.back() == '/') src.pop_back();
+    if (d == src || d.starts_with(src == "/" ? src : src + "/"))
+      return fail(Errc::invalid_argument,
+                  "backup destination '" + dest + "' is inside the source '" + s +
+                      "': every backup would read the pieces of the ones before; choose a "
+                      "destination outside the sources");
+  }
+  return ok();
+}
+
+}  // namespace
+
 Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& cat) {
   SB_TRY(check_options(opts));
-  SB_ASSIGN(Plan plan, make_plan(opts.sources, {opts.one_file_system}));
+  SB_ASSIGN(Plan plan, make_plan(opts.sources, {opts.one_file_system, opts.skip_unreadable}));
   std::string dest = opts.media ? opts.destination : normal_path(opts.destination);
+  if (!opts.media && !opts.validate_only) SB_TRY(check_destination_outside(opts.sources, dest));
   std::optional<MediaDestination> media_dest;
   std::vector<PieceTarget> targets;
   std::unique_ptr<PageValidator> validator;
@@ -702,6 +740,10 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     sum.resumed_sections = resumed->sections_kept;
     sum.resumed_bytes = resumed->bytes_kept;
     sum.resumed_from = resumed->backup_id;
+    sum.resumed_reread = resumed->reread;
+    for (const auto& [path, why] : resumed->reread)
+      sum.warnings.push_back("resume: '" + path + "' is read again whole: " + why +
+                             " since the interrupted run");
   }
   std::sort(files.begin(), files.end(),
             [](const catalog::FileRecord& a, const catalog::FileRecord& b) { return a.path < b.path; });

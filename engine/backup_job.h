@@ -25,6 +25,7 @@ namespace stripeback::engine {
 struct BackupOptions {
   std::vector<std::string> sources;
   bool one_file_system = false;  // do not cross mount points below the sources
+  bool skip_unreadable = false;  // directories that cannot be listed are skipped, not an error
   std::string destination;  // directory for the pieces (created if missing)
   std::string tag;
   uint32_t channels = kDefaultChannels;
@@ -139,6 +140,8 @@ struct BackupSummary {
   uint64_t resumed_files = 0;     // files all of whose units were kept
   uint64_t resumed_sections = 0;  // sections kept (of files read in part again, or whole)
   uint64_t resumed_bytes = 0;
+  // Files the interrupted run had backed up (some of) that were read again whole, and why.
+  std::vector<std::pair<std::string, std::string>> resumed_reread;
   // Blank volumes of removable media the backup labelled itself (MediaOptions::label_blank).
   std::vector<LabelledVolume> labelled_volumes;
 

@@ -248,7 +248,9 @@ Result<FileMeta> decode_file_meta(std::span<const uint8_t> payload) {
 
 std::vector<uint8_t> encode_trailer(const Trailer& t) {
   util::ByteWriter w;
-  w.u8(t.version == 1 ? 1 : 2);  // trailer version: 2 adds the map index after the files
+  // Trailer version: 2 adds the map index after the files, 3 each file's ctime and inode
+  // after that.
+  w.u8(t.version);
   w.u32(static_cast<uint32_t>(t.files.size()));
   for (size_t i = 0; i < t.files.size(); ++i) {
     put_meta(w, t.files[i]);
@@ -274,6 +276,10 @@ std::vector<uint8_t> encode_trailer(const Trailer& t) {
       w.u64(m.frame_offset);
       w.u32(m.stored_len);
     }
+  }
+  for (size_t i = 0; t.version >= 3 && i < t.files.size(); ++i) {
+    w.i64(t.files[i].ctime_ns);
+    w.u64(t.files[i].ino);
   }
   return w.take();
 }
@@ -308,7 +314,7 @@ Result<DigestMap> decode_digest_map(std::span<const uint8_t> payload) {
 Result<Trailer> decode_trailer(std::span<const uint8_t> payload) {
   util::ByteReader r(payload);
   const uint8_t version = r.u8();
-  if (version != 1 && version != 2) return fail(Errc::corrupt, "trailer has an unknown version");
+  if (version < 1 || version > 3) return fail(Errc::corrupt, "trailer has an unknown version");
   Trailer t;
   t.version = version;
   uint32_t n = r.u32();
@@ -349,6 +355,10 @@ Result<Trailer> decode_trailer(std::span<const uint8_t> payload) {
         m.stored_len = r.u32();
       }
     }
+  }
+  for (uint32_t i = 0; version >= 3 && i < n && r.ok(); ++i) {
+    t.files[i].ctime_ns = r.i64();
+    t.files[i].ino = r.u64();
   }
   if (!r.ok()) return fail(Errc::corrupt, "trailer is malformed");
   return t;

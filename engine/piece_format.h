@@ -92,6 +92,11 @@ struct FileMeta {
   int64_t mtime_ns = 0;
   uint32_t uid = 0, gid = 0;
   util::Digest digest{};  // whole-file digest; only meaningful in the trailer
+  // The file's status change time and inode number when it was opened for the backup
+  // (trailer version 3; 0 when not known): a resume keeps what a piece holds of a file
+  // only while these still match (resume.h).
+  int64_t ctime_ns = 0;
+  uint64_t ino = 0;
 };
 
 struct Extent {
@@ -121,7 +126,9 @@ struct DigestMap {
 };
 
 struct Trailer {
-  uint8_t version = 2;  // 1: without the map index (read, and re-encoded as it was)
+  // 1: without the map index; 2: without each file's ctime and inode (both read, and
+  // re-encoded as they were).
+  uint8_t version = 3;
   std::vector<FileMeta> files;
   std::vector<std::vector<Extent>> extents;  // per file id, in file offset order
   std::vector<std::vector<MapRef>> maps;     // per file id, in file offset order

@@ -97,7 +97,8 @@ class Walker {
     plan_.dirs.push_back(task_from(dir, dst));
     auto listed = children_of(dir);
     if (!listed) {
-      plan_.skipped.push_back({dir, listed.error().what});
+      if (opts_.skip_unreadable) plan_.skipped.push_back({dir, "unreadable directory: " + listed.error().what});
+      else unreadable_.push_back(listed.error().what);
       return;
     }
     std::vector<std::string> children = std::move(*listed);
@@ -124,6 +125,9 @@ class Walker {
   Plan& plan_;
   const PlanOptions& opts_;
   std::set<std::string> seen_;
+
+ public:
+  std::vector<std::string> unreadable_;  // directories that could not be listed: why
 };
 
 }  // namespace
@@ -163,6 +167,14 @@ Result<Plan> make_plan(const std::vector<std::string>& sources, const PlanOption
       return fail(Errc::invalid_argument, "backup source '" + src + "' is a " +
                                               kind_of(static_cast<mode_t>(st.mode)) +
                                               ", not a regular file or directory");
+  }
+  if (!walker.unreadable_.empty()) {
+    std::string what = walker.unreadable_.front();
+    if (walker.unreadable_.size() > 1)
+      what += " (and " + std::to_string(walker.unreadable_.size() - 1) +
+              " more unreadable directories)";
+    return fail(Errc::io, what + ": nothing was backed up (give --skip-unreadable to back up "
+                                 "the rest and record what was skipped)");
   }
   std::sort(plan.files.begin(), plan.files.end(), [](const FileTask& a, const FileTask& b) {
     return a.size != b.size ? a.size > b.size : a.path < b.path;

@@ -41,6 +41,9 @@ struct PlanOptions {
   // Do not descend into directories on another file system (a different st_dev) than the
   // source they are below; each is reported as skipped.
   bool one_file_system = false;
+  // A directory below a source that cannot be listed is reported as skipped; without this,
+  // it fails the plan (Errc::io), as an unreadable file fails the job.
+  bool skip_unreadable = false;
 };
 
 // Walks every source (a file or a directory, recursively). A source named by a symbolic

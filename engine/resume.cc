@@ -65,6 +65,7 @@ Result<ResumePoint> find_resume_point(uint64_t id, const std::vector<std::string
     for (size_t i = 0; i < t.files.size(); ++i) {
       HeldFile& h = rp.held[t.files[i].path];
       h.meta = t.files[i];
+      h.listed_in.push_back(p.name);
       for (const Extent& e : t.extents[i]) h.extents.emplace_back(e, p.name);
     }
   }
@@ -76,6 +77,19 @@ namespace {
 // The durable extents of `h` inside [o, o + len), in file order; false when one reaches
 // out of it (a layout this resume does not take apart).
 using HeldExtent = std::pair<Extent, std::string>;  // an extent and the piece holding it
+
+// Why what the pieces hold of a file cannot be kept for the file as it is now, or "".
+// Size and mtime can be put back by anyone who writes the file (touch -d); its status
+// change time cannot, and a file replaced under its name has another inode.
+std::string changed_since(const FileMeta& held, const FileTask& now) {
+  if (held.size != now.size) return "its size changed";
+  if (held.mtime_ns != now.mtime_ns) return "its modification time changed";
+  if (held.ctime_ns == 0 && held.ino == 0)
+    return "its pieces were written without its status change time";
+  if (held.ino != now.ino) return "it was replaced (another inode)";
+  if (held.ctime_ns != now.ctime_ns) return "its status change time changed (it was written to)";
+  return "";
+}
 
 bool extents_in(const HeldFile& h, uint64_t o, uint64_t len, std::vector<const Extent*>& in,
                 std::vector<const HeldExtent*>& held) {
@@ -119,9 +133,11 @@ std::vector<UnitDone> keep_finished_units(ResumePoint& rp, std::vector<WorkSet>&
   for (const auto& [path, where] : files) {
     auto h = rp.held.find(path);
     const WorkUnit& first = sets[where.front().first][where.front().second];
-    if (h == rp.held.end() || h->second.meta.size != first.file->size ||
-        h->second.meta.mtime_ns != first.file->mtime_ns)
-      continue;  // not in the durable pieces, or changed since: read again whole
+    if (h == rp.held.end()) continue;  // not in the durable pieces: read whole
+    if (std::string why = changed_since(h->second.meta, *first.file); !why.empty()) {
+      rp.reread.push_back({path, why});  // changed since: read again whole
+      continue;
+    }
     // Every durable extent of the file is kept, or none: a restore takes every extent of a
     // file from each piece its record names.
     std::vector<std::vector<const Extent*>> in(where.size());
@@ -161,6 +177,10 @@ std::vector<UnitDone> keep_finished_units(ResumePoint& rp, std::vector<WorkSet>&
         bytes += e->raw_len;
       }
       for (const HeldExtent* he : held[i]) pieces.insert(he->second);
+      // An empty file has no extent: its record names the piece that lists it, as a
+      // backup that was not interrupted does.
+      if (u.length == 0 && pieces.empty())
+        pieces.insert(h->second.listed_in.begin(), h->second.listed_in.end());
       d.pieces.assign(pieces.begin(), pieces.end());
       rp.bytes_kept += bytes;
       if (u.sections > 1 && rest[i].empty()) ++rp.sections_kept;

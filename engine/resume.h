@@ -5,7 +5,7 @@
 // A backup killed before its end record so leaves in the catalog the pieces that were whole,
 // and their trailers say which files and sections they finish. A resume (same sources, same
 // destination, the killed job's process gone) records that it now writes the backup, keeps
-// every durable extent of each file whose size and mtime are unchanged, backs up only the
+// every durable extent of each file whose size, mtime, ctime and inode are unchanged, backs up only the
 // ranges they leave out (a section not finished, the end of a file) into new pieces, and
 // ends the one backup with all of them. A file's durable extents are all kept or none: a
 // restore takes every extent of a file from each piece its record names.
@@ -31,6 +31,7 @@ namespace stripeback::engine {
 struct HeldFile {
   FileMeta meta;
   std::vector<std::pair<Extent, std::string>> extents;  // each with the piece holding it
+  std::vector<std::string> listed_in;  // the pieces whose trailer lists it (an empty file: no extent)
 };
 
 struct ResumePoint {
@@ -42,6 +43,9 @@ struct ResumePoint {
   uint64_t files_kept = 0;                   // files all of whose units are kept
   uint64_t sections_kept = 0;                // kept units that are sections
   uint64_t bytes_kept = 0;
+  // Files the pieces hold something of that are read again whole, with the reason (their
+  // size, mtime, status change time or inode changed since the interrupted run).
+  std::vector<std::pair<std::string, std::string>> reread;
 };
 
 // Which backup `--resume` names (`id`; 0: the newest interrupted backup to `dest`) and what

@@ -98,6 +98,8 @@ typedef struct sb_job sb_job;
  *   files_per_set, max_open_files, max_piece_size, section_size, rate, job_rate
  *                     channel controls as in the CLI (sizes like "64M", rates bytes/s)
  *   one_file_system   backup: do not cross mount points (bool)
+ *   skip_unreadable   backup: skip (and record) directories that cannot be read instead
+ *                     of failing (bool)
  *   level             backup: 0 or 1 (incremental backups); cumulative (bool)
  *   optimize, force   backup: skip unchanged files / read all; restore: overwrite
  *   delta             restore: update existing files in place (bool)
