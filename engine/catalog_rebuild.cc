@@ -15,6 +15,7 @@
 #include "engine/piece_name.h"
 #include "engine/piece_reader.h"
 #include "engine/piece_walk.h"
+#include "engine/restore_job.h"
 #include "util/digest.h"
 
 namespace stripeback::engine {
@@ -129,6 +130,13 @@ class PieceAssembler {
     std::map<std::string, UnitMap>& mine = maps_[id];
     uint64_t bytes_read = 0;
     for (auto& [path, f] : files) {
+      // A path no backup records (relative, empty, with '..' or a NUL) comes from a forged or
+      // damaged trailer: restoring it would be refused, and with it the whole backup.
+      if (!safe_components(path)) {
+        problems.push_back("a piece names the file '" + path +
+                           "', which is not a safe absolute path; left out");
+        continue;
+      }
       std::sort(f.extents.begin(), f.extents.end(),
                 [](const Extent& x, const Extent& y) { return x.file_offset < y.file_offset; });
       catalog::FileRecord r;

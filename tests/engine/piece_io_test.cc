@@ -2,6 +2,7 @@
 // reads back with the same index, and damage anywhere is reported with piece and offset.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -9,7 +10,10 @@
 #include <set>
 #include <vector>
 
+#include "catalog/catalog.h"
+#include "engine/catalog_rebuild.h"
 #include "engine/crypto.h"
+#include "engine/piece_name.h"
 #include "engine/piece_reader.h"
 #include "engine/piece_writer.h"
 #include "io/local_storage.h"
@@ -25,8 +29,10 @@ struct Written {
 };
 
 // Writes a piece holding one file of `size` bytes whose second MiB is zeros.
+// `path`: the file's path as the trailer records it (a forged one, in some tests).
 Written write_piece(const std::string& dir, uint64_t size, Keyring* keys = nullptr,
-                    const std::string& name = "test.sbp", uint16_t version = kPieceVersion) {
+                    const std::string& name = "test.sbp", uint16_t version = kPieceVersion,
+                    const std::string& path = "/src/file.dbf") {
   Written w;
   w.data.resize(size);
   for (size_t i = 0; i < size; ++i) w.data[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
@@ -51,7 +57,7 @@ Written write_piece(const std::string& dir, uint64_t size, Keyring* keys = nullp
   EXPECT_TRUE(head.has_value());
   write(head->block->data, head->placement.length, head->placement.offset);
   FileMeta m;
-  m.path = "/src/file.dbf";
+  m.path = path;
   m.size = size;
   uint32_t id = writer.add_file(m);
   auto placed = writer.file_frame(id);
@@ -142,6 +148,36 @@ TEST(PieceIo, TruncatedPieceIsRefused) {
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, Errc::corrupt);
   EXPECT_NE(r.error().what.find(w.path), std::string::npos) << r.error().what;
+}
+
+// Pieces whose trailers name hostile paths ('..', relative, empty, a NUL): a rebuild leaves
+// those files out, says which, and keeps the backup's safe file restorable.
+TEST(PieceIo, RebuildLeavesOutFilesWithHostilePathsAndSaysSo) {
+  testing::TempDir dir;
+  const uint64_t catalog_id = 0x0123456789abcdef;
+  const std::string media = dir.path() + "/media";
+  ASSERT_EQ(::mkdir(media.c_str(), 0755), 0);
+  const std::string stamp = make_piece_stamp();
+  const std::vector<std::string> paths{"/src/good.dbf", "/src/../../etc/evil", "relative/x", "",
+                                       std::string("/src/a\0b", 8)};
+  for (uint32_t i = 0; i < paths.size(); ++i)
+    write_piece(media, 4096, nullptr, piece_name(1, catalog_id, stamp, i + 1, 1), kPieceVersion,
+                paths[i]);
+  auto cat = catalog::Catalog::open(dir.path() + "/cat", catalog::Create::yes, io::local_storage());
+  ASSERT_TRUE(cat.has_value()) << cat.error().what;
+  RebuildOptions o;
+  o.media = {media};
+  o.catalog_id = catalog_id;
+  o.use_autobackup = false;
+  auto rep = rebuild_catalog(**cat, o);
+  ASSERT_TRUE(rep.has_value()) << rep.error().what;
+  auto backups = (*cat)->backups();
+  ASSERT_EQ(backups.size(), 1u);
+  ASSERT_EQ(backups[0].files.size(), 1u);
+  EXPECT_EQ(backups[0].files[0].path, "/src/good.dbf");
+  EXPECT_EQ(backups[0].end.status, catalog::BackupStatus::partial);
+  EXPECT_NE(backups[0].end.message.find("not a safe absolute path"), std::string::npos)
+      << backups[0].end.message;
 }
 
 TEST(PieceIo, HeaderTellsTheCatalog) {
