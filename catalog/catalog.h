@@ -100,6 +100,13 @@ struct PieceRecord {
   bool expired = false;
   std::string expired_reason;  // e.g. "missing: No such file or directory"
   int64_t crosschecked_ns = 0; // when the newest crosscheck of this piece ran; 0: never
+  // What the newest deep crosscheck found damaged inside a piece that is otherwise whole
+  // (frames whose payload fails its checksum): the piece stays available and so do the
+  // files it holds intact; these files will not restore from it. Kept until a deep
+  // crosscheck finds the piece good again (a quick one cannot tell).
+  bool damaged = false;
+  std::string damage;                      // what was found, e.g. "2 frames fail ..."
+  std::vector<std::string> damaged_files;  // paths whose frames are damaged
 };
 
 struct FileRecord {
@@ -224,10 +231,18 @@ struct Setting {
 
 // What one crosscheck found for each piece it looked at (docs/media-management.md).
 struct PieceCheck {
+  PieceCheck() = default;
+  PieceCheck(uint64_t id, std::string name, bool is_expired, std::string why)
+      : backup_id(id), piece(std::move(name)), expired(is_expired), reason(std::move(why)) {}
   uint64_t backup_id = 0;
   std::string piece;
   bool expired = false;
   std::string reason;  // why it is expired; empty when available
+  // A deep check found damaged frames in a piece that is otherwise whole (not expired):
+  // what, and the files they belong to (PieceRecord::damaged).
+  bool damaged = false;
+  std::string damage;
+  std::vector<std::string> damaged_files;
 };
 struct Crosscheck {
   int64_t time_ns = 0;

@@ -246,6 +246,13 @@ void Model::add_crosscheck(const Crosscheck& c) {
       p.expired = pc.expired;
       p.expired_reason = pc.expired ? pc.reason : "";
       p.crosschecked_ns = c.time_ns;
+      // Damage inside a whole piece is seen only by a deep check: a quick one that finds
+      // the piece whole leaves an earlier deep finding as it is.
+      if (c.deep || pc.damaged) {
+        p.damaged = pc.damaged;
+        p.damage = pc.damage;
+        p.damaged_files = pc.damaged_files;
+      }
     }
   }
 }

@@ -567,7 +567,9 @@ Result<Setting> decode_setting(std::span<const uint8_t> payload) {
 
 Result<EncodedRecord> encode_crosscheck(const Crosscheck& c) {
   util::ByteWriter w;
-  w.u8(kPayloadVersion);
+  const bool any_damage =
+      std::any_of(c.pieces.begin(), c.pieces.end(), [](const PieceCheck& p) { return p.damaged; });
+  w.u8(any_damage ? kCrosscheckDamagePayloadVersion : kPayloadVersion);
   w.i64(c.time_ns);
   w.u8(c.deep ? 1 : 0);
   w.u32(static_cast<uint32_t>(c.pieces.size()));
@@ -580,6 +582,24 @@ Result<EncodedRecord> encode_crosscheck(const Crosscheck& c) {
     w.u8(p.expired ? 1 : 0);
     w.str(p.reason);
   }
+  if (any_damage) {
+    // Per damaged piece: its index in the list above, what was found, the files.
+    uint32_t n = 0;
+    for (const PieceCheck& p : c.pieces) n += p.damaged ? 1 : 0;
+    w.u32(n);
+    for (uint32_t i = 0; i < c.pieces.size(); ++i) {
+      const PieceCheck& p = c.pieces[i];
+      if (!p.damaged) continue;
+      SB_TRY(check_str(p.damage, "crosscheck damage"));
+      w.u32(i);
+      w.str(p.damage);
+      w.u32(static_cast<uint32_t>(p.damaged_files.size()));
+      for (const auto& f : p.damaged_files) {
+        SB_TRY(check_str(f, "damaged file path"));
+        w.str(f);
+      }
+    }
+  }
   if (w.size() > kMaxPayload)
     return fail(Errc::invalid_argument, "catalog crosscheck record is " +
                                             std::to_string(w.size()) + " bytes; the limit is " +
@@ -589,7 +609,8 @@ Result<EncodedRecord> encode_crosscheck(const Crosscheck& c) {
 
 Result<Crosscheck> decode_crosscheck(std::span<const uint8_t> payload) {
   Cursor c(payload);
-  SB_ASSIGN(bool newer, read_version(c));
+  SB_ASSIGN(uint8_t version, read_raw_version(c));
+  const bool newer = version > kCrosscheckDamagePayloadVersion;
   util::ByteReader& r = c.r();
   Crosscheck out;
   out.time_ns = r.i64();
@@ -607,6 +628,22 @@ Result<Crosscheck> decode_crosscheck(std::span<const uint8_t> payload) {
     if (r.ok()) SB_TRY(check_decoded_id(p.backup_id));
     p.expired = expired == 1;
     out.pieces.push_back(std::move(p));
+  }
+  if (version >= kCrosscheckDamagePayloadVersion && r.ok()) {
+    const uint32_t damaged = r.u32();
+    // Each entry takes at least 12 bytes.
+    if (r.ok() && damaged > r.remaining() / 12) return malformed("truncated crosscheck damage");
+    for (uint32_t k = 0; k < damaged && r.ok(); ++k) {
+      const uint32_t i = r.u32();
+      std::string what = r.str();
+      const uint32_t files = r.u32();
+      if (r.ok() && (i >= out.pieces.size() || files > r.remaining() / 4))
+        return malformed("crosscheck damage entry out of range");
+      PieceCheck& p = out.pieces[i];
+      p.damaged = true;
+      p.damage = std::move(what);
+      for (uint32_t f = 0; f < files && r.ok(); ++f) p.damaged_files.push_back(r.str());
+    }
   }
   SB_TRY(check_end(c.ok(), c.remaining(), newer, "crosscheck payload"));
   if (deep > 1) return malformed("crosscheck deep flag " + std::to_string(deep));

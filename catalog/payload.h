@@ -26,6 +26,9 @@ inline constexpr uint8_t kBeginPayloadVersion = 2;
 // parent, change and units written. Readers of older versions skip them as a newer
 // writer's.
 inline constexpr uint8_t kLevelPayloadVersion = 3;
+// A crosscheck record with damaged pieces: the pieces of version 1, then the damage found
+// by a deep check (readers of version 1 take the pieces and skip the rest).
+inline constexpr uint8_t kCrosscheckDamagePayloadVersion = 2;
 // Strings longer than this are refused by the writer (ByteReader's default bound).
 inline constexpr size_t kMaxString = 1u << 20;
 // Backup ids run from 1 to this. The bound keeps "one more than the largest id any record

@@ -10,6 +10,11 @@
 //
 // The outcome of each piece is recorded (catalog::Crosscheck): `expired` when it is missing
 // or not whole, `available` otherwise; a piece found again later becomes available again.
+// A deep check that finds frames whose payload fails its checksum in a piece that is
+// otherwise whole (its headers, trailer and footer hold) records the piece as `damaged`
+// with the files those frames belong to: the piece, its backup and every other file stay
+// available (catalog::PieceRecord::damaged), and the finding stays until a deep check
+// finds the piece good again.
 #pragma once
 
 #include <cstdint>
@@ -36,12 +41,16 @@ struct CrosscheckedPiece {
   uint64_t size = 0;
   bool expired = false;
   std::string reason;
+  bool damaged = false;  // damaged frames in a piece otherwise whole (deep only)
+  std::string damage;
+  std::vector<std::string> damaged_files;
 };
 
 struct CrosscheckSummary {
   std::vector<CrosscheckedPiece> pieces;
   std::vector<uint64_t> backups;          // crosschecked, in id order
   std::vector<uint64_t> expired_backups;  // of those, now expired
+  std::vector<uint64_t> damaged_backups;  // of those, with damaged frames (not expired)
   uint64_t bytes_read = 0;
   double elapsed_s = 0;
 };
@@ -50,9 +59,18 @@ struct CrosscheckSummary {
 // found. Errors: not_found for an unknown backup or tag; a failure to record.
 Result<CrosscheckSummary> run_crosscheck(catalog::Catalog& cat, const CrosscheckOptions& opts);
 
+// What a deep check found damaged inside a whole piece: nothing when `frames` is 0.
+struct PieceDamage {
+  uint32_t frames = 0;
+  std::string what;                 // "2 frames fail their payload checksum (at offsets ...)"
+  std::vector<std::string> files;   // the files those frames belong to, when known
+};
+
 // Checks one piece as described above; the error says why it is not there or not whole.
-// `bytes` counts what was read.
-Result<void> check_piece(const catalog::PieceRecord& p, uint64_t backup_id, bool deep,
-                         const std::vector<std::string>& media_drives, uint64_t* bytes);
+// `bytes` counts what was read. `holders`: the files the catalog says the piece holds, named
+// as damaged when the piece's own file table is sealed (encrypted, and no key is used).
+Result<PieceDamage> check_piece(const catalog::PieceRecord& p, uint64_t backup_id, bool deep,
+                                const std::vector<std::string>& media_drives, uint64_t* bytes,
+                                const std::vector<std::string>& holders = {});
 
 }  // namespace stripeback::engine

@@ -17,7 +17,8 @@ Result<void> read_exact(storage::ReadFile& f, std::byte* buf, size_t len, uint64
 
 Result<WalkedPiece> walk_piece(storage::ReadFile& f, std::span<const std::byte> head,
                                uint64_t limit, std::optional<uint32_t> recorded,
-                               uint64_t* bytes, const FrameObserver& observe) {
+                               uint64_t* bytes, const FrameObserver& observe,
+                               std::vector<BadFrame>* bad) {
   PieceChecksum sum;
   sum.add_piece_header(head);
   std::vector<std::byte> block(kBlock), payload;
@@ -37,9 +38,14 @@ Result<WalkedPiece> walk_piece(storage::ReadFile& f, std::span<const std::byte> 
     payload.resize(padded);
     if (padded) {
       SB_TRY(read_exact(f, payload.data(), padded, at + kBlock, bytes, "frame payloads"));
-      if (util::crc32c(payload.data(), h->stored_len) != h->stored_crc)
-        return fail(Errc::corrupt,
-                    "payload checksum mismatch in the frame at offset " + std::to_string(at));
+      if (util::crc32c(payload.data(), h->stored_len) != h->stored_crc) {
+        if (!bad || h->type == FrameType::trailer)
+          return fail(Errc::corrupt,
+                      "payload checksum mismatch in the frame at offset " + std::to_string(at));
+        bad->push_back({at, *h});
+        at += kBlock + padded;
+        continue;
+      }
     }
     if (observe) observe(at, *h, block, payload);
     if (h->type == FrameType::trailer) break;

@@ -37,11 +37,21 @@ using FrameObserver = std::function<void(uint64_t offset, const FrameHeader& h,
                                          std::span<const std::byte> header_block,
                                          std::span<const std::byte> payload)>;
 
+// A frame whose header is valid but whose stored payload fails its checksum.
+struct BadFrame {
+  uint64_t offset = 0;  // of its header block
+  FrameHeader header;
+};
+
 // `head` is the piece's header block (already read); frames start after it. The piece may
 // not reach past `limit`. With `recorded`, the whole-piece checksum must equal it too.
+// With `bad`, a frame whose payload fails its checksum is added there (and not observed)
+// and the walk goes on: its valid header says where the next frame is. Without it, such a
+// frame ends the walk with an error.
 Result<WalkedPiece> walk_piece(storage::ReadFile& f, std::span<const std::byte> head,
                                uint64_t limit, std::optional<uint32_t> recorded,
-                               uint64_t* bytes, const FrameObserver& observe = {});
+                               uint64_t* bytes, const FrameObserver& observe = {},
+                               std::vector<BadFrame>* bad = nullptr);
 
 // A piece of which only some byte ranges are kept (those a PieceReader reads: header, map
 // frames, trailer, footer); a read outside them fails. Ranges are added in offset order;

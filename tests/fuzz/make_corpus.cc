@@ -231,6 +231,11 @@ void catalog_seeds() {
   cc.time_ns = 1764554400000000000;
   cc.pieces = {{1, "sb1-p1.sbp", false, ""}, {2, "sb2-p1.sbp", true, "missing"}};
   put("catalog_payload", "crosscheck", 8, encode_crosscheck(cc)->payload);
+  cc.deep = true;
+  cc.pieces[0].damaged = true;
+  cc.pieces[0].damage = "1 frame(s) fail their payload checksum (at offset 8192)";
+  cc.pieces[0].damaged_files = {"/db/a.dbf"};
+  put("catalog_payload", "crosscheck_damaged", 8, encode_crosscheck(cc)->payload);
   Deletion del;
   del.id = 0x51;
   del.reason = "obsolete";
