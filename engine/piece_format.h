@@ -125,10 +125,13 @@ struct DigestMap {
   std::vector<util::Digest> digests;
 };
 
+// The trailer version written: 3 adds each file's ctime and inode (docs/piece-format.md).
+inline constexpr uint8_t kTrailerVersion = 3;
+
 struct Trailer {
   // 1: without the map index; 2: without each file's ctime and inode (both read, and
   // re-encoded as they were).
-  uint8_t version = 3;
+  uint8_t version = kTrailerVersion;
   std::vector<FileMeta> files;
   std::vector<std::vector<Extent>> extents;  // per file id, in file offset order
   std::vector<std::vector<MapRef>> maps;     // per file id, in file offset order

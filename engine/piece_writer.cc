@@ -140,7 +140,7 @@ Result<PieceWriter::PlacedBlock> PieceWriter::trailer_block(uint32_t* piece_crc)
     files_[i].digest = comb.finish();
   }
   maps_.resize(files_.size());
-  Trailer t{2, files_, extents_, maps_};
+  Trailer t{kTrailerVersion, files_, extents_, maps_};
   auto payload = encode_trailer(t);
   size_t padded = align_up(payload.size() + (cipher_ ? kTagSize : 0));
   auto block = AlignedBlock::make(kBlock + padded + kBlock);
