@@ -35,6 +35,7 @@ struct OpenPiece {
   uint32_t crc = 0;  // the piece checksum, once the trailer is built
   uint32_t writes_out = 0;
   uint64_t written_end = kBlock;  // end of the writes completed so far (the header at first)
+  std::chrono::steady_clock::time_point opened{};  // for checkpoints by time
   bool closing = false;
   std::map<std::string, uint32_t> file_ids;  // path -> id in this piece
 };
@@ -148,6 +149,20 @@ class BackupChannel {
     return ok();
   }
 
+  // A checkpoint is due when the open piece holds the checkpoint's bytes or has been open
+  // for its interval (ChannelConfig). The channel then issues no more reads until those in
+  // flight are written, closes the piece and goes on in a new one: each piece then holds
+  // every file's frames in one run, with no frame of it left for a later piece.
+  bool checkpoint_due() const {
+    if (pieces_.empty() || pieces_.back()->closing || !pieces_.back()->writer) return false;
+    const OpenPiece& p = *pieces_.back();
+    if (p.writer->file_count() == 0) return false;
+    const uint64_t bytes = ctx_.config.checkpoint_bytes;
+    const auto interval = ctx_.config.checkpoint_interval;
+    return (bytes && p.writer->projected_size(0) >= bytes) ||
+           (interval.count() > 0 && std::chrono::steady_clock::now() - p.opened >= interval);
+  }
+
   bool past_deadline() const {
     return ctx_.deadline && std::chrono::steady_clock::now() >= *ctx_.deadline;
   }
@@ -163,9 +178,19 @@ class BackupChannel {
         stopping_ = true;
         out_.deadline_hit = true;
       }
+      if (!stopping_ && !draining_ && checkpoint_due()) draining_ = true;
       Clock::duration throttle{};
-      if (!stopping_) {
+      if (!stopping_ && !draining_) {
         SB_ASSIGN(throttle, issue_reads());
+      }
+      if (draining_ && loop_.in_flight() == 0) {
+        // Everything read so far is in the open piece: it closes with each file's frames
+        // up to where its reads stopped, so a resume can keep them (resume.h).
+        draining_ = false;
+        if (!pieces_.empty() && !pieces_.back()->closing && pieces_.back()->writer) {
+          pieces_.back()->closing = true;
+          ++out_.stats.checkpoints;
+        }
       }
       SB_TRY(close_pieces());
       if (loop_.in_flight() == 0) {
@@ -386,6 +411,7 @@ class BackupChannel {
       h.name = piece_name(ctx_.backup_id, ctx_.catalog_id, ctx_.stamp, channel_, h.piece_number);
       auto p = std::make_unique<OpenPiece>();
       p->number = h.piece_number;
+      p->opened = std::chrono::steady_clock::now();
       storage::CreateOptions co;
       co.direct = ctx_.config.direct == io::Direct::yes;
       co.set_id = ctx_.backup_id;
@@ -784,6 +810,7 @@ class BackupChannel {
   size_t set_pos_ = 0;
   bool queue_done_ = false;
   bool stopping_ = false;
+  bool draining_ = false;  // a checkpoint waits for the reads in flight (checkpoint_due())
   uint32_t reads_out_ = 0, writes_out_ = 0;
   FileIoIndex file_io_;
   uint32_t open_most_ = 0;  // most units read at once: the multiplexing level reached

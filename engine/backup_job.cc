@@ -1,5 +1,6 @@
 #include "engine/backup_job.h"
 #include "engine/catalog_autobackup.h"
+#include "engine/compress.h"
 
 #include <unistd.h>
 
@@ -228,11 +229,11 @@ std::optional<std::string> remove_own_pieces(std::vector<PieceFile> pieces,
   Removal r = remove_pieces(pieces);
   if (r.remaining.empty() && !prefix.empty()) {
     Removal more = remove_pieces(pieces_with_prefix(dest, prefix));
-    more.removed_any = more.removed_any || r.removed_any;
+    more.removed += r.removed;
     r = std::move(more);
   }
   auto place = place_of(dest);
-  if (r.removed_any && place && place->storage->caps().dir_sync)
+  if (r.removed > 0 && place && place->storage->caps().dir_sync)
     (void)place->storage->sync_dir(place->at);
   if (r.remaining.empty()) return std::nullopt;
   // A file system with directory sync is local: it answers stat even when it refuses
@@ -628,6 +629,12 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   ctx.config.buffers = buffers.buffers;
   ctx.config.buffer_size = buffers.buffer_size;
   if (opts.partial) ctx.config.read_order = ReadOrder::set_order;
+  if (opts.media || opts.validate_only) {
+    // Removable media are not resumed (a checkpoint would only add files to the tape), and
+    // a validation writes no piece.
+    ctx.config.checkpoint_bytes = 0;
+    ctx.config.checkpoint_interval = std::chrono::milliseconds(0);
+  }
   ctx.keys = opts.keys.get();
   ctx.validator = validator.get();
   ctx.validate_only = opts.validate_only;
@@ -700,6 +707,9 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   sum.sections = sections;
   sum.buffers = buffers;
   sum.max_piece_size = opts.channel.max_piece_size;
+  sum.checkpoint_bytes = ctx.config.checkpoint_bytes;
+  sum.checkpoint_interval_s =
+      std::chrono::duration<double>(ctx.config.checkpoint_interval).count();
   sum.section_size = opts.section_size ? std::max<uint64_t>(1u << 20, opts.section_size >> 20 << 20) : 0;
   sum.rate = opts.channel.rate;
   sum.job_rate = opts.job_rate;
@@ -778,6 +788,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       vi.target_removable = targets.front().storage->caps().removable;
     }
     vi.paced = opts.minimize_load;
+    vi.compress_auto = opts.channel.compress_level == kCompressAuto;
+    vi.bytes = sum.bytes_read;
     sum.verdict = explain_verdict(sum.channels, vi);
   }
   sum.effective_rate = sum.elapsed_s > 0 ? static_cast<double>(sum.bytes_read) / sum.elapsed_s : 0;

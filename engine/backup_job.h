@@ -116,6 +116,8 @@ struct BackupSummary {
   uint32_t sections = 0;  // units that are sections of larger files
   BufferChoice buffers;
   uint64_t max_piece_size = 0;
+  uint64_t checkpoint_bytes = 0;     // the checkpoints in force (0: off)
+  double checkpoint_interval_s = 0;
   uint64_t section_size = 0;
   double rate = 0, job_rate = 0;  // limits in bytes per second (0: none)
   double effective_rate = 0;      // bytes read per second of elapsed time

@@ -67,6 +67,10 @@ std::vector<std::string> unused_piece_names(
     const bool counts = b.ended ? b.end.status != catalog::BackupStatus::failed : running(b);
     if (!counts) {
       dead[b.id] = &b;
+      // A backup whose job died keeps the pieces it recorded for backup --resume; they go
+      // with the backup once retention finds it obsolete (its resume window passed).
+      if (!b.ended)
+        for (const auto& p : b.pieces) used.insert(p.name);
       continue;
     }
     if (b.usable()) ended_usable[b.id] = &b;
@@ -133,7 +137,7 @@ Removal remove_pieces(const std::vector<PieceFile>& pieces) {
     Result<void> u = place ? place->storage->remove(place->at.join(pieces[i].name))
                            : Result<void>(place.error());
     if (u || u.error().code == Errc::not_found) {
-      r.removed_any = r.removed_any || u.has_value();
+      r.removed += u.has_value() ? 1 : 0;
       continue;
     }
     r.error = u.error().what;

@@ -32,8 +32,9 @@ bool may_still_run(const catalog::Backup& b);
 // Which of `names` (entries of a destination directory) are pieces that no restorable
 // backup uses: pieces of a backup in `backups` that has failed, or that has no end record
 // and is not running (`running`), or that is complete or partial but does not record
-// them. Pieces of damaged backups, and any piece a usable, damaged or running backup
-// mentions, are never chosen. In the order of `names`.
+// them. Pieces of damaged backups, any piece a usable, damaged or running backup mentions,
+// and the pieces an interrupted backup recorded (kept for backup --resume until retention
+// deletes the backup) are never chosen. In the order of `names`.
 std::vector<std::string> unused_piece_names(
     const std::vector<catalog::Backup>& backups, const std::vector<std::string>& names,
     const std::function<bool(const catalog::Backup&)>& running);
@@ -50,7 +51,7 @@ std::vector<PieceFile> pieces_with_prefix(const std::string& dir, const std::str
 struct Removal {
   std::vector<PieceFile> remaining;  // the piece that could not be removed and those after it
   std::string error;                 // why it could not be
-  bool removed_any = false;
+  uint64_t removed = 0;  // pieces that were there and were removed (not those already gone)
 };
 
 // Removes `pieces` in order. A piece already gone counts as removed. Stops at the first

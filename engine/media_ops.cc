@@ -1,5 +1,10 @@
 #include "engine/media_ops.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <map>
 #include <random>
 #include <set>
@@ -22,13 +27,15 @@ uint64_t new_deletion_id() {
 
 // Removes the pieces of `d` that are on directories, syncing each directory after its
 // removals. Returns the errors (empty: all gone).
-std::vector<std::string> remove_from_media(const std::vector<catalog::DeletedPiece>& pieces) {
+std::vector<std::string> remove_from_media(const std::vector<catalog::DeletedPiece>& pieces,
+                                           uint64_t* removed) {
   std::map<std::string, std::vector<PieceFile>> by_dir;
   for (const auto& p : pieces)
     if (!p.location.empty()) by_dir[p.location].push_back({p.location, p.name, p.size});
   std::vector<std::string> errors;
   for (const auto& [dir, files] : by_dir) {
     Removal r = remove_pieces(files);
+    *removed += r.removed;
     if (!r.error.empty()) {
       errors.push_back(std::to_string(r.remaining.size()) + " piece(s) in '" + dir +
                        "' could not be removed, the first '" + r.remaining.front().name +
@@ -47,8 +54,8 @@ std::vector<std::string> remove_from_media(const std::vector<catalog::DeletedPie
 }
 
 Result<bool> finish(catalog::Catalog& cat, const catalog::Deletion& intent,
-                    std::vector<std::string>& errors) {
-  auto errs = remove_from_media(intent.pieces);
+                    std::vector<std::string>& errors, uint64_t* removed) {
+  auto errs = remove_from_media(intent.pieces, removed);
   if (!errs.empty()) {
     errors.insert(errors.end(), errs.begin(), errs.end());
     return false;
@@ -111,7 +118,8 @@ Result<DeleteOutcome> carry_out(catalog::Catalog& cat, const DeletePlan& plan) {
   DeleteOutcome out;
   SB_TRY(cat.refresh());
   for (const auto& intent : cat.pending_deletions()) {
-    SB_ASSIGN(bool ok, finish(cat, intent, out.errors));
+    uint64_t earlier = 0;
+    SB_ASSIGN(bool ok, finish(cat, intent, out.errors, &earlier));
     if (!ok) return out;  // the older deletion stays unfinished: do not start another
     out.finished.push_back({intent.reason, intent.backups, intent.pieces});
   }
@@ -124,9 +132,28 @@ Result<DeleteOutcome> carry_out(catalog::Catalog& cat, const DeletePlan& plan) {
   intent.pieces = plan.pieces;
   SB_TRY(cat.add_deletion(intent));
   util::crash_point("delete-intent-recorded");
-  SB_ASSIGN(bool ok, finish(cat, intent, out.errors));
+  SB_ASSIGN(bool ok, finish(cat, intent, out.errors, &out.pieces_removed));
   if (ok) out.done = plan;
   return out;
+}
+
+Result<MaintenanceLock> MaintenanceLock::acquire(const catalog::Catalog& cat) {
+  const std::string path = cat.dir() + "/maintenance.lock";
+  MaintenanceLock l;
+  l.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (l.fd_ < 0) return sys_error(errno, "unable to open '" + path + "'");
+  int rc;
+  do {
+    rc = ::flock(l.fd_, LOCK_EX);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) return sys_error(errno, "unable to lock '" + path + "'");
+  return l;
+}
+
+MaintenanceLock::MaintenanceLock(MaintenanceLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+
+MaintenanceLock::~MaintenanceLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the lock
 }
 
 }  // namespace stripeback::engine

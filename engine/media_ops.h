@@ -38,6 +38,22 @@ struct DeleteOutcome {
   std::vector<DeletePlan> finished;  // unfinished deletions found and finished first
   DeletePlan done;                   // this one (empty when nothing was to be deleted)
   std::vector<std::string> errors;   // pieces that could not be removed, and why
+  uint64_t pieces_removed = 0;       // of the planned pieces, those that were there to remove
+};
+
+// Held by a command that deletes (delete obsolete, delete expired) from before it plans
+// until it has carried the plan out: a second one waits, then plans from what the first
+// left, so two never report (or record) the same deletion. `<catalog>/maintenance.lock`.
+class MaintenanceLock {
+ public:
+  static Result<MaintenanceLock> acquire(const catalog::Catalog& cat);
+  MaintenanceLock(MaintenanceLock&& o) noexcept;
+  MaintenanceLock& operator=(MaintenanceLock&&) = delete;
+  ~MaintenanceLock();
+
+ private:
+  MaintenanceLock() = default;
+  int fd_ = -1;
 };
 
 // Finishes every unfinished deletion, then carries `plan` out by the protocol above. A piece

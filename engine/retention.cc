@@ -61,9 +61,24 @@ Result<RetentionPolicy> parse_policy(const std::string& text) {
   return bad("unknown kind '" + kind + "'");
 }
 
+Result<double> parse_days(const std::string& text, const std::string& what) {
+  double d = -1;
+  try {
+    size_t used = 0;
+    d = std::stod(text, &used);
+    if (used != text.size()) d = -1;
+  } catch (...) {
+    d = -1;
+  }
+  if (!(d >= 0) || d > 36500)
+    return fail(Errc::invalid_argument,
+                what + ": '" + text + "' is not a number of days from 0 to 36500");
+  return d;
+}
+
 std::vector<ObsoleteBackup> find_obsolete(
     const std::vector<catalog::Backup>& backups, const RetentionPolicy& policy, int64_t now_ns,
-    const std::function<bool(const catalog::Backup&)>& running) {
+    const std::function<bool(const catalog::Backup&)>& running, double resume_window_days) {
   // Restorable backups, newest first.
   std::vector<const catalog::Backup*> order;
   std::map<uint64_t, const catalog::Backup*> by_id;
@@ -123,7 +138,11 @@ std::vector<ObsoleteBackup> find_obsolete(
     if (b.damaged() || b.expired()) continue;
     if (!b.ended) {
       if (running(b)) continue;
-      out.push_back({b.id, "its job died before it ended (its pieces are orphans)"});
+      const int64_t resumable_until =
+          b.begin.start_time_ns + static_cast<int64_t>(resume_window_days * 86400.0 * 1e9);
+      if (!b.begin_missing && now_ns < resumable_until) continue;  // backup --resume may finish it
+      out.push_back({b.id, "its job died before it ended and its resume window has passed "
+                           "(its pieces are orphans)"});
       continue;
     }
     if (b.end.status == catalog::BackupStatus::failed) {

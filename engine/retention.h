@@ -46,10 +46,18 @@ struct ObsoleteBackup {
   std::string reason;  // why nothing keeps it
 };
 
+// How long an interrupted backup (its job died before its end record) is kept for
+// `backup --resume` before it is obsolete, unless `configure resume-window DAYS` says.
+inline constexpr double kDefaultResumeWindowDays = 7;
+// A number of days (a fraction allowed), at least 0: `what` names it in the error.
+Result<double> parse_days(const std::string& text, const std::string& what);
+
 // The backups `policy` no longer needs at `now_ns` (see above), in id order. `running`
-// says whether a backup without an end record may still be running.
+// says whether a backup without an end record may still be running. An interrupted backup
+// that began less than `resume_window_days` ago is kept: it can still be resumed.
 std::vector<ObsoleteBackup> find_obsolete(
     const std::vector<catalog::Backup>& backups, const RetentionPolicy& policy, int64_t now_ns,
-    const std::function<bool(const catalog::Backup&)>& running);
+    const std::function<bool(const catalog::Backup&)>& running,
+    double resume_window_days = kDefaultResumeWindowDays);
 
 }  // namespace stripeback::engine

@@ -33,6 +33,7 @@ struct ChannelStats {
   uint64_t frames = 0, zero_frames = 0;
   uint64_t reads = 0, writes = 0;
   uint32_t pieces = 0;
+  uint32_t checkpoints = 0;  // pieces closed at a checkpoint (not at their size limit or end)
   uint64_t bytes_compressed_in = 0, bytes_compressed_out = 0;  // data frames only
   double compress_s = 0;   // CPU spent compressing (or decompressing, in a restore)
   double page_check_s = 0;  // CPU spent in page checks (--check-logical)
@@ -131,6 +132,10 @@ struct VerdictInputs {
   bool target_removable = false;  // a drive of removable media that must be kept streaming
   bool paced = false;             // --minimize-load spreads the job over its --duration
   unsigned cores = 0;             // 0: this machine's
+  bool compress_auto = false;     // the job already uses --compress auto
+  // Bytes the job moved (read, or restored): a job that moved none has no verdict, only
+  // "none" (its channels' time is set-up, which says nothing about the devices).
+  uint64_t bytes = 1;
 };
 
 // What bounded a job and why (docs/monitoring.md#the-verdict): the stage, the busy share of

@@ -83,6 +83,33 @@ Result<std::chrono::milliseconds> parse_interval(std::string_view text, std::str
   return std::chrono::milliseconds(ms);
 }
 
+Result<std::chrono::milliseconds> parse_duration(std::string_view text, std::string_view flag) {
+  if (text.find(':') != std::string_view::npos) {
+    SB_ASSIGN(auto d, parse_clock_duration(text, flag));
+    if (d.count() == 0)
+      return fail(Errc::invalid_argument, std::string(flag) + " must be above zero");
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d);
+  }
+  auto bad = [&] {
+    return fail(Errc::invalid_argument,
+                "invalid " + std::string(flag) + " '" + std::string(text) +
+                    "': expected HH:MM, HH:MM:SS or a number with a unit (500ms, 90s, 90m, 2h)");
+  };
+  uint64_t n = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || p == text.data()) return bad();
+  std::string_view unit(p, static_cast<size_t>(text.data() + text.size() - p));
+  constexpr uint64_t kMaxMs = kMaxClockHours * 3600 * 1000;
+  uint64_t scale = 0;
+  if (unit == "ms") scale = 1;
+  else if (unit.empty() || unit == "s") scale = 1000;
+  else if (unit == "m") scale = 60000;
+  else if (unit == "h") scale = 3600000;
+  else return bad();
+  if (n == 0 || n > kMaxMs / scale) return bad();
+  return std::chrono::milliseconds(n * scale);
+}
+
 std::string format_bytes(uint64_t bytes) {
   static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);
