@@ -34,6 +34,37 @@
 
 namespace stripeback::cli {
 
+static Result<engine::Checkpoints> parse_checkpoint_interval(const std::string& spec) {
+  engine::Checkpoints c;
+  if (spec.empty()) return c;  // the defaults
+  if (spec == "off") return engine::Checkpoints{0, std::chrono::milliseconds(0)};
+  c = engine::Checkpoints{0, std::chrono::milliseconds(0)};
+  bool size_given = false, time_given = false;
+  size_t at = 0;
+  while (at <= spec.size()) {
+    size_t comma = spec.find(',', at);
+    if (comma == std::string::npos) comma = spec.size();
+    const std::string part = spec.substr(at, comma - at);
+    at = comma + 1;
+    const bool is_time = !part.empty() && (part.find(':') != std::string::npos ||
+                                           part.back() == 's' || part.back() == 'm' ||
+                                           part.back() == 'h');
+    const bool is_size = !is_time && util::parse_size(part).has_value();
+    if (is_time && !time_given) {
+      SB_ASSIGN(c.interval, util::parse_duration(part, "--checkpoint-interval"));
+      time_given = true;
+    } else if (is_size && !size_given) {
+      SB_ASSIGN(c.bytes, util::parse_size(part));
+      size_given = true;
+    } else {
+      return fail(Errc::invalid_argument,
+                  "invalid --checkpoint-interval '" + spec +
+                      "': expected a size (1G), a time (5m, 00:05), both (1G,5m) or off");
+    }
+  }
+  return c;
+}
+
 int exit_code_for(const Error& e) {
   switch (e.code) {
     case Errc::invalid_argument:
@@ -167,8 +198,14 @@ Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupF
   o.channel.rate = static_cast<double>(rate);
   o.job_rate = static_cast<double>(job_rate);
   if (!f.duration.empty()) {
-    SB_ASSIGN(o.duration, util::parse_clock_duration(f.duration, "--duration"));
+    SB_ASSIGN(auto d, util::parse_duration(f.duration, "--duration"));
+    if (d < std::chrono::seconds(1))
+      return fail(Errc::invalid_argument, "--duration must be at least one second");
+    o.duration = std::chrono::ceil<std::chrono::seconds>(d);
   }
+  SB_ASSIGN(auto checkpoint, parse_checkpoint_interval(f.checkpoint_interval));
+  o.channel.checkpoint_bytes = checkpoint.bytes;
+  o.channel.checkpoint_interval = checkpoint.interval;
   o.partial = f.partial;
   o.minimize_load = f.minimize_load;
   if ((f.partial || f.minimize_load) && f.duration.empty())
@@ -328,13 +365,7 @@ Result<engine::FrameSelection> frame_selection(const RestoreFlags& f) {
     s.parts = n;
   }
   if (!f.max_duration.empty()) {
-    if (f.max_duration.find(':') != std::string::npos) {
-      SB_ASSIGN(auto d, util::parse_clock_duration(f.max_duration, "--max-duration"));
-      if (d.count() == 0) return fail(Errc::invalid_argument, "--max-duration must be above zero");
-      s.max_duration = std::chrono::duration_cast<std::chrono::milliseconds>(d);
-    } else {
-      SB_ASSIGN(s.max_duration, util::parse_interval(f.max_duration, "--max-duration"));
-    }
+    SB_ASSIGN(s.max_duration, util::parse_duration(f.max_duration, "--max-duration"));
   }
   return s;
 }
@@ -357,7 +388,14 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   o.channels = f.channels;
   o.force = f.force;
   o.delta = f.delta;
+  if (f.delta && f.force)
+    return report(Error{Errc::invalid_argument, 0,
+                        "--delta and --force are alternatives: --delta updates existing files "
+                        "in place, --force replaces them whole"});
   o.fallback = !f.no_fallback;
+  if (f.no_fallback && f.allow_fallback)
+    return report(Error{Errc::invalid_argument, 0,
+                        "--no-fallback and --allow-fallback exclude each other"});
   o.verify_only = f.verify_only;
   o.channel = *cfg;
   o.cancel = &cancel;
@@ -386,6 +424,8 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
     for (const auto& e : sum->errors) print_error(e);
     return kExitFailed;
   }
+  // Older data than asked for is not a plain success for a script checking the exit code.
+  if (!sum->fallbacks.empty() && !f.allow_fallback && !f.verify_only) return kExitFellBack;
   return kExitOk;
 }
 
@@ -550,7 +590,7 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
                 static_cast<unsigned long long>(b.id), tag.c_str(),
                 format_time(b.begin.start_time_ns).c_str(),
                 b.ended ? format_time(b.end.end_time_ns).c_str() : "-", b.status_name().c_str(),
-                static_cast<unsigned long long>(t.files), util::format_bytes(t.bytes).c_str(),
+                static_cast<unsigned long long>(t.files), util::format_bytes(t.held).c_str(),
                 b.pieces.size(), level.c_str(), parents.empty() ? "-" : parents.c_str(),
                 when ? format_time(when).c_str() : "-",
                 util::escape_text(b.begin.destination).c_str());
@@ -561,10 +601,16 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
     if (!b.damage.empty())
       std::printf("backup %llu is damaged: %s\n", static_cast<unsigned long long>(b.id),
                   util::escape_text(b.damage).c_str());
-    for (const auto& p : b.pieces)
+    for (const auto& p : b.pieces) {
       if (p.expired)
         std::printf("backup %llu: piece %s is expired: %s\n", static_cast<unsigned long long>(b.id),
                     util::escape_text(p.name).c_str(), util::escape_text(p.expired_reason).c_str());
+      else if (p.damaged)
+        std::printf("backup %llu: piece %s is damaged: %s; %zu file(s) will not restore from "
+                    "it, the others will\n",
+                    static_cast<unsigned long long>(b.id), util::escape_text(p.name).c_str(),
+                    util::escape_text(p.damage).c_str(), p.damaged_files.size());
+    }
   }
   return kExitOk;
 }

@@ -25,6 +25,9 @@ inline constexpr int kExitWrongKey = 4;  // the passphrase or key does not open 
 // copies may be inconsistent (listed in --json "changed_files"). A partial backup exits 3
 // even so, with the same list.
 inline constexpr int kExitChanged = 5;
+// restore or validate complete, but some files came from an older copy than the newest
+// (the newest was expired or failed its checks), without --allow-fallback.
+inline constexpr int kExitFellBack = 6;
 
 // Where the encryption key comes from: names only, never the secret itself.
 struct KeyFlags {
@@ -50,6 +53,7 @@ struct BackupFlags {
   std::vector<std::string> sources;
   bool one_file_system = false;
   bool skip_unreadable = false;
+  std::string checkpoint_interval;  // empty: the defaults
   std::string to;
   std::string tag;
   unsigned channels = 2;
@@ -98,7 +102,8 @@ struct RestoreFlags {
   bool delta = false;
   KeyFlags keys;
   bool verify_only = false;  // the validate command
-  bool no_fallback = false;  // fail a file whose newest copy is expired or damaged
+  bool no_fallback = false;
+  bool allow_fallback = false;  // a restore that fell back exits 0, not kExitFellBack  // fail a file whose newest copy is expired or damaged
   std::string tape_spool;  // ignored: tape pieces are streamed, not staged
   std::vector<std::string> tape_drives;  // where to look for the volumes
   // validate: some frames only (docs/validate.md)

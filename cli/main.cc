@@ -241,6 +241,11 @@ int main(int argc, char** argv) {
                      "(the multiplexing level)")
       ->default_val(8)
       ->check(CLI::Range(1, 256));
+  backup->add_option("--checkpoint-interval", bf.checkpoint_interval,
+                     "how often each channel closes its piece and records it in the catalog, so "
+                     "a killed backup resumes from there (backup --resume): a size of piece "
+                     "(1G), a time (5m, 00:05), both (256M,1m: whichever comes first) or off; "
+                     "default 256M,1m (not on tape, which is not resumed)");
   backup->add_option("--max-piece-size", bf.max_piece_size,
                      "start a new piece before one would pass this size (e.g. 4G)");
   backup->add_option("--section-size", bf.section_size,
@@ -320,6 +325,9 @@ int main(int argc, char** argv) {
   restore->add_flag("--no-fallback", rf.no_fallback,
                     "fail a file whose newest copy is expired (crosscheck) or fails its checks, "
                     "instead of restoring the next newest complete copy (said in the summary)");
+  restore->add_flag("--allow-fallback", rf.allow_fallback,
+                    "exit 0 when files were restored from an older copy than the newest "
+                    "(without it such a restore exits 6, so a script sees it got older data)");
   restore->add_flag("--delta", rf.delta,
                     "update files that already exist in place: read each one, compare its "
                     "blocks (the change units of a --level backup, else its 1 MiB frames) "

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "cli/render.h"
@@ -43,6 +44,11 @@ Result<std::string> check_setting(const std::string& key, const std::vector<std:
                                               "' is not none, low, medium, high, auto or zstd:N");
     return value;
   }
+  if (key == "resume-window") {
+    SB_ASSIGN(double days, engine::parse_days(value, "configure resume-window"));
+    (void)days;
+    return value;
+  }
   if (key == "key-file" || key == "passphrase-file" || key == "passphrase-env" ||
       key == "destination") {
     if (words.size() != 1)
@@ -50,8 +56,9 @@ Result<std::string> check_setting(const std::string& key, const std::vector<std:
     return value;
   }
   return fail(Errc::invalid_argument, "configure: unknown setting '" + key +
-                                          "' (known: retention, channels, compression, key-file, "
-                                          "passphrase-file, passphrase-env, destination)");
+                                          "' (known: retention, resume-window, channels, "
+                                          "compression, key-file, passphrase-file, "
+                                          "passphrase-env, destination)");
 }
 
 // Opens the catalog for a command that only reads it: a catalog that does not exist yet
@@ -159,6 +166,12 @@ int run_crosscheck_cmd(const CommonFlags& c, const MediaFlags& f) {
       w.kv("backup_id", id);
       const bool exp = std::count(sum->expired_backups.begin(), sum->expired_backups.end(), id);
       w.kv("status", exp ? "expired" : "available");
+      std::set<std::string> damaged;
+      for (const auto& p : sum->pieces)
+        if (p.backup_id == id) damaged.insert(p.damaged_files.begin(), p.damaged_files.end());
+      w.begin_array("damaged_files");
+      for (const auto& d : damaged) w.value(d);
+      w.end_array();
       w.end_object();
     }
     w.end_array();
@@ -169,19 +182,34 @@ int run_crosscheck_cmd(const CommonFlags& c, const MediaFlags& f) {
       w.kv("name", p.piece);
       w.kv("location", p.location);
       w.kv("bytes", p.size);
-      w.kv("status", p.expired ? "expired" : "available");
+      w.kv("status", p.expired ? "expired" : p.damaged ? "damaged" : "available");
       if (p.expired) w.kv("reason", p.reason);
+      if (p.damaged) {
+        w.kv("damage", p.damage);
+        w.begin_array("damaged_files");
+        for (const auto& d : p.damaged_files) w.value(d);
+        w.end_array();
+      }
       w.end_object();
     }
     w.end_array();
     w.end_object();
     std::printf("%s\n", w.str().c_str());
   } else {
-    for (const auto& p : sum->pieces)
+    for (const auto& p : sum->pieces) {
       if (p.expired)
         std::printf("expired: piece %s of backup %llu: %s\n", util::escape_text(p.piece).c_str(),
                     static_cast<unsigned long long>(p.backup_id),
                     util::escape_text(p.reason).c_str());
+      if (!p.damaged) continue;
+      std::printf("damaged: piece %s of backup %llu: %s\n", util::escape_text(p.piece).c_str(),
+                  static_cast<unsigned long long>(p.backup_id), util::escape_text(p.damage).c_str());
+      for (const auto& d : p.damaged_files)
+        std::printf("  will not restore from it: %s\n", util::escape_text(d).c_str());
+    }
+    if (!sum->damaged_backups.empty())
+      std::printf("%zu backup(s) hold damaged frames: they stay available, and every file "
+                  "not named above restores\n", sum->damaged_backups.size());
     std::printf("crosschecked %zu piece(s) of %zu backup(s)%s: %zu available, %llu expired; "
                 "%zu backup(s) expired (%s read, %.2f s)\n",
                 sum->pieces.size(), sum->backups.size(), f.deep ? " (deep)" : "",
@@ -201,6 +229,7 @@ void deletion_json(util::JsonWriter& w, const engine::DeletePlan& plan, bool act
   w.end_array();
   w.kv("bytes", plan.bytes());
   if (!act) return;
+  w.kv("pieces_removed", outcome.pieces_removed);  // of `pieces`, those that were there
   w.kv("complete", outcome.errors.empty());
   w.begin_array("errors");
   for (const auto& e : outcome.errors) w.value(e);
@@ -218,11 +247,26 @@ int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
   auto cat = open_existing(c, &missing);
   if (missing) return no_catalog(c, "{\"backups\":[],\"pieces\":[],\"bytes\":0}");
   if (!cat) return report(cat.error());
+  // A deletion is planned and carried out under the maintenance lock, from the catalog as
+  // the previous holder left it.
+  std::optional<engine::MaintenanceLock> lock;
+  if (remove && !f.dry_run) {
+    auto l = engine::MaintenanceLock::acquire(**cat);
+    if (!l) return report(l.error());
+    lock.emplace(std::move(*l));
+    if (auto r = (*cat)->refresh(); !r) return report(r.error());
+  }
   auto policy = policy_of(**cat);
   if (!policy) return report(policy.error());
+  double resume_days = engine::kDefaultResumeWindowDays;
+  if (auto w = (*cat)->setting("resume-window")) {
+    auto d = engine::parse_days(*w, "resume-window");
+    if (!d) return report(d.error());
+    resume_days = *d;
+  }
   const auto backups = (*cat)->backups();
   const auto obsolete = engine::find_obsolete(backups, *policy, util::wall_now_ns(),
-                                              engine::may_still_run);
+                                              engine::may_still_run, resume_days);
   std::vector<uint64_t> ids;
   for (const auto& o : obsolete) ids.push_back(o.id);
   engine::DeletePlan plan = engine::plan_deletion(backups, ids, "obsolete", true);
@@ -273,9 +317,14 @@ int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
       if (!listed.count(p.backup_id) || !p.backup_id)
         std::printf("%s: orphan piece %s in %s (%s)\n", verb, util::escape_text(p.name).c_str(),
                     util::escape_text(p.location).c_str(), util::format_bytes(p.size).c_str());
-    std::printf("%zu backup(s), %zu piece(s), %s %s\n", obsolete.size(), plan.pieces.size(),
-                util::format_bytes(plan.bytes()).c_str(),
-                !remove ? "obsolete" : act ? "deleted" : "would be deleted (dry run)");
+    if (act)
+      std::printf("%zu backup(s) deleted, %llu piece(s) removed (%zu planned, %s)\n",
+                  obsolete.size(), static_cast<unsigned long long>(outcome.pieces_removed),
+                  plan.pieces.size(), util::format_bytes(plan.bytes()).c_str());
+    else
+      std::printf("%zu backup(s), %zu piece(s), %s %s\n", obsolete.size(), plan.pieces.size(),
+                  util::format_bytes(plan.bytes()).c_str(),
+                  !remove ? "obsolete" : "would be deleted (dry run)");
     for (const auto& e : outcome.errors) print_error(e);
   }
   if (act && !outcome.errors.empty()) {
@@ -292,6 +341,13 @@ int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
   auto cat = open_existing(c, &missing);
   if (missing) return no_catalog(c, "{\"backups\":[],\"pieces\":[],\"bytes\":0}");
   if (!cat) return report(cat.error());
+  std::optional<engine::MaintenanceLock> lock;
+  if (!f.dry_run) {
+    auto l = engine::MaintenanceLock::acquire(**cat);
+    if (!l) return report(l.error());
+    lock.emplace(std::move(*l));
+    if (auto r = (*cat)->refresh(); !r) return report(r.error());
+  }
   const auto backups = (*cat)->backups();
   std::vector<uint64_t> ids;
   for (const auto& b : backups)
@@ -324,8 +380,12 @@ int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
     for (uint64_t id : ids)
       std::printf("%s: expired backup %llu\n", act ? "deleted" : "would delete",
                   static_cast<unsigned long long>(id));
-    std::printf("%zu expired backup(s), %zu remaining piece(s) %s\n", ids.size(),
-                plan.pieces.size(), act ? "deleted" : "would be deleted (dry run)");
+    if (act)
+      std::printf("%zu expired backup(s) deleted, %llu remaining piece(s) removed\n", ids.size(),
+                  static_cast<unsigned long long>(outcome.pieces_removed));
+    else
+      std::printf("%zu expired backup(s), up to %zu remaining piece(s) would be deleted (dry "
+                  "run)\n", ids.size(), plan.pieces.size());
     for (const auto& e : outcome.errors) print_error(e);
   }
   return act && !outcome.errors.empty() ? kExitFailed : kExitOk;
@@ -334,9 +394,9 @@ int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
 }  // namespace
 
 const std::vector<std::string>& setting_keys() {
-  static const std::vector<std::string> keys{"retention",       "channels",       "compression",
-                                             "key-file",        "passphrase-file", "passphrase-env",
-                                             "destination"};
+  static const std::vector<std::string> keys{
+      "retention",       "resume-window",  "channels",   "compression", "key-file",
+      "passphrase-file", "passphrase-env", "destination"};
   return keys;
 }
 
@@ -387,7 +447,8 @@ MediaCommands add_media_commands(CLI::App& app, CLI::App& report, CommonFlags& c
   m.configure = app.add_subcommand(
       "configure",
       "store defaults in the catalog: 'configure retention redundancy N', 'configure retention "
-      "recovery-window DAYS', 'configure channels N', 'configure compression LEVEL', "
+      "recovery-window DAYS', 'configure resume-window DAYS' (how long an interrupted backup "
+      "is kept for backup --resume before it is obsolete; default 7), 'configure channels N', 'configure compression LEVEL', "
       "'configure key-file PATH' (or passphrase-file PATH, passphrase-env NAME: where the key "
       "is, never the key), 'configure destination DIR|URL'; flags of a command override them. "
       "Without a setting, or with --show, prints them all");

@@ -44,6 +44,7 @@ void channel_json(util::JsonWriter& w, const engine::ChannelStats& c) {
   w.kv("reads", c.reads);
   w.kv("writes", c.writes);
   w.kv("pieces", c.pieces);
+  w.kv("checkpoints", static_cast<uint64_t>(c.checkpoints));
   w.kv("start_s", c.start_s);
   w.kv("elapsed_s", c.elapsed_s);
   w.kv("mb_per_s", util::mb_per_s(c.bytes_read, c.elapsed_s));  // what the channel read
@@ -182,6 +183,8 @@ std::string backup_json(const engine::BackupSummary& s) {
   w.kv("buffers", static_cast<uint64_t>(s.buffers.buffers));
   w.kv("buffer_size", static_cast<uint64_t>(s.buffers.buffer_size));
   w.kv("max_piece_size", s.max_piece_size);
+  w.kv("checkpoint_bytes", s.checkpoint_bytes);
+  w.kv("checkpoint_interval_s", s.checkpoint_interval_s);
   w.kv("section_size", s.section_size);
   w.kv("rate", s.rate);
   w.kv("job_rate", s.job_rate);
@@ -495,6 +498,9 @@ BackupTotals backup_totals(const catalog::Backup& b) {
     if (S_ISREG(f.mode)) {
       ++t.files;
       t.bytes += f.size;
+      if (f.change == catalog::FileChange::whole) t.held += f.size;
+      else if (f.change == catalog::FileChange::changed)
+        t.held += std::min<uint64_t>(f.size, f.units_written * f.unit);
     }
   return t;
 }
@@ -545,6 +551,7 @@ std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only)
     w.kv("status", b.status_name());
     w.kv("files", t.files);
     w.kv("bytes", t.bytes);
+    w.kv("bytes_held", t.held);
     if (b.ended) {
       w.kv("bytes_read", b.end.bytes_read);
       w.kv("bytes_written", b.end.bytes_written);
@@ -557,8 +564,14 @@ std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only)
       w.kv("name", p.name);
       w.kv("location", p.location);
       w.kv("bytes", p.size);
-      w.kv("status", p.expired ? "expired" : "available");
+      w.kv("status", p.expired ? "expired" : p.damaged ? "damaged" : "available");
       if (p.expired) w.kv("reason", p.expired_reason);
+      if (p.damaged) {
+        w.kv("damage", p.damage);
+        w.begin_array("damaged_files");
+        for (const auto& f : p.damaged_files) w.value(f);
+        w.end_array();
+      }
       if (p.crosschecked_ns) w.kv("crosschecked", format_time(p.crosschecked_ns));
       else w.kv_null("crosschecked");
       w.end_object();

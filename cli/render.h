@@ -30,6 +30,9 @@ std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only 
 // What a backup holds: its regular files and their bytes.
 struct BackupTotals {
   uint64_t files = 0, bytes = 0;
+  // Of `bytes`, what the backup itself holds: a level 1 holds only its changed units (the
+  // rest is in its parents), a file skipped by --optimize nothing.
+  uint64_t held = 0;
 };
 BackupTotals backup_totals(const catalog::Backup& b);
 // The backups the files of `b` build on (level 1), in id order.

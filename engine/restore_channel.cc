@@ -126,8 +126,26 @@ Result<void> finish_restore_file(const RestoreContext& ctx, FileState& f) {
       for (const PartExtent& pe : f.extents) all.push_back(pe.extent);
     }
     for (const Extent* e : all) comb.add(e->file_offset, e->raw_len, e->raw_digest);
-    if (comb.finish() != rec.digest)
+    if (f.item->map_lost) {
+      // The recorded digest combines the map's unit digests: check that the frames, each
+      // verified against its digest in the index, cover the file without a gap.
+      std::vector<const Extent*> cover;
+      for (const RestorePart& part : f.item->parts)
+        for (const Extent& e : part.piece->trailer().extents[part.file_id]) cover.push_back(&e);
+      std::sort(cover.begin(), cover.end(),
+                [](const Extent* a, const Extent* b) { return a->file_offset < b->file_offset; });
+      uint64_t at = 0;
+      for (const Extent* e : cover) {
+        if (e->file_offset != at) break;
+        at += e->raw_len;
+      }
+      if (at != rec.size)
+        return fail(Errc::corrupt, "'" + rec.path + "' is not whole in its pieces (its frames "
+                                   "end at offset " + std::to_string(at) + " of " +
+                                   std::to_string(rec.size) + ")");
+    } else if (comb.finish() != rec.digest) {
       return fail(Errc::corrupt, "'" + rec.path + "' fails its whole-file checksum");
+    }
   }
   if (ctx.verify_only) return ok();
   // Zero frames were not written: setting the size makes them read as zeros.
@@ -278,6 +296,8 @@ class ChunkRestore {
         if (e.type == FrameType::zero) {
           if (f.item->units)
             for (const auto& [off, len] : pe.ranges) note_units(f, off, nullptr, off, len);
+          // Zero frames are part of the total the progress counts toward.
+          clock_.add_bytes(e.raw_len);
           // A new file's preallocated range reads as zeros; a file updated in place gets
           // them written.
           if (!f.delta || ctx_.verify_only) continue;

@@ -50,6 +50,10 @@ struct RestoreItem {
   // The change map of the file in `backup_id`: every restored unit is checked against it.
   // Null for files of plain full backups.
   std::shared_ptr<const UnitMap> units;
+  // A file its backup holds whole whose digest map cannot be read (only the level 1s built
+  // on it need the map): restored and checked frame by frame against the piece's index,
+  // and the frames must cover the file from 0 to its size.
+  bool map_lost = false;
 };
 
 inline constexpr uint64_t kRestoreChunk = 64u << 20;

@@ -504,8 +504,19 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
       }
       if (err.empty()) {
         auto m = load_file_map(*c.backup, *c.file, cache);
-        if (!m) err = m.error().what;
-        else item.units = std::make_shared<const UnitMap>(std::move(*m));
+        if (m) {
+          item.units = std::make_shared<const UnitMap>(std::move(*m));
+        } else if (!c.file->parent && m.error().code != Errc::wrong_key) {
+          // Held whole by its own backup: its frames restore it; only the level 1s built on
+          // this backup need the map.
+          item.map_lost = true;
+          sum.warnings.push_back("the digest map of '" + c.file->path + "' in backup " +
+                                 std::to_string(c.backup->id) + " cannot be read (" +
+                                 m.error().what + "): restored and checked frame by frame; "
+                                 "level 1 backups built on it cannot use it");
+        } else {
+          err = m.error().what;
+        }
       }
     }
     if (!err.empty()) {
@@ -789,6 +800,9 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
     else if (!cache.readers().empty())
       if (auto src = place_of(cache.readers().begin()->first)) vi.source = src->storage->scheme();
     vi.target = target_place ? target_place->storage->scheme() : "";
+    uint64_t moved = 0;
+    for (const auto& ch : sum.channels) moved += ch.bytes_read + ch.bytes_written;
+    vi.bytes = moved;
     sum.verdict = explain_verdict(sum.channels, vi);
   }
   sum.status = sum.errors.empty() ? "complete" : "failed";

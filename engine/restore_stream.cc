@@ -155,6 +155,7 @@ class PieceStream {
     ++stats_.frames;
     Extent e{h.offset, h.raw_len, off, h.stored_len, h.type, util::zero_digest(h.raw_len)};
     if (h.type == FrameType::zero) {
+      clock_.add_bytes(h.raw_len);  // counted toward the restore's total like data
       seen_[h.file_id].push_back(e);
       std::lock_guard lock(f->state.mu);
       f->extents.push_back(e);

@@ -91,6 +91,10 @@ Verdict explain_verdict(const std::vector<ChannelStats>& channels, const Verdict
     v.working += std::max(0.0, c.elapsed_s - c.wait_s);
   }
   if (elapsed <= 0) return v;
+  if (in.bytes == 0) {
+    v.stage = "nothing to do: no bytes were read";
+    return v;
+  }
   v.cpu = cpu_s;
   for (double* x : {&v.read, &v.write, &v.cpu, &v.compress, &v.encrypt, &v.page_checks,
                     &v.throttle, &v.wait_read, &v.wait_write, &v.working})
@@ -122,13 +126,15 @@ Verdict explain_verdict(const std::vector<ChannelStats>& channels, const Verdict
               : top == v.encrypt ? "encryption CPU"
               : top == v.page_checks ? "page checks CPU"
                                      : "checksums CPU";
+    // --compress auto is suggested only to a job that does not use it already.
+    const std::string lower = in.compress_auto ? "a --cpu-budget for --compress auto"
+                                               : "a lower --compress level (or --compress auto)";
     if (v.machine_cpu > 0.9)
-      v.suggestion = top == v.compress ? "every core is busy: a lower --compress level (or "
-                                         "--compress auto) will help, more channels will not"
+      v.suggestion = top == v.compress ? "every core is busy: " + lower +
+                                             " will help, more channels will not"
                                        : "every core is busy: more channels will not help";
     else
-      v.suggestion = top == v.compress ? "a lower --compress level, --compress auto, or more "
-                                         "channels for the idle cores"
+      v.suggestion = top == v.compress ? lower + ", or more channels for the idle cores"
                                        : "more channels, for the idle cores";
   } else if (v.wait_read >= v.wait_write && v.wait_read > 0.3) {
     v.bound_by = "read";

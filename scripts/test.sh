@@ -28,7 +28,8 @@ cd "$(dirname "$0")/.."
 ASAN_IT_SUITES=(RoundTripVariants SelectiveRestore Corruption Crash Overwrite JsonOutput JsonParser
                 SpecialFiles CatalogTail NoSpace CompressIncompressible CompressUsage
                 Levels/Compress Compression/Encrypt EncryptCli Validate Checker Usage Incremental
-                DeltaRestore SourceValidation ValidateSome Status Media Report)
+                DeltaRestore SourceValidation ValidateSome Status Media Report HostileTarget
+                Day2Resume Day2Backup Day2Report)
 ASAN_IT="^($(IFS='|'; echo "${ASAN_IT_SUITES[*]}"))\\."
 # Under TSan (about a minute and a half): what runs threads or processes against shared
 # state. The catalog's writers on threads and forked processes; backups and restores with

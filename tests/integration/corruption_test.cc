@@ -236,5 +236,114 @@ void lose_piece(bool truncate_it) {
 TEST(Corruption, MissingPieceFailsRestoreNamingIt) { lose_piece(false); }
 TEST(Corruption, TruncatedPieceFailsRestoreNamingIt) { lose_piece(true); }
 
+// One flipped byte in a data frame: a deep crosscheck records the piece damaged with the
+// one file it hits, not the backup expired. Every other file still restores from it (a
+// restore of one intact file by --backup too), the hit file fails alone (exit 1), and a
+// later quick crosscheck, which cannot see inside frames, keeps the finding; a deep one
+// after a repair clears it.
+TEST(Corruption, DeepCrosscheckCondemnsOnlyTheDamagedFile) {
+  TempDir t("sbit-corrupt-deep");
+  Target tg;
+  back_up_and_pick(t, &tg);
+  if (HasFatalFailure()) return;
+  const std::string piece_copy = t / "piece.orig";
+  ASSERT_EQ(::system(("cp '" + tg.piece + "' '" + piece_copy + "'").c_str()), 0);
+  flip_byte(tg.piece, tg.frame_offset + kBlock + tg.stored_len / 2);
+  if (HasFatalFailure()) return;
+  RunResult deep = sb({"crosscheck", "--deep", "--catalog", t / "cat", "--json"});
+  SB_ASSERT_EXIT(deep, 0);
+  Json dj = parse_json(deep);
+  ASSERT_EQ(dj["backups"].size(), 1u);
+  EXPECT_EQ(dj["backups"][0]["status"].as_string(), "available");
+  ASSERT_EQ(dj["backups"][0]["damaged_files"].size(), 1u) << deep.out;
+  EXPECT_EQ(dj["backups"][0]["damaged_files"][0].as_string(), tg.file);
+  // The backup stays restorable: everything but the hit file comes back, that one fails.
+  RunResult all = sb({"restore", "--to", t / "r1", "--catalog", t / "cat"});
+  SB_EXPECT_EXIT(all, 1);
+  EXPECT_TRUE(contains(all.err, tg.file));
+  expect_clean_failure(t / "r1", tg.file);
+  std::string intact;
+  for (const auto& f : files_under(small_data()))
+    if (f != tg.file) intact = f;
+  ASSERT_FALSE(intact.empty());
+  RunResult one = sb({"restore", "--to", t / "r2", "--catalog", t / "cat", "--backup", "1", intact});
+  SB_EXPECT_EXIT(one, 0);
+  EXPECT_TRUE(same_file(intact, restored_path(t / "r2", intact)));
+  // A quick crosscheck keeps what the deep one found.
+  SB_ASSERT_EXIT(sb({"crosscheck", "--catalog", t / "cat"}), 0);
+  RunResult l = sb({"list", "--catalog", t / "cat", "--json"});
+  Json lj = parse_json(l);
+  ASSERT_EQ(lj["backups"].size(), 1u);
+  bool damaged = false;
+  for (const auto& p : lj["backups"][0]["piece_list"].items())
+    damaged = damaged || p["status"].as_string() == "damaged";
+  EXPECT_TRUE(damaged) << l.out;
+  EXPECT_EQ(lj["backups"][0]["status"].as_string(), "complete");
+  RunResult text = sb({"list", "--catalog", t / "cat"});
+  EXPECT_TRUE(contains(text.out, "is damaged")) << text.out;
+  // Repaired (the piece put back as written), a deep crosscheck clears the finding.
+  ASSERT_EQ(::system(("cp '" + piece_copy + "' '" + tg.piece + "'").c_str()), 0);
+  SB_ASSERT_EXIT(sb({"crosscheck", "--deep", "--catalog", t / "cat"}), 0);
+  Json after = parse_json(sb({"list", "--catalog", t / "cat", "--json"}));
+  for (const auto& p : after["backups"][0]["piece_list"].items())
+    EXPECT_EQ(p["status"].as_string(), "available");
+}
+
+// A level 0's digest map is needed only by the level 1s built on it: with its map frame
+// damaged, the level 0 itself still restores (frame by frame), with a warning.
+TEST(Corruption, DamagedDigestMapOfALevelZeroStillRestoresIt) {
+  TempDir t("sbit-corrupt-map");
+  make_file(t / "src/a.dbf", 3 << 20, 121);
+  SB_ASSERT_EXIT(sb({"backup", t / "src", "--to", t / "pieces", "--catalog", t / "cat",
+                     "--channels", "1", "--level", "0"}), 0);
+  auto pieces = pieces_in(t / "pieces");
+  ASSERT_EQ(pieces.size(), 1u);
+  uint64_t map_at = 0;
+  {
+    auto reader = engine::PieceReader::open(pieces[0], io::Direct::no);
+    ASSERT_TRUE(reader.has_value()) << reader.error().what;
+    const auto& tr = (*reader)->trailer();
+    ASSERT_EQ(tr.maps.size(), 1u);
+    ASSERT_FALSE(tr.maps[0].empty()) << "a level 0 writes a digest map";
+    map_at = tr.maps[0][0].frame_offset;
+  }
+  flip_byte(pieces[0], map_at + kBlock + 20);
+  if (HasFatalFailure()) return;
+  RunResult r = sb({"restore", "--to", t / "r", "--catalog", t / "cat", "--backup", "1"});
+  SB_EXPECT_EXIT(r, 0);
+  EXPECT_TRUE(contains(r.out + r.err, "digest map")) << r.describe();
+  EXPECT_TRUE(same_file(t / "src/a.dbf", restored_path(t / "r", t / "src/a.dbf")));
+}
+
+// A damaged level 1: the file comes back from the level 0's older copy, and the restore
+// says so by its exit code (6), unless --allow-fallback.
+TEST(Corruption, ARestoreThatFellBackToAnOlderCopyExitsSix) {
+  TempDir t("sbit-corrupt-fallback");
+  make_file(t / "src/a.dbf", 2 << 20, 122);
+  SB_ASSERT_EXIT(sb({"backup", t / "src", "--to", t / "p0", "--catalog", t / "cat",
+                     "--channels", "1", "--level", "0"}), 0);
+  make_file(t / "src/a.dbf", 2 << 20, 123);
+  SB_ASSERT_EXIT(sb({"backup", t / "src", "--to", t / "p1", "--catalog", t / "cat",
+                     "--channels", "1", "--level", "1"}), 0);
+  auto pieces = pieces_in(t / "p1");
+  ASSERT_EQ(pieces.size(), 1u);
+  auto reader = engine::PieceReader::open(pieces[0], io::Direct::no);
+  ASSERT_TRUE(reader.has_value()) << reader.error().what;
+  const engine::Extent* data = nullptr;
+  for (const auto& e : (*reader)->trailer().extents[0])
+    if (e.type == FrameType::data) data = &e;
+  ASSERT_NE(data, nullptr);
+  flip_byte(pieces[0], data->frame_offset + kBlock + data->stored_len / 2);
+  if (HasFatalFailure()) return;
+  RunResult r = sb({"restore", "--to", t / "r", "--catalog", t / "cat", "--json"});
+  SB_EXPECT_EXIT(r, 6);
+  EXPECT_EQ(parse_json(r)["fallbacks"].size(), 1u) << r.out;
+  RunResult allowed = sb({"restore", "--to", t / "r2", "--catalog", t / "cat", "--allow-fallback"});
+  SB_EXPECT_EXIT(allowed, 0);
+  RunResult both = sb({"restore", "--to", t / "r3", "--catalog", t / "cat", "--allow-fallback",
+                       "--no-fallback"});
+  SB_EXPECT_EXIT(both, 2);
+}
+
 }  // namespace
 }  // namespace stripeback::it

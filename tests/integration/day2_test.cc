@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <set>
 
 #include "tests/integration/it_util.h"
 
@@ -84,6 +86,170 @@ TEST(Day2Resume, AResumedBackupWithAnEmptyFileIsCompleteAndRestores) {
   SB_ASSERT_EXIT(sb({"restore", "--to", t / "r", "--catalog", cat}), 0);
   EXPECT_TRUE(restored_tree(t / "r", src));
   SB_ASSERT_EXIT(sb({"validate", "--catalog", cat}), 0);
+}
+
+// A single large file, no sections, one file open at a time: killed after a few
+// checkpoints, the resume keeps the finished start of the file and reads only the rest
+// (before checkpoints, the one open piece held everything and a resume kept nothing).
+TEST(Day2Resume, CheckpointsMakeAKilledBackupResumable) {
+  TempDir t("sbit-checkpoints");
+  const std::string src = t / "src", cat = t / "cat";
+  make_file(src + "/one.dbf", 40 * kMiB, 101);
+  const std::vector<std::string> args{"backup", src, "--to", t / "dest", "--catalog", cat,
+                                      "--channels", "1", "--max-open-files", "1",
+                                      "--checkpoint-interval", "8M"};
+  RunResult killed = sb(args, {{"STRIPEBACK_CRASH_AT", "piece-synced:3"}});
+  ASSERT_EQ(killed.term_signal, SIGKILL) << killed.describe();
+  std::vector<std::string> again = args;
+  again.insert(again.end(), {"--resume", "last", "--json"});
+  RunResult r = sb(again);
+  SB_ASSERT_EXIT(r, 0);
+  Json j = parse_json(r);
+  const uint64_t kept = *j["resumed"]["bytes_kept"].as_u64();
+  EXPECT_GE(kept, 14 * kMiB) << "two checkpoints of 8 MiB were durable";
+  EXPECT_EQ(*j["bytes_read"].as_u64() + kept, 40 * kMiB) << "nothing kept is read again";
+  SB_ASSERT_EXIT(sb({"restore", "--to", t / "r", "--catalog", cat}), 0);
+  EXPECT_TRUE(restored_tree(t / "r", src));
+}
+
+// Checkpoints are on by default (every 256 MiB or minute), by time too, and can be turned
+// off; a bad value is refused naming the flag.
+TEST(Day2Resume, CheckpointsByDefaultByTimeAndOff) {
+  TempDir t("sbit-checkpoints-default");
+  const std::string src = t / "src";
+  make_file(src + "/a.dbf", 12 * kMiB, 102);
+  RunResult d = sb({"backup", src, "--to", t / "d1", "--catalog", t / "cat", "--json"});
+  SB_ASSERT_EXIT(d, 0);
+  Json dj = parse_json(d);
+  EXPECT_EQ(*dj["checkpoint_bytes"].as_u64(), 256 * kMiB);
+  EXPECT_EQ(dj["checkpoint_interval_s"].as_double(), 60.0);
+  // 12 MiB read at 4 MiB/s with a checkpoint every second: at least two checkpoints.
+  RunResult timed = sb({"backup", src, "--to", t / "d2", "--catalog", t / "cat", "--json",
+                        "--channels", "1", "--rate", "4M", "--checkpoint-interval", "1s"});
+  SB_ASSERT_EXIT(timed, 0);
+  EXPECT_GE(*parse_json(timed)["channels"][0]["checkpoints"].as_u64(), 2u) << timed.out;
+  EXPECT_GE(pieces_in(t / "d2").size(), 3u);
+  RunResult off = sb({"backup", src, "--to", t / "d3", "--catalog", t / "cat", "--json",
+                      "--channels", "1", "--checkpoint-interval", "off"});
+  SB_ASSERT_EXIT(off, 0);
+  EXPECT_EQ(*parse_json(off)["checkpoint_bytes"].as_u64(), 0u);
+  EXPECT_EQ(pieces_in(t / "d3").size(), 1u);
+  SB_ASSERT_EXIT(sb({"restore", "--to", t / "r", "--catalog", t / "cat", "--backup", "2"}), 0);
+  EXPECT_TRUE(restored_tree(t / "r", src));
+  RunResult bad = sb({"backup", src, "--to", t / "d4", "--catalog", t / "cat",
+                      "--checkpoint-interval", "often"});
+  SB_EXPECT_EXIT(bad, 2);
+  EXPECT_TRUE(contains(bad.err, "--checkpoint-interval")) << bad.describe();
+}
+
+// --duration takes the same forms as --max-duration: 90m is an hour and a half.
+TEST(Day2Backup, DurationTakesUnitsLikeMaxDuration) {
+  TempDir t("sbit-duration-units");
+  make_file(t / "src/a.dbf", 1 * kMiB, 103);
+  for (const char* d : {"90m", "01:30", "5400s", "2h"})
+    SB_EXPECT_EXIT(sb({"backup", t / "src", "--to", t / "d", "--catalog", t / "cat",
+                       "--duration", d}), 0);
+  RunResult bad = sb({"backup", t / "src", "--to", t / "d", "--catalog", t / "cat",
+                      "--duration", "90x"});
+  SB_EXPECT_EXIT(bad, 2);
+  EXPECT_TRUE(contains(bad.err, "invalid --duration"));
+}
+
+// Smaller defects: a job with nothing to do has no bottleneck; --delta and --force are
+// alternatives; a restore's progress ends at its total, zero blocks counted; report jobs
+// records what a delta restore wrote, not the files' size.
+TEST(Day2Report, EmptyJobsDeltaWithForceProgressAndJobTotals) {
+  TempDir t("sbit-day2-report");
+  std::filesystem::create_directories(t / "empty");
+  RunResult e = sb({"backup", t / "empty", "--to", t / "pe", "--catalog", t / "cat", "--json"});
+  SB_ASSERT_EXIT(e, 0);
+  EXPECT_EQ(parse_json(e)["verdict"]["bound_by"].as_string(), "none") << e.out;
+
+  // 8 MiB with 4 MiB of zeros in the middle: zero frames are part of the progress total.
+  const std::string src = t / "src", file = src + "/z.dbf";
+  make_file(file, 8 * kMiB, 131);
+  {
+    int fd = ::open(file.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    std::string zeros(4 * kMiB, '\0');
+    ASSERT_EQ(::pwrite(fd, zeros.data(), zeros.size(), 2 * kMiB), static_cast<ssize_t>(zeros.size()));
+    ::close(fd);
+  }
+  SB_ASSERT_EXIT(sb({"backup", src, "--to", t / "p", "--catalog", t / "cat"}), 0);
+  const std::string log = t / "progress.log";
+  SB_ASSERT_EXIT(sb({"restore", "--to", t / "r", "--catalog", t / "cat", "--backup", "2",
+                     "--progress-json=" + log}), 0);
+  std::ifstream in(log);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  std::string error;
+  auto j = Json::parse(last, &error);
+  ASSERT_TRUE(j) << error << ": " << last;
+  EXPECT_TRUE((*j)["finished"].as_bool());
+  EXPECT_EQ(*(*j)["bytes_done"].as_u64(), *(*j)["bytes_total"].as_u64()) << last;
+  EXPECT_EQ(*(*j)["bytes_total"].as_u64(), 8 * kMiB);
+
+  RunResult both = sb({"restore", "--to", t / "r", "--catalog", t / "cat", "--delta", "--force"});
+  SB_EXPECT_EXIT(both, 2);
+  EXPECT_TRUE(contains(both.err, "alternatives"));
+
+  // One page changed, restored with --delta: report jobs has what was written.
+  make_file(t / "one/x.dbf", 8 * kMiB, 132);
+  SB_ASSERT_EXIT(sb({"backup", t / "one", "--to", t / "p3", "--catalog", t / "cat"}), 0);
+  SB_ASSERT_EXIT(sb({"restore", "--to", t / "r3", "--catalog", t / "cat", "--backup", "3"}), 0);
+  const std::string restored = restored_path(t / "r3", t / "one/x.dbf");
+  {
+    int fd = ::open(restored.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    std::string page(8192, 'x');
+    ASSERT_EQ(::pwrite(fd, page.data(), page.size(), 4 * kMiB), 8192);
+    ::close(fd);
+  }
+  RunResult d = sb({"restore", "--to", t / "r3", "--catalog", t / "cat", "--backup", "3",
+                    "--delta", "--json"});
+  SB_ASSERT_EXIT(d, 0);
+  const uint64_t written = *parse_json(d)["bytes_written"].as_u64();
+  EXPECT_LT(written, 8 * kMiB) << d.out;
+  RunResult jobs = sb({"report", "jobs", "--catalog", t / "cat", "--json"});
+  SB_ASSERT_EXIT(jobs, 0);
+  Json jj = parse_json(jobs);
+  bool found = false;
+  for (const auto& job : jj["jobs"].items())
+    if (job["type"].as_string() == "restore" && *job["bytes_written"].as_u64() == written)
+      found = true;
+  EXPECT_TRUE(found) << jobs.out;
+}
+
+// Two `delete obsolete` at once: one deletes, the other waits and finds nothing left; no
+// deletion is reported twice. The text summary counts the pieces actually removed.
+TEST(Day2Delete, TwoDeletesAtOnceNeverReportTheSameDeletion) {
+  TempDir t("sbit-delete-twice");
+  make_file(t / "src/a.dbf", 4 * kMiB, 141);
+  for (int i = 0; i < 4; ++i)
+    SB_ASSERT_EXIT(sb({"backup", t / "src", "--to", t / "p", "--catalog", t / "cat"}), 0);
+  SB_ASSERT_EXIT(sb({"configure", "retention", "redundancy", "1", "--catalog", t / "cat"}), 0);
+  auto one = sb_start({"delete", "obsolete", "--catalog", t / "cat", "--json"});
+  auto two = sb_start({"delete", "obsolete", "--catalog", t / "cat", "--json"});
+  RunResult r1 = one->wait(), r2 = two->wait();
+  SB_ASSERT_EXIT(r1, 0);
+  SB_ASSERT_EXIT(r2, 0);
+  std::multiset<uint64_t> reported;
+  for (const RunResult* r : {&r1, &r2}) {
+    const Json j = parse_json(*r);
+    for (const auto& b : j["backups"].items()) reported.insert(*b["backup_id"].as_u64());
+  }
+  EXPECT_EQ(reported, (std::multiset<uint64_t>{1, 2, 3})) << r1.out << "\n" << r2.out;
+  // A missing piece is not counted as removed.
+  SB_ASSERT_EXIT(sb({"backup", t / "src", "--to", t / "p", "--catalog", t / "cat"}), 0);
+  for (const auto& p : pieces_in(t / "p")) {
+    if (base_names({p})[0].starts_with("sb4-")) {
+      ASSERT_EQ(::unlink(p.c_str()), 0);
+    }
+  }
+  RunResult d = sb({"delete", "obsolete", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(d, 0);
+  EXPECT_TRUE(contains(d.out, "1 backup(s) deleted, 0 piece(s) removed")) << d.out;
 }
 
 // Runs the CLI as the unprivileged user nobody (root reads every directory whatever its

@@ -152,16 +152,31 @@ TEST_F(Media, PiecesOfAKilledBackupAreOrphansThatDeleteObsoleteRemoves) {
   make_file(t_ / "src/b.dbf", 3 * kMiB, 2);
   nightly(1);
   RunResult killed = run({"backup", t_ / "src", "--to", t_ / "dest", "--channels", "2"},
-                         {{"STRIPEBACK_CRASH_AT", "piece-synced:2"}});
+                         {{"STRIPEBACK_CRASH_AT", "piece-synced:2"},
+                          {"STRIPEBACK_FAKE_NOW", night(2)}});
   ASSERT_EQ(killed.term_signal, SIGKILL) << killed.describe();
   ASSERT_EQ(ids_on_disk(), (std::set<uint64_t>{1, 2}));
-  Json rep = json({"report", "obsolete"});
+  // Within its resume window (7 days by default) the killed backup can still be resumed:
+  // it is not obsolete, and delete obsolete leaves its pieces.
+  Json early = json({"report", "obsolete"}, 0, {{"STRIPEBACK_FAKE_NOW", night(8)}});
+  EXPECT_TRUE(ids_in(early["backups"]).empty());
+  SB_ASSERT_EXIT(run({"delete", "obsolete"}, {{"STRIPEBACK_FAKE_NOW", night(8)}}), 0);
+  ASSERT_EQ(ids_on_disk(), (std::set<uint64_t>{1, 2}));
+  // A shorter window, configured, has passed by day 8.
+  SB_ASSERT_EXIT(run({"configure", "resume-window", "5.5"}), 0);
+  Json rep = json({"report", "obsolete"}, 0, {{"STRIPEBACK_FAKE_NOW", night(8)}});
   ASSERT_EQ(ids_in(rep["backups"]), (std::set<uint64_t>{2}));
   EXPECT_TRUE(contains(rep["backups"][0]["reason"].as_string(), "died"));
-  EXPECT_EQ(rep["pieces"].size(), 2u) << "both pieces the killed job made durable";
-  SB_ASSERT_EXIT(run({"delete", "obsolete"}), 0);
+  EXPECT_TRUE(contains(rep["backups"][0]["reason"].as_string(), "resume window"));
+  // The piece it recorded; the one made durable but not recorded before the kill is of no
+  // use to a resume, and went as an orphan with the first delete.
+  EXPECT_EQ(rep["pieces"].size(), 1u);
+  SB_ASSERT_EXIT(run({"delete", "obsolete"}, {{"STRIPEBACK_FAKE_NOW", night(8)}}), 0);
   EXPECT_EQ(ids_on_disk(), (std::set<uint64_t>{1}));
   EXPECT_EQ(listed(), (std::set<uint64_t>{1}));
+  RunResult bad = run({"configure", "resume-window", "soon"});
+  SB_EXPECT_EXIT(bad, 2);
+  EXPECT_TRUE(contains(bad.err, "is not a number of days"));
 }
 
 // A delete killed at each of its durability points, then run again, ends as one that was
@@ -213,8 +228,10 @@ TEST_F(Media, AMovedPieceIsExpiredAndTheRestoreFallsBackSayingSo) {
   EXPECT_EQ(l["backups"][1]["status"].as_string(), "expired");
   EXPECT_EQ(l["backups"][1]["piece_list"][0]["status"].as_string(), "expired");
   EXPECT_TRUE(contains(l["backups"][1]["piece_list"][0]["reason"].as_string(), "missing"));
-  // Restore takes each file from backup 1 and says why.
-  Json r = json({"restore", "--to", t_ / "r"});
+  // Restore takes each file from backup 1 and says why; older data than the newest exits 6
+  // (--allow-fallback: 0).
+  Json r = json({"restore", "--to", t_ / "r"}, 6);
+  SB_EXPECT_EXIT(run({"restore", "--to", t_ / "r-allowed", "--allow-fallback"}), 0);
   EXPECT_EQ(r["status"].as_string(), "complete");
   ASSERT_EQ(r["fallbacks"].size(), 2u);
   for (const auto& f : r["fallbacks"].items()) {
@@ -246,10 +263,14 @@ TEST_F(Media, DeepCrosscheckFindsADamagedFrameTheQuickOneCannot) {
   damage_middle(pieces_in(t_ / "dest").at(0));
   Json quick = json({"crosscheck"});
   EXPECT_EQ(quick["pieces"][0]["status"].as_string(), "available");
+  // A damaged frame in a piece otherwise whole: the piece is damaged (its file named), not
+  // expired, and the deep check read the whole piece.
   Json deep = json({"crosscheck", "--deep"});
-  EXPECT_EQ(deep["pieces"][0]["status"].as_string(), "expired");
-  EXPECT_TRUE(contains(deep["pieces"][0]["reason"].as_string(), "checksum mismatch"));
-  EXPECT_GE(*deep["bytes_read"].as_u64(), 1 * kMiB) << "it read up to the damaged frame";
+  EXPECT_EQ(deep["pieces"][0]["status"].as_string(), "damaged");
+  EXPECT_TRUE(contains(deep["pieces"][0]["damage"].as_string(), "checksum"));
+  ASSERT_EQ(deep["pieces"][0]["damaged_files"].size(), 1u);
+  EXPECT_EQ(deep["pieces"][0]["damaged_files"][0].as_string(), t_ / "src/a.dbf");
+  EXPECT_GE(*deep["bytes_read"].as_u64(), 3 * kMiB) << "it read the whole piece";
 }
 
 TEST_F(Media, ADamagedNewestCopyIsRestoredFromTheNextNewest) {
@@ -261,7 +282,7 @@ TEST_F(Media, ADamagedNewestCopyIsRestoredFromTheNextNewest) {
   nightly(2, {"--channels", "1"});
   for (const auto& p : pieces_in(t_ / "dest"))
     if (base_names({p})[0].starts_with("sb2-")) damage_middle(p);
-  Json r = json({"restore", "--to", t_ / "r"});
+  Json r = json({"restore", "--to", t_ / "r"}, 6);
   EXPECT_EQ(r["status"].as_string(), "complete");
   ASSERT_EQ(r["fallbacks"].size(), 1u);
   EXPECT_EQ(r["fallbacks"][0]["file"].as_string(), t_ / "src/a.dbf");

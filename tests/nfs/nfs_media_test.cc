@@ -59,7 +59,7 @@ TEST(NfsMedia, DeleteObsoleteAndCrosscheckOnAnExport) {
   for (const auto& b : cj["backups"].items())
     EXPECT_EQ(b["status"].as_string(), *b["backup_id"].as_u64() == 4 ? "expired" : "available");
   auto r = sb({"restore", "--to", t / "r", "--catalog", cat, "--json"});
-  SB_ASSERT_EXIT(r, 0);
+  SB_ASSERT_EXIT(r, 6);  // older data than the newest copy: exit 6 without --allow-fallback
   Json rj = parse_json(r);
   ASSERT_EQ(rj["fallbacks"].size(), 1u);
   EXPECT_EQ(*rj["fallbacks"][0]["backup_id"].as_u64(), 3u);
