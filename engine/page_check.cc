@@ -20,8 +20,10 @@ namespace {
 // kept their order since 9.3: blcksz, relseg_size, xlog_blcksz, xlog_seg_size, nameDataLen,
 // indexMaxKeys, toast_max_chunk_size, loblksize (u32 each), float8ByVal (bool, padded),
 // data_checksum_version (u32), mock_authentication_nonce (32 bytes), crc (CRC-32C of all
-// before it). The checkpoint's position (XLogRecPtr) is at offset 32.
+// before it). Before it, at fixed offsets since 9.3: the cluster's state (u32) at 16 and
+// the latest checkpoint's position (XLogRecPtr) at 32.
 constexpr double kFloatFormat = 1234567.0;
+constexpr size_t kStateAt = 16;
 constexpr size_t kCheckpointAt = 32;
 constexpr size_t kControlRead = 8192;
 
@@ -109,6 +111,7 @@ Result<PgControl> parse_control(const std::vector<uint8_t>& b, const std::string
       return fail(Errc::corrupt, "'" + path + "' fails its CRC check: it is damaged or of an "
                                  "unknown PostgreSQL version");
     c.checkpoint_lsn = util::get_le64(b.data() + kCheckpointAt);
+    c.state = static_cast<PgState>(util::get_le32(b.data() + kStateAt));
     if (c.page_size < 1024 || c.page_size > 32768 || (c.page_size & (c.page_size - 1)) != 0 ||
         c.segment_pages == 0 || c.checksum_version > 1)
       return fail(Errc::corrupt, "'" + path + "' gives an impossible page size " +
@@ -159,11 +162,12 @@ class PostgresValidator final : public PageValidator {
     return "";
   }
 
-  uint64_t page_lsn(const std::byte* page) const override {
+  std::string judge_failed(const std::byte* page, std::string why) const override {
+    // pd_lsn: the high and the low 32 bits.
     const auto* p = reinterpret_cast<const uint8_t*>(page);
-    return (uint64_t{util::get_le32(p)} << 32) | util::get_le32(p + 4);
+    const uint64_t lsn = (uint64_t{util::get_le32(p)} << 32) | util::get_le32(p + 4);
+    return judge_failed_page(c_, lsn, std::move(why));
   }
-  uint64_t start_lsn() const override { return c_.checkpoint_lsn; }
 
  private:
   // The segment number of a relation file of this cluster, or -1 for anything else: a file
@@ -296,6 +300,11 @@ uint16_t pg_page_checksum(const std::byte* page, uint32_t page_size, uint64_t bl
   uint32_t result = checksum_block(page, page_size / (4 * kSums));
   result ^= static_cast<uint32_t>(block);
   return static_cast<uint16_t>(result % 65535 + 1);
+}
+
+std::string judge_failed_page(const PgControl& c, uint64_t lsn, std::string why) {
+  if (c.checkpoint_lsn != 0 && lsn > c.checkpoint_lsn) return "";
+  return why;
 }
 
 Result<PgControl> read_pg_control(const std::string& data_dir) {

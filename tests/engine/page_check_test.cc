@@ -94,6 +94,8 @@ TEST_F(PageCheck, ControlFileReadsAsPgControldataShowsIt) {
   std::snprintf(lsn, sizeof lsn, "%X/%X", static_cast<unsigned>(c->checkpoint_lsn >> 32),
                 static_cast<unsigned>(c->checkpoint_lsn & 0xffffffffu));
   EXPECT_EQ(lsn, field("Latest checkpoint location"));
+  EXPECT_EQ(field("Database cluster state"), "shut down");
+  EXPECT_EQ(c->state, PgState::shut_down);
   // A damaged control file is refused, not half-read.
   stripeback::testing::TempDir t("sbpg-control");
   fs::create_directories(t / "global");
