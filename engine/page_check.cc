@@ -35,6 +35,10 @@ constexpr uint16_t kValidFlags = 0x0007;  // PD_HAS_FREE_LINES | PD_PAGE_FULL | 
 constexpr uint16_t kLayoutVersion = 4;
 constexpr uint32_t kMaxAlign = 8;
 
+// How far past the checkpoint a backup began after the pd_lsn of a page being written may
+// lie: 1 PiB of log, more than any cluster writes during one backup (12 days at 1 GiB/s).
+constexpr uint64_t kPlausibleWal = uint64_t{1} << 50;
+
 constexpr uint32_t kSums = 32;
 constexpr uint32_t kFnvPrime = 16777619;
 constexpr uint32_t kBaseOffsets[kSums] = {
@@ -56,6 +60,14 @@ uint16_t u16_at(const std::byte* p, size_t off) {
 std::string hex4(uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%04x", v);
+  return buf;
+}
+
+// A log position as PostgreSQL writes it: "5A3F1B2C/9D8E7F60".
+std::string lsn_text(uint64_t lsn) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%X/%X", static_cast<unsigned>(lsn >> 32),
+                static_cast<unsigned>(lsn & 0xffffffffu));
   return buf;
 }
 
@@ -303,8 +315,26 @@ uint16_t pg_page_checksum(const std::byte* page, uint32_t page_size, uint64_t bl
 }
 
 std::string judge_failed_page(const PgControl& c, uint64_t lsn, std::string why) {
-  if (c.checkpoint_lsn != 0 && lsn > c.checkpoint_lsn) return "";
-  return why;
+  // A stopped cluster wrote every page before it was marked so (a standby's, shut down in
+  // recovery, too): nothing is rewriting a page and no redo is due to replace one, so a
+  // page that fails is corrupt, whatever its pd_lsn. A cluster shut down cleanly wrote its
+  // shutdown checkpoint last, so no page of it can have a pd_lsn past that checkpoint, and
+  // the reason says so (a standby's pages may lie up to where it had replayed).
+  if (c.state == PgState::shut_down || c.state == PgState::shut_down_in_recovery) {
+    if (c.state == PgState::shut_down && lsn > c.checkpoint_lsn)
+      why += "; its pd_lsn " + lsn_text(lsn) + " is past the shutdown checkpoint at " +
+             lsn_text(c.checkpoint_lsn) + ", which no page of a cluster shut down cleanly has";
+    return why;
+  }
+  // Running (or stopped without a shutdown checkpoint, as after a crash, whose redo is
+  // still to come): a page changed since the latest checkpoint may be half-written now and
+  // the redo from that checkpoint replaces it. But only so far past it: no cluster writes
+  // kPlausibleWal of log during one backup, so a pd_lsn further ahead is not a write in
+  // progress but damage (random bytes over the page, most likely).
+  if (c.checkpoint_lsn == 0 || lsn <= c.checkpoint_lsn) return why;
+  if (lsn - c.checkpoint_lsn <= kPlausibleWal) return "";
+  return why + "; its pd_lsn " + lsn_text(lsn) + " is more than 1 PiB of log past the " +
+         "checkpoint at " + lsn_text(c.checkpoint_lsn) + ", further than any write in progress";
 }
 
 Result<PgControl> read_pg_control(const std::string& data_dir) {
