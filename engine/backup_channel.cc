@@ -588,8 +588,8 @@ class BackupChannel {
   // --check-logical: checks every whole page of the `len` bytes read at file offset `off`.
   // A page that fails is read again (a running database may be writing it) up to
   // kPageRetries times, a short pause apart; a page valid then replaces the one read. One
-  // still failing is reported unless it changed after the backup began (its redo will
-  // replace it).
+  // still failing is reported unless the validator judges it newer (a running database is
+  // rewriting it, and its redo will replace it).
   Result<void> check_pages(Source& s, uint64_t off, std::byte* data, uint32_t len) {
     const PageValidator& v = *ctx_.validator;
     const uint32_t ps = v.page_size();
@@ -617,7 +617,8 @@ class BackupChannel {
         }
       }
       if (why.empty()) continue;
-      if (v.page_lsn(page) > v.start_lsn() && v.start_lsn() != 0) {
+      why = v.judge_failed(page, std::move(why));
+      if (why.empty()) {
         ++out_.pages.newer;
         continue;
       }

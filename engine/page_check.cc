@@ -20,8 +20,10 @@ namespace {
 // kept their order since 9.3: blcksz, relseg_size, xlog_blcksz, xlog_seg_size, nameDataLen,
 // indexMaxKeys, toast_max_chunk_size, loblksize (u32 each), float8ByVal (bool, padded),
 // data_checksum_version (u32), mock_authentication_nonce (32 bytes), crc (CRC-32C of all
-// before it). The checkpoint's position (XLogRecPtr) is at offset 32.
+// before it). Before it, at fixed offsets since 9.3: the cluster's state (u32) at 16 and
+// the latest checkpoint's position (XLogRecPtr) at 32.
 constexpr double kFloatFormat = 1234567.0;
+constexpr size_t kStateAt = 16;
 constexpr size_t kCheckpointAt = 32;
 constexpr size_t kControlRead = 8192;
 
@@ -32,6 +34,10 @@ constexpr uint32_t kPageHeader = 24;
 constexpr uint16_t kValidFlags = 0x0007;  // PD_HAS_FREE_LINES | PD_PAGE_FULL | PD_ALL_VISIBLE
 constexpr uint16_t kLayoutVersion = 4;
 constexpr uint32_t kMaxAlign = 8;
+
+// How far past the checkpoint a backup began after the pd_lsn of a page being written may
+// lie: 1 PiB of log, more than any cluster writes during one backup (12 days at 1 GiB/s).
+constexpr uint64_t kPlausibleWal = uint64_t{1} << 50;
 
 constexpr uint32_t kSums = 32;
 constexpr uint32_t kFnvPrime = 16777619;
@@ -54,6 +60,14 @@ uint16_t u16_at(const std::byte* p, size_t off) {
 std::string hex4(uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%04x", v);
+  return buf;
+}
+
+// A log position as PostgreSQL writes it: "5A3F1B2C/9D8E7F60".
+std::string lsn_text(uint64_t lsn) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%X/%X", static_cast<unsigned>(lsn >> 32),
+                static_cast<unsigned>(lsn & 0xffffffffu));
   return buf;
 }
 
@@ -109,6 +123,7 @@ Result<PgControl> parse_control(const std::vector<uint8_t>& b, const std::string
       return fail(Errc::corrupt, "'" + path + "' fails its CRC check: it is damaged or of an "
                                  "unknown PostgreSQL version");
     c.checkpoint_lsn = util::get_le64(b.data() + kCheckpointAt);
+    c.state = static_cast<PgState>(util::get_le32(b.data() + kStateAt));
     if (c.page_size < 1024 || c.page_size > 32768 || (c.page_size & (c.page_size - 1)) != 0 ||
         c.segment_pages == 0 || c.checksum_version > 1)
       return fail(Errc::corrupt, "'" + path + "' gives an impossible page size " +
@@ -159,11 +174,12 @@ class PostgresValidator final : public PageValidator {
     return "";
   }
 
-  uint64_t page_lsn(const std::byte* page) const override {
+  std::string judge_failed(const std::byte* page, std::string why) const override {
+    // pd_lsn: the high and the low 32 bits.
     const auto* p = reinterpret_cast<const uint8_t*>(page);
-    return (uint64_t{util::get_le32(p)} << 32) | util::get_le32(p + 4);
+    const uint64_t lsn = (uint64_t{util::get_le32(p)} << 32) | util::get_le32(p + 4);
+    return judge_failed_page(c_, lsn, std::move(why));
   }
-  uint64_t start_lsn() const override { return c_.checkpoint_lsn; }
 
  private:
   // The segment number of a relation file of this cluster, or -1 for anything else: a file
@@ -296,6 +312,29 @@ uint16_t pg_page_checksum(const std::byte* page, uint32_t page_size, uint64_t bl
   uint32_t result = checksum_block(page, page_size / (4 * kSums));
   result ^= static_cast<uint32_t>(block);
   return static_cast<uint16_t>(result % 65535 + 1);
+}
+
+std::string judge_failed_page(const PgControl& c, uint64_t lsn, std::string why) {
+  // A stopped cluster wrote every page before it was marked so (a standby's, shut down in
+  // recovery, too): nothing is rewriting a page and no redo is due to replace one, so a
+  // page that fails is corrupt, whatever its pd_lsn. A cluster shut down cleanly wrote its
+  // shutdown checkpoint last, so no page of it can have a pd_lsn past that checkpoint, and
+  // the reason says so (a standby's pages may lie up to where it had replayed).
+  if (c.state == PgState::shut_down || c.state == PgState::shut_down_in_recovery) {
+    if (c.state == PgState::shut_down && lsn > c.checkpoint_lsn)
+      why += "; its pd_lsn " + lsn_text(lsn) + " is past the shutdown checkpoint at " +
+             lsn_text(c.checkpoint_lsn) + ", which no page of a cluster shut down cleanly has";
+    return why;
+  }
+  // Running (or stopped without a shutdown checkpoint, as after a crash, whose redo is
+  // still to come): a page changed since the latest checkpoint may be half-written now and
+  // the redo from that checkpoint replaces it. But only so far past it: no cluster writes
+  // kPlausibleWal of log during one backup, so a pd_lsn further ahead is not a write in
+  // progress but damage (random bytes over the page, most likely).
+  if (c.checkpoint_lsn == 0 || lsn <= c.checkpoint_lsn) return why;
+  if (lsn - c.checkpoint_lsn <= kPlausibleWal) return "";
+  return why + "; its pd_lsn " + lsn_text(lsn) + " is more than 1 PiB of log past the " +
+         "checkpoint at " + lsn_text(c.checkpoint_lsn) + ", further than any write in progress";
 }
 
 Result<PgControl> read_pg_control(const std::string& data_dir) {

@@ -37,15 +37,24 @@ class PageValidator {
   std::string check(const std::string& path, uint64_t offset, const std::byte* page) const {
     return check_block(first_block(path).value_or(0) + offset / page_size(), page);
   }
-  // The position in the database's log of the page's last change (0 when the format has
-  // none): during a hot backup a page changed after the backup began is being rewritten
-  // and will be replaced by the database's redo, so it is not reported.
-  virtual uint64_t page_lsn(const std::byte* page) const = 0;
-  // The log position the backup began at (pages changed after it: see page_lsn()).
-  virtual uint64_t start_lsn() const = 0;
+  // A page that failed check_block() on every read, `why` being the reason it gave: the
+  // reason to report it, or empty when it is newer, not corrupt: a running database is
+  // rewriting it, and the redo every restore of a hot backup replays will replace it.
+  virtual std::string judge_failed(const std::byte* page, std::string why) const = 0;
 };
 
 // --- PostgreSQL ---
+
+// The cluster's state as pg_control records it (PostgreSQL's DBState, by value).
+enum class PgState : uint32_t {
+  starting = 0,
+  shut_down = 1,
+  shut_down_in_recovery = 2,
+  shutting_down = 3,
+  in_crash_recovery = 4,
+  in_archive_recovery = 5,
+  in_production = 6,
+};
 
 // What a validator needs from a cluster's global/pg_control.
 struct PgControl {
@@ -53,9 +62,15 @@ struct PgControl {
   uint32_t segment_pages = 0;      // RELSEG_SIZE: pages per segment file (name.1, name.2, ...)
   uint32_t checksum_version = 0;   // 0: no data checksums
   uint64_t checkpoint_lsn = 0;     // the latest checkpoint when it was read
+  PgState state = PgState::in_production;
 };
 // Reads and checks (its CRC-32C) `<data_dir>/global/pg_control`.
 Result<PgControl> read_pg_control(const std::string& data_dir);
+
+// The judgement of PageValidator::judge_failed() for a PostgreSQL page whose pd_lsn is
+// `lsn`, by the cluster's control file `c` as read when the backup began
+// (docs/page-checks.md, "Stopped and running clusters").
+std::string judge_failed_page(const PgControl& c, uint64_t lsn, std::string why);
 
 // PostgreSQL's page checksum (the FNV-1a based algorithm of its storage/checksum_impl.h,
 // as documented there): of a page of `page_size` bytes that is block `block` of its

@@ -1,7 +1,8 @@
 // The PostgreSQL page validator against a real PostgreSQL 15 cluster (initdb
 // --data-checksums, pgbench data): pg_control read as pg_controldata reads it, every page
 // of a clean cluster valid, corrupt pages found exactly as pg_checksums --check finds them,
-// a broken header with a valid checksum caught, which files are relation files.
+// a broken header with a valid checksum caught, which files are relation files; and which
+// pages that fail are corrupt and which newer, by the cluster's state.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -94,6 +95,8 @@ TEST_F(PageCheck, ControlFileReadsAsPgControldataShowsIt) {
   std::snprintf(lsn, sizeof lsn, "%X/%X", static_cast<unsigned>(c->checkpoint_lsn >> 32),
                 static_cast<unsigned>(c->checkpoint_lsn & 0xffffffffu));
   EXPECT_EQ(lsn, field("Latest checkpoint location"));
+  EXPECT_EQ(field("Database cluster state"), "shut down");
+  EXPECT_EQ(c->state, PgState::shut_down);
   // A damaged control file is refused, not half-read.
   stripeback::testing::TempDir t("sbpg-control");
   fs::create_directories(t / "global");
@@ -205,6 +208,62 @@ TEST_F(PageCheck, AutoFindsTheDataDirectoryAboveASourceAndNamesWhatItCannot) {
   auto unknown = make_validator("oracle", {data()});
   ASSERT_FALSE(unknown);
   EXPECT_NE(unknown.error().what.find("unknown page format 'oracle'"), std::string::npos);
+}
+
+// The judgement on a page that failed every read, by the cluster's state when the backup
+// began (no cluster needed: pg_control's fields are given).
+PgControl control(PgState state, uint64_t checkpoint) {
+  PgControl c;
+  c.page_size = 8192;
+  c.segment_pages = 131072;
+  c.checksum_version = 1;
+  c.checkpoint_lsn = checkpoint;
+  c.state = state;
+  return c;
+}
+
+constexpr uint64_t kCheckpoint = 0x17414F8;  // 0/17414F8
+const std::string kWhy = "checksum mismatch: stored 0x1a2b, computed 0x3c4d";
+
+TEST(PageCheckVerdict, AStoppedClusterReportsEveryFailedPageWhateverItsLsn) {
+  for (PgState s : {PgState::shut_down, PgState::shut_down_in_recovery})
+    for (uint64_t lsn : {uint64_t{0}, kCheckpoint - 1, kCheckpoint, kCheckpoint + 1,
+                         uint64_t{0x5A3F1B2C9D8E7F60}, ~uint64_t{0}})
+      EXPECT_TRUE(judge_failed_page(control(s, kCheckpoint), lsn, kWhy).starts_with(kWhy))
+          << "state " << static_cast<uint32_t>(s) << ", pd_lsn " << lsn;
+}
+
+TEST(PageCheckVerdict, APageOfAShutDownClusterPastItsShutdownCheckpointSaysSo) {
+  EXPECT_EQ(judge_failed_page(control(PgState::shut_down, kCheckpoint), 0x5A3F1B2C9D8E7F60, kWhy),
+            kWhy + "; its pd_lsn 5A3F1B2C/9D8E7F60 is past the shutdown checkpoint at 0/17414F8, "
+                   "which no page of a cluster shut down cleanly has");
+  EXPECT_EQ(judge_failed_page(control(PgState::shut_down, kCheckpoint), kCheckpoint, kWhy), kWhy)
+      << "at the checkpoint is not past it";
+}
+
+TEST(PageCheckVerdict, ARunningClusterPassesOverAPageChangedSinceTheCheckpoint) {
+  for (PgState s : {PgState::in_production, PgState::in_crash_recovery,
+                    PgState::in_archive_recovery, PgState::shutting_down, PgState::starting}) {
+    const PgControl c = control(s, kCheckpoint);
+    EXPECT_EQ(judge_failed_page(c, kCheckpoint + 1, kWhy), "") << static_cast<uint32_t>(s);
+    EXPECT_EQ(judge_failed_page(c, kCheckpoint + (uint64_t{1} << 40), kWhy), "")
+        << "a TiB of log written during the backup is plausible";
+    EXPECT_EQ(judge_failed_page(c, kCheckpoint, kWhy), kWhy) << "changed before it began";
+    EXPECT_EQ(judge_failed_page(c, 0, kWhy), kWhy);
+  }
+  EXPECT_EQ(judge_failed_page(control(PgState::in_production, 0), 1234, kWhy), kWhy)
+      << "no checkpoint known: no page is newer than it";
+}
+
+TEST(PageCheckVerdict, ARunningClusterReportsAPageWhoseLsnNoWriteInProgressCanHave) {
+  const PgControl c = control(PgState::in_production, kCheckpoint);
+  EXPECT_EQ(judge_failed_page(c, 0x5A3F1B2C9D8E7F60, kWhy),
+            kWhy + "; its pd_lsn 5A3F1B2C/9D8E7F60 is more than 1 PiB of log past the "
+                   "checkpoint at 0/17414F8, further than any write in progress");
+  EXPECT_NE(judge_failed_page(c, ~uint64_t{0}, kWhy), "");
+  EXPECT_NE(judge_failed_page(c, kCheckpoint + (uint64_t{1} << 50) + 1, kWhy), "");
+  EXPECT_EQ(judge_failed_page(c, kCheckpoint + (uint64_t{1} << 50), kWhy), "")
+      << "1 PiB past is still plausible";
 }
 
 }  // namespace
