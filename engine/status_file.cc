@@ -354,7 +354,8 @@ JobStatuses read_job_statuses(const std::string& catalog_dir) {
       }
       js.dev = static_cast<uint64_t>(r.st.st_dev);
       js.ino = static_cast<uint64_t>(r.st.st_ino);
-      js.mtime_ns = static_cast<int64_t>(r.st.st_mtim.tv_sec) * 1'000'000'000 + r.st.st_mtim.tv_nsec;
+      js.mtime_ns =
+          static_cast<int64_t>(r.st.st_mtim.tv_sec) * 1'000'000'000 + r.st.st_mtim.tv_nsec;
       judge(js, proc_start, here, wall_ns());
       out.jobs.push_back(std::move(js));
     }
