@@ -386,6 +386,11 @@ int main(int argc, char** argv) {
       "or dead (its process is gone), read from the job's status file without the catalog's "
       "lock (docs/monitoring.md)");
   status->add_flag("--watch", status_watch, "redraw every second until interrupted");
+  bool status_prune = false;
+  status->add_flag("--prune", status_prune,
+                   "remove the status files of dead jobs (and empty or cut ones a gone process "
+                   "of this host left), saying which; those of a backup that has ended or been "
+                   "resumed go without it");
   add_common(status, common);
 
   auto* list = app.add_subcommand("list", "list the backups in the catalog");
@@ -475,7 +480,7 @@ int main(int argc, char** argv) {
   if (restore->parsed()) return run_restore_cmd(common, rf, g_cancel);
   if (validate->parsed()) return run_restore_cmd(common, vf, g_cancel);
   if (list->parsed()) return run_list_cmd(common, lf);
-  if (status->parsed()) return run_status_cmd(common, status_watch);
+  if (status->parsed()) return run_status_cmd(common, status_watch, status_prune);
   if (int rc = run_media_cmd(media, common, mf); rc >= 0) return rc;
   if (int rc = run_report_cmd(report_cmds, report_flags); rc >= 0) return rc;
   if (demo->parsed()) return run_demo_data_cmd(df);

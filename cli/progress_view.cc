@@ -11,6 +11,8 @@
 
 #include "cli/render.h"
 #include "cli/status_endpoint.h"
+#include "catalog/catalog.h"
+#include "engine/backends.h"
 #include "engine/status_file.h"
 #include "util/escape.h"
 #include "util/units.h"
@@ -70,12 +72,14 @@ std::string progress_lines(const engine::ProgressSnapshot& s) {
                                          static_cast<double>(s.bytes_total)
                                    : 0;
   std::snprintf(buf, sizeof buf, "%s%s: %s / %s  %5.1f%%  %.1f MB/s  ETA %s\n",
-                s.operation.c_str(), s.id ? (" " + std::to_string(s.id)).c_str() : "",
+                util::escape_text(s.operation).c_str(),
+                s.id ? (" " + std::to_string(s.id)).c_str() : "",
                 util::format_bytes(s.bytes_done).c_str(), util::format_bytes(s.bytes_total).c_str(),
                 pct, s.rate / 1e6, clock_text(s.eta_s).c_str());
   std::string out = buf;
   for (const auto& c : s.channels) {
-    std::snprintf(buf, sizeof buf, "  channel %u: %-9s %6.1f s  %s\n", c.channel, c.state.c_str(),
+    std::snprintf(buf, sizeof buf, "  channel %u: %-9s %6.1f s  %s\n", c.channel,
+                  util::escape_text(c.state).c_str(),
                   c.state_s, util::format_bytes(c.bytes).c_str());
     out += buf;
   }
@@ -170,14 +174,65 @@ void ProgressView::finished(const std::string& verdict) {
 
 ProgressView::~ProgressView() { finished(""); }
 
-int run_status_cmd(const CommonFlags& c, bool watch) {
+namespace {
+
+// The status files of dead jobs of no more use (their backup has ended in the catalog, or
+// was resumed), and with `prune` those of every dead job: removed, and taken off `jobs`.
+// The catalog is read only when a dead backup job names a backup; a catalog that cannot be
+// read removes nothing.
+std::vector<std::pair<std::string, std::string>> remove_dead(const std::string& dir,
+                                                             engine::JobStatuses& st, bool prune) {
+  std::vector<std::pair<std::string, std::string>> removed;  // id, why
+  std::vector<catalog::Backup> backups;
+  bool loaded = false;
+  std::erase_if(st.jobs, [&](const engine::JobStatus& j) {
+    if (j.state != "dead") return false;
+    std::string why;
+    if (j.snap.operation == "backup" && j.snap.id != 0) {
+      if (!loaded) {
+        loaded = true;
+        if (auto s = engine::storage_for(storage::Location::local(dir)))
+          if (auto cat = catalog::Catalog::open(dir, catalog::Create::no, **s))
+            backups = (*cat)->backups();
+      }
+      why = engine::dead_job_over(j, backups);
+    }
+    if (why.empty() && prune) why = "dead: " + j.why;
+    if (why.empty()) return false;
+    if (auto r = engine::remove_job_status(dir, j); !r) {
+      spdlog::warn("{}", r.error().what);
+      return false;
+    }
+    removed.emplace_back(j.id, why);
+    return true;
+  });
+  if (prune)
+    std::erase_if(st.skipped, [&](const engine::SkippedJobEntry& e) {
+      if (!e.left_by_gone_process) return false;
+      if (auto r = engine::remove_skipped(e); !r) {
+        spdlog::warn("{}", r.error().what);
+        return false;
+      }
+      removed.emplace_back(e.path, e.why);
+      return true;
+    });
+  return removed;
+}
+
+}  // namespace
+
+int run_status_cmd(const CommonFlags& c, bool watch, bool prune) {
   const std::string dir = c.catalog.empty() ? default_catalog_dir() : c.catalog;
   if (dir.empty()) {
     print_error("no catalog directory: give --catalog or set STRIPEBACK_CATALOG or HOME");
     return kExitUsage;
   }
   while (true) {
-    auto jobs = engine::read_job_statuses(dir);
+    auto st = engine::read_job_statuses(dir);
+    auto removed = remove_dead(dir, st, prune);
+    // One line for each entry that is not a readable status file, and the rest is listed.
+    for (const auto& s : st.skipped) spdlog::warn("skipped '{}': {}", s.path, s.why);
+    const auto& jobs = st.jobs;
     if (c.json) {
       util::JsonWriter w;
       w.begin_object();
@@ -192,17 +247,37 @@ int run_status_cmd(const CommonFlags& c, bool watch) {
         w.end_object();
       }
       w.end_array();
+      w.begin_array("removed");
+      for (const auto& [id, why] : removed) {
+        w.begin_object();
+        w.kv("id", id);
+        w.kv("why", why);
+        w.end_object();
+      }
+      w.end_array();
+      w.begin_array("skipped");
+      for (const auto& s : st.skipped) {
+        w.begin_object();
+        w.kv("entry", s.path);
+        w.kv("why", s.why);
+        w.end_object();
+      }
+      w.end_array();
       w.end_object();
       std::printf("%s\n", w.str().c_str());
     } else {
       if (watch) std::fputs("\x1b[H\x1b[J", stdout);
+      if (prune)
+        for (const auto& [id, why] : removed)
+          std::printf("removed %s: %s\n", util::escape_text(id).c_str(),
+                      util::escape_text(why).c_str());
       if (jobs.empty()) std::printf("(no jobs running on %s)\n", util::escape_text(dir).c_str());
       for (const auto& j : jobs) {
-        std::printf("%s %s (pid %d on %s, started %s, last update %s)%s%s\n", j.id.c_str(),
-                    j.state.c_str(), j.snap.pid, j.snap.host.c_str(),
-                    format_time(j.snap.started_ns).c_str(),
+        std::printf("%s %s (pid %d on %s, started %s, last update %s)%s%s\n",
+                    util::escape_text(j.id).c_str(), j.state.c_str(), j.snap.pid,
+                    util::escape_text(j.snap.host).c_str(), format_time(j.snap.started_ns).c_str(),
                     format_time(j.snap.last_update_ns).c_str(), j.why.empty() ? "" : ": ",
-                    j.why.c_str());
+                    util::escape_text(j.why).c_str());
         std::fputs(progress_lines(j.snap).c_str(), stdout);
       }
     }

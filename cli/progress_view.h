@@ -37,6 +37,6 @@ class ProgressView {
   std::unique_ptr<Impl> impl_;
 };
 
-int run_status_cmd(const CommonFlags& c, bool watch);
+int run_status_cmd(const CommonFlags& c, bool watch, bool prune);
 
 }  // namespace stripeback::cli

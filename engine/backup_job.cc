@@ -21,6 +21,7 @@
 #include "engine/piece_name.h"
 #include "engine/planner.h"
 #include "engine/resume.h"
+#include "engine/status_file.h"
 #include "io/file.h"
 #include "engine/backends.h"
 #include "util/crash_point.h"
@@ -601,6 +602,9 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   if (resumed) {
     id = resumed->backup_id;
     SB_TRY(cat.resume_backup({id, begin.start_time_ns, begin.host, begin.pid}));
+    // The status file the killed job left (`stripeback status` would list it dead) is of
+    // no more use: this job carries the backup on.
+    remove_dead_jobs_of(cat.dir(), id);
     // The killed job's pieces that were never recorded (unfinished, or finished just before
     // the kill) are this job's to remove now.
     std::set<std::string> kept;

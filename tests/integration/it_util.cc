@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -144,6 +146,32 @@ void write_text(const std::string& path, const std::string& text) {
   ASSERT_GE(fd, 0) << path << ": " << std::strerror(errno);
   ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size())) << path;
   ::close(fd);
+}
+
+std::string status_file_text(int64_t pid, const std::string& host, uint64_t backup_id) {
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  const std::string t = std::to_string(now);
+  return "operation=backup\nbackup_id=" + std::to_string(backup_id) + "\ntag=nightly\npid=" +
+         std::to_string(pid) + "\nproc_start=4242\nhost=" + host + "\nstarted_ns=" + t +
+         "\nlast_update_ns=" + t + "\nlast_progress_ns=" + t +
+         "\nbytes_done=1048576\nbytes_total=2097152\nrate=80000.0\neta_s=13.0\n"
+         "hang_after_s=60.0\nfinished=0\nverdict=\nchannel=1 reading " + t +
+         " 1048576\nend=1\n";
+}
+
+int64_t unused_pid(int64_t n) {
+  std::ifstream in("/proc/sys/kernel/pid_max");
+  int64_t max = 4194304;  // the largest pid_max Linux allows
+  if (!(in >> max)) max = 4194304;
+  return max + n;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
 }
 
 namespace {

@@ -59,6 +59,15 @@ void make_file(const std::string& path, uint64_t size, uint32_t seed, unsigned m
 // Overwrites `path` with `text`.
 void write_text(const std::string& path, const std::string& text);
 
+// The text a job writes to its status file (<catalog>/jobs/<host>.<pid>.status,
+// docs/monitoring.md): a backup job of process `pid` on `host` writing backup `backup_id`
+// (0: none yet), last updated now, half done.
+std::string status_file_text(int64_t pid, const std::string& host, uint64_t backup_id = 0);
+// A pid no process has now: `n` (from 1) above the kernel's pid_max.
+int64_t unused_pid(int64_t n);
+// This machine's host name, as a job writes it.
+std::string host_name();
+
 // Regular files below `dir` (absolute paths, symbolic links not followed), sorted.
 std::vector<std::string> files_under(const std::string& dir);
 // `dir` itself and every directory below it (absolute paths, links not followed), sorted.

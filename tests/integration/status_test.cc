@@ -4,6 +4,7 @@
 // reads hang stalled after --hang-after; --progress-json writes one line per second; the
 // status file goes with the job.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -119,6 +120,88 @@ TEST_F(Status, AStoppedJobIsStalledAndAKilledOneDead) {
   ASSERT_TRUE(wait_state("dead", 15s, &job));
   EXPECT_TRUE(contains(job["why"].as_string(), "is gone")) << job["why"].as_string();
   EXPECT_GT(*job["bytes_done"].as_u64(), 0u) << "what it had done";
+}
+
+// A killed backup's status file goes when a resume carries the backup on: status lists no
+// dead job once the resume has completed the backup.
+TEST_F(Status, AKilledBackupIsNoLongerListedOnceItsResumeCompletes) {
+  auto child = start({"--rate", "4M", "--channels", "2"});
+  Json job;
+  ASSERT_TRUE(wait_state("running", 30s, &job));
+  std::this_thread::sleep_for(1500ms);
+  child->kill(SIGKILL);
+  child->wait();
+  ASSERT_TRUE(wait_state("dead", 15s, &job));
+  RunResult resumed = sb({"backup", t_ / "src", "--to", t_ / "p", "--catalog", t_ / "cat",
+                          "--tag", "nightly", "--resume", "last"});
+  SB_ASSERT_EXIT(resumed, 0);
+  EXPECT_EQ(status()["jobs"].size(), 0u) << "the dead job is not listed";
+  RunResult text = sb({"status", "--catalog", t_ / "cat"});
+  EXPECT_FALSE(contains(text.out, "dead")) << text.out;
+  EXPECT_TRUE(files_under(t_ / "cat/jobs").empty()) << "its status file is gone";
+}
+
+// A dead job's status file that outlived its backup (the backup has ended in the catalog
+// since) is removed by the next status, which says so in --json.
+TEST_F(Status, StatusRemovesADeadJobWhoseBackupHasEnded) {
+  auto child = start({"--rate", "4M", "--channels", "2"});
+  Json job;
+  ASSERT_TRUE(wait_state("running", 30s, &job));
+  const std::string id = job["id"].as_string();
+  const std::string file = t_ / "cat/jobs" + "/" + id + ".status";
+  std::this_thread::sleep_for(1s);
+  child->kill(SIGKILL);
+  child->wait();
+  ASSERT_TRUE(wait_state("dead", 15s, &job));
+  const uint64_t backup = *job["backup_id"].as_u64();
+  const std::string kept = testing::read_file(file);
+  SB_ASSERT_EXIT(sb({"backup", t_ / "src", "--to", t_ / "p", "--catalog", t_ / "cat",
+                     "--resume", std::to_string(backup)}),
+                 0);
+  write_text(file, kept);  // as if the resume had not seen it
+  Json s = status();
+  EXPECT_EQ(s["jobs"].size(), 0u);
+  ASSERT_EQ(s["removed"].size(), 1u);
+  EXPECT_EQ(s["removed"][0]["id"].as_string(), id);
+  EXPECT_TRUE(contains(s["removed"][0]["why"].as_string(),
+                       "backup " + std::to_string(backup) + " has ended (complete)"));
+  EXPECT_FALSE(exists(file));
+}
+
+// --prune removes the files of dead jobs (saying which) and leaves a running job's.
+TEST_F(Status, PruneRemovesDeadJobsAndSaysWhichButLeavesARunningOne) {
+  const std::string jobs = t_ / "cat/jobs";
+  ASSERT_EQ(::mkdir((t_ / "cat").c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir(jobs.c_str(), 0700), 0);
+  const std::string here = host_name();
+  const std::string dead1 = here + "." + std::to_string(unused_pid(1));
+  const std::string dead2 = here + "." + std::to_string(unused_pid(2));
+  write_text(jobs + "/" + dead1 + ".status", status_file_text(unused_pid(1), here));
+  write_text(jobs + "/" + dead2 + ".status", status_file_text(unused_pid(2), here));
+  auto child = start({"--rate", "2M", "--channels", "1"});
+  auto end = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < end && status()["jobs"].size() < 3)
+    std::this_thread::sleep_for(100ms);
+  ASSERT_EQ(status()["jobs"].size(), 3u) << "two dead jobs and a running one";
+
+  RunResult text = sb({"status", "--catalog", t_ / "cat", "--prune"});
+  SB_ASSERT_EXIT(text, 0);
+  EXPECT_TRUE(contains(text.out, "removed " + dead1 + ": dead: process")) << text.out;
+  EXPECT_TRUE(contains(text.out, "removed " + dead2 + ": dead: process")) << text.out;
+  Json s = status();
+  ASSERT_EQ(s["jobs"].size(), 1u);
+  EXPECT_EQ(s["jobs"][0]["state"].as_string(), "running") << "the running job stays";
+
+  write_text(jobs + "/" + dead1 + ".status", status_file_text(unused_pid(1), here));
+  RunResult j = sb({"status", "--catalog", t_ / "cat", "--prune", "--json"});
+  SB_ASSERT_EXIT(j, 0);
+  Json doc = parse_json(j);
+  ASSERT_EQ(doc["removed"].size(), 1u) << j.out;
+  EXPECT_EQ(doc["removed"][0]["id"].as_string(), dead1);
+  EXPECT_TRUE(contains(doc["removed"][0]["why"].as_string(), "is gone"));
+  ASSERT_EQ(doc["jobs"].size(), 1u);
+  EXPECT_EQ(doc["jobs"][0]["state"].as_string(), "running");
+  child->kill(SIGKILL);
 }
 
 TEST_F(Status, AJobWhoseReadsHangIsStalledAfterHangAfter) {
