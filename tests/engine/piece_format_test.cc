@@ -212,8 +212,43 @@ TEST(PieceFormat, TrailerOfManyEmptyFilesWithShortPaths) {
   EXPECT_EQ(d->files[39].path, "/n");
 }
 
+// Version 3 appends each file's ctime and inode after the map index; versions 2 and 1 are
+// still read, and each re-encodes as it was.
+TEST(PieceFormat, TrailerVersion3CarriesCtimeAndInodeAndOlderVersionsAreStillRead) {
+  Trailer t;
+  FileMeta m;
+  m.path = "/data/a.dbf";
+  m.size = 5 << 20;
+  m.ctime_ns = 1764554400123456789;
+  m.ino = 0x1234567890;
+  t.files.push_back(m);
+  t.extents.push_back({{0, 1 << 20, 4096, 1 << 20, FrameType::data, {}}});
+  t.maps.push_back({{0, 65536, 80, 4096 * 300, 1300}});
+  auto bytes = encode_trailer(t);
+  EXPECT_EQ(bytes[0], 3);
+  auto d = decode_trailer(bytes);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  EXPECT_EQ(d->version, 3);
+  EXPECT_EQ(d->files[0].ctime_ns, m.ctime_ns);
+  EXPECT_EQ(d->files[0].ino, m.ino);
+  EXPECT_EQ(d->maps[0][0].stored_len, 1300u);
+  EXPECT_EQ(encode_trailer(*d), bytes);
+  // Version 2 is version 3 without the ctime and inode: read with both 0.
+  std::vector<uint8_t> v2(bytes.begin(), bytes.end() - 16);
+  v2[0] = 2;
+  auto d2 = decode_trailer(v2);
+  ASSERT_TRUE(d2.has_value()) << d2.error().what;
+  EXPECT_EQ(d2->files[0].ctime_ns, 0);
+  EXPECT_EQ(d2->files[0].ino, 0u);
+  EXPECT_EQ(encode_trailer(*d2), v2);
+  // Cut short inside the ctime and inode: refused.
+  std::vector<uint8_t> cut(bytes.begin(), bytes.end() - 4);
+  EXPECT_FALSE(decode_trailer(cut).has_value());
+}
+
 TEST(PieceFormat, TrailerVersion2CarriesTheMapIndexAndVersion1IsStillRead) {
   Trailer t;
+  t.version = 2;
   FileMeta m;
   m.path = "/data/a.dbf";
   m.size = 5 << 20;
