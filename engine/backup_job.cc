@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "engine/buffer_budget.h"
 #include "engine/change_map.h"
 #include "engine/leftovers.h"
 #include "engine/piece_format.h"
@@ -43,12 +44,7 @@ Result<void> check_options(const BackupOptions& o) {
                                             std::to_string(o.media->drives.size()) +
                                             " drive(s), " + std::to_string(o.channels) +
                                             " channel(s)");
-  if (o.buffers && (*o.buffers < 2 || *o.buffers > 4096))
-    return fail(Errc::invalid_argument, "--buffers must be between 2 and 4096");
-  if (o.buffer_size && (*o.buffer_size < 4096 || *o.buffer_size % 4096 != 0 ||
-                        *o.buffer_size > (64u << 20)))
-    return fail(Errc::invalid_argument,
-                "--buffer-size must be a multiple of 4 KiB between 4 KiB and 64 MiB");
+  SB_TRY(check_buffer_overrides(o.buffers, o.buffer_size));
   if (o.files_per_set < 1) return fail(Errc::invalid_argument, "--files-per-set must be at least 1");
   if (o.channel.max_open_files < 1 || o.channel.max_open_files > 256)
     return fail(Errc::invalid_argument, "--max-open-files must be between 1 and 256");
