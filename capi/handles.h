@@ -1,5 +1,5 @@
 // The C API's handles (include/stripeback/stripeback.h): what each opaque type holds. Every
-// handle starts with a Header, so sb_errmsg can take any of them.
+// handle starts with a Header, so sb_errmsg (and the typed sb_*_errmsg) can take any of them.
 #pragma once
 
 #include <atomic>

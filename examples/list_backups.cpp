@@ -29,12 +29,12 @@ int main(int argc, char** argv) {
   const sb_status opened = sb_catalog_open(argv[1], 0, &raw);
   Owned<sb_catalog> cat(raw);
   if (opened != SB_OK) {
-    std::fprintf(stderr, "list_backups: %s\n", sb_errmsg(cat.get()));
+    std::fprintf(stderr, "list_backups: %s\n", sb_catalog_errmsg(cat.get()));
     return 2;
   }
   const char* json = nullptr;
   if (sb_catalog_list(cat.get(), &json) != SB_OK) {
-    std::fprintf(stderr, "list_backups: %s\n", sb_errmsg(cat.get()));
+    std::fprintf(stderr, "list_backups: %s\n", sb_catalog_errmsg(cat.get()));
     return 1;
   }
   const size_t n = sb_catalog_backup_count(cat.get());
@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
   if (st == SB_OK) st = sb_job_run(job.get());
   if (st != SB_OK) {
     std::fprintf(stderr, "list_backups: validate %llu: %s: %s\n",
-                 static_cast<unsigned long long>(newest), sb_status_name(st), sb_errmsg(job.get()));
+                 static_cast<unsigned long long>(newest), sb_status_name(st),
+                 sb_job_errmsg(job.get()));
     return 1;
   }
   std::printf("backup %llu validated: %llu files, %llu bytes read\n",

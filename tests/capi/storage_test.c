@@ -148,7 +148,7 @@ int main(void) {
   sb_options* o = sb_options_new();
   /* registration errors */
   CHECK_STATUS(sb_options_add_storage(o, "nfs", &ops), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "served by the library itself");
+  CHECK_CONTAINS(sb_options_errmsg(o), "served by the library itself");
   CHECK_STATUS(sb_options_add_storage(o, "9x", &ops), SB_INVALID_ARGUMENT);
   CHECK_STATUS(sb_options_add_storage(o, "mystore", NULL), SB_INVALID_ARGUMENT);
   sb_storage_ops bad = ops;
@@ -157,7 +157,7 @@ int main(void) {
   bad = ops;
   bad.read = NULL;
   CHECK_STATUS(sb_options_add_storage(o, "mystore", &bad), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "every function but mkdir must be set");
+  CHECK_CONTAINS(sb_options_errmsg(o), "every function but mkdir must be set");
   CHECK_STATUS(sb_options_add_storage(o, "mystore", &ops), SB_OK);
 
   sb_catalog* cat = NULL;
@@ -169,7 +169,7 @@ int main(void) {
   CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
   sb_status st = sb_job_run(job);
   CHECK_STATUS(st, SB_OK);
-  if (st != SB_OK) fprintf(stderr, "backup: %s\n", sb_errmsg(job));
+  if (st != SB_OK) fprintf(stderr, "backup: %s\n", sb_job_errmsg(job));
   sb_job_free(job);
   CHECK(store.writes > 0);
   CHECK(store.syncs > 0);
@@ -184,7 +184,7 @@ int main(void) {
   CHECK_STATUS(sb_job_new(cat, SB_OP_RESTORE, r, &job), SB_OK);
   st = sb_job_run(job);
   CHECK_STATUS(st, SB_OK);
-  if (st != SB_OK) fprintf(stderr, "restore: %s\n", sb_errmsg(job));
+  if (st != SB_OK) fprintf(stderr, "restore: %s\n", sb_job_errmsg(job));
   sb_job_free(job);
   CHECK(store.reads > reads_before);
   for (int i = 0; i < 4; ++i) {
@@ -207,7 +207,7 @@ int main(void) {
   CHECK_STATUS(sb_job_new(cat, SB_OP_VALIDATE, none, &job), SB_OK);
   st = sb_job_run(job);
   CHECK(st != SB_OK);
-  CHECK_CONTAINS(sb_errmsg(job), "mystore");
+  CHECK_CONTAINS(sb_job_errmsg(job), "mystore");
   sb_job_free(job);
 
   sb_options_free(none);
