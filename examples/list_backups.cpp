@@ -41,7 +41,11 @@ int main(int argc, char** argv) {
   uint64_t newest = 0;
   for (size_t i = 0; i < n; ++i) {
     sb_backup_info b{};
-    if (sb_catalog_backup_at(cat.get(), i, &b) != SB_OK) continue;
+    b.size = sizeof b;
+    if (sb_catalog_backup_at(cat.get(), i, &b) != SB_OK) {
+      std::fprintf(stderr, "list_backups: %s\n", sb_catalog_errmsg(cat.get()));
+      return 1;
+    }
     std::printf("%llu %-9s %llu files %llu bytes -> %s\n", static_cast<unsigned long long>(b.id),
                 b.status, static_cast<unsigned long long>(b.files),
                 static_cast<unsigned long long>(b.bytes), b.destination);

@@ -236,8 +236,12 @@ SB_API void sb_catalog_free(sb_catalog* cat);
  * --json` prints. *json is owned by the handle, valid until the next call on it. */
 SB_API sb_status sb_catalog_list(sb_catalog* cat, const char** json);
 
-/* The main figures of the backups the last sb_catalog_list saw, in id order. */
+/* The main figures of the backups the last sb_catalog_list saw, in id order. The caller
+ * sets `size` to sizeof(sb_backup_info) before sb_catalog_backup_at: a later library whose
+ * struct has grown fills only the members that fit in it, so a program built against this
+ * header keeps working. */
 typedef struct sb_backup_info {
+  uint32_t size; /* set by the caller: sizeof(sb_backup_info) */
   uint64_t id;
   const char* tag;
   const char* status; /* "complete", "partial", "failed", "running", "damaged", ... */
@@ -247,7 +251,9 @@ typedef struct sb_backup_info {
   const char* destination;
 } sb_backup_info;
 SB_API size_t sb_catalog_backup_count(const sb_catalog* cat);
-/* Fills *out for backup `index` (0-based); strings owned by the handle as list's JSON. */
+/* Fills *out for backup `index` (0-based); strings owned by the handle as list's JSON.
+ * SB_INVALID_ARGUMENT when out->size is below the size of the first version of the struct
+ * (all of the members above). */
 SB_API sb_status sb_catalog_backup_at(const sb_catalog* cat, size_t index, sb_backup_info* out);
 
 /* ---- Jobs ----------------------------------------------------------------------------- */

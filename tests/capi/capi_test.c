@@ -1,6 +1,6 @@
 /* Tests of the C API, in C: every operation, errors for bad arguments, progress, cancel from
  * another thread, two jobs at once, logging, the status file `stripeback status` reads,
- * typed messages.
+ * sb_backup_info's size, typed messages.
  * Run as `capi_test NAME [CLI]` (ctest: CApi.NAME; CLI: the stripeback binary, for
  * status_file). */
 #define _GNU_SOURCE
@@ -259,6 +259,8 @@ static int test_operations(void) {
   CHECK_CONTAINS(json, "\"tag\":\"nightly\"");
   CHECK(sb_catalog_backup_count(cat) == 1);
   sb_backup_info info;
+  memset(&info, 0, sizeof info);
+  info.size = sizeof info;
   CHECK_STATUS(sb_catalog_backup_at(cat, 0, &info), SB_OK);
   CHECK(info.id == id);
   CHECK(strcmp(info.status, "complete") == 0);
@@ -465,6 +467,8 @@ static int test_cancel(void) {
   CHECK_STATUS(sb_catalog_list(cat, &json), SB_OK);
   CHECK(sb_catalog_backup_count(cat) == 1);
   sb_backup_info info;
+  memset(&info, 0, sizeof info);
+  info.size = sizeof info;
   CHECK_STATUS(sb_catalog_backup_at(cat, 0, &info), SB_OK);
   CHECK(info.id == id);
   CHECK(strcmp(info.status, "failed") == 0);
@@ -793,6 +797,65 @@ typedef struct {
   int (*fn)(void);
 } Test;
 
+/* sb_backup_info carries its size: too small is refused, a larger struct (a caller built
+ * against a later header) gets what fits and nothing beyond. */
+static int test_backup_info(void) {
+  Fixture f = fixture("info", 12);
+  sb_catalog* cat = NULL;
+  CHECK_STATUS(sb_catalog_open(f.cat_dir, SB_CATALOG_CREATE, &cat), SB_OK);
+  sb_options* o = backup_opts(&f);
+  sb_job* job = NULL;
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  CHECK_STATUS(sb_job_run(job), SB_OK);
+  sb_job_free(job);
+  const char* json = NULL;
+  CHECK_STATUS(sb_catalog_list(cat, &json), SB_OK);
+  CHECK(sb_catalog_backup_count(cat) == 1);
+
+  sb_backup_info info;
+  memset(&info, 0, sizeof info);
+  CHECK_STATUS(sb_catalog_backup_at(cat, 0, &info), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_catalog_errmsg(cat), "backup info size 0 is below");
+  CHECK(info.id == 0);
+  info.size = (uint32_t)(sizeof info - 1);
+  CHECK_STATUS(sb_catalog_backup_at(cat, 0, &info), SB_INVALID_ARGUMENT);
+  CHECK(info.id == 0);
+  CHECK_STATUS(sb_catalog_backup_at(cat, 0, NULL), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_catalog_errmsg(cat), "out pointer is null");
+
+  info.size = sizeof info;
+  CHECK_STATUS(sb_catalog_backup_at(cat, 0, &info), SB_OK);
+  CHECK(strcmp(sb_catalog_errmsg(cat), "") == 0);
+  CHECK(info.size == sizeof info);
+  CHECK(info.id == 1);
+  CHECK(strcmp(info.status, "complete") == 0);
+  CHECK(strcmp(info.tag, "nightly") == 0);
+  CHECK(info.files == NSIZES);
+  CHECK(info.bytes == tree_bytes());
+  CHECK(strcmp(info.destination, f.dest) == 0);
+  CHECK_STATUS(sb_catalog_backup_at(cat, 1, &info), SB_NOT_FOUND);
+  CHECK_CONTAINS(sb_catalog_errmsg(cat), "no backup at index 1");
+
+  struct {
+    sb_backup_info info;
+    unsigned char later[32];
+  } grown;
+  memset(&grown, 0xa5, sizeof grown);
+  grown.info.size = (uint32_t)sizeof grown;
+  CHECK_STATUS(sb_catalog_backup_at(cat, 0, &grown.info), SB_OK);
+  CHECK(grown.info.size == sizeof grown);
+  CHECK(grown.info.id == 1);
+  CHECK(strcmp(grown.info.destination, f.dest) == 0);
+  int untouched = 1;
+  for (size_t i = 0; i < sizeof grown.later; ++i) untouched = untouched && grown.later[i] == 0xa5;
+  CHECK(untouched);
+
+  sb_options_free(o);
+  sb_catalog_free(cat);
+  fixture_free(&f);
+  return 0;
+}
+
 /* The typed message functions give the text sb_errmsg gives, for each kind of handle. */
 static int test_errmsg(void) {
   CHECK(strcmp(sb_options_errmsg(NULL), "null handle") == 0);
@@ -832,7 +895,8 @@ static const Test kTests[] = {
     {"operations", test_operations},   {"progress", test_progress},
     {"cancel", test_cancel},           {"concurrent", test_concurrent},
     {"log", test_log},                 {"status_file", test_status_file},
-    {"wording", test_wording},         {"errmsg", test_errmsg},
+    {"wording", test_wording},         {"backup_info", test_backup_info},
+    {"errmsg", test_errmsg},
 };
 
 int main(int argc, char** argv) {
