@@ -168,9 +168,11 @@ sb_status finish_backup(sb_job& j, const Result<engine::BackupSummary>& sum) {
   if (sum->status == "partial")
     return fail_with(j.h, SB_PARTIAL, "backup is partial: " + option_wording(sum->error));
   if (sum->status != "complete") {
-    const bool cancelled = j.cancel.load();
+    // The kind of the failure the engine kept: a full destination is SB_NO_SPACE, a
+    // duration that ended SB_TIMED_OUT, damaged pages SB_CORRUPT, as the statuses promise.
+    const sb_status st = j.cancel.load() ? SB_CANCELLED : status_of(sum->error_code);
     std::string what = sum->validate_only ? "validation failed: " : "backup failed: ";
-    return fail_with(j.h, cancelled ? SB_CANCELLED : SB_ERROR, what + option_wording(sum->error));
+    return fail_with(j.h, st, what + option_wording(sum->error));
   }
   if (sum->validate_only && !sum->pages.corrupt.empty()) {
     const auto& p = sum->pages.corrupt.front();
@@ -199,7 +201,7 @@ sb_status finish_restore(sb_job& j, const Result<engine::RestoreSummary>& sum) {
     std::string what =
         sum->errors.empty() ? std::string("failed") : option_wording(sum->errors.front());
     if (j.cancel.load()) return fail_with(j.h, SB_CANCELLED, what);
-    return fail_with(j.h, sum->verify_only ? SB_CORRUPT : SB_ERROR, what);
+    return fail_with(j.h, status_of(sum->error_code()), what);
   }
   j.h.error.clear();
   return SB_OK;

@@ -271,7 +271,11 @@ SB_API sb_status sb_job_new(sb_catalog* cat, sb_operation op, const sb_options* 
 /* Runs the job on the calling thread until it ends; once per job. Returns its status:
  * SB_OK, SB_CANCELLED (after sb_job_cancel: the channels stopped, the pieces written were
  * removed and the catalog records the backup failed with "backup cancelled"), SB_PARTIAL,
- * SB_CHANGED, or the failure (with sb_job_errmsg). */
+ * SB_CHANGED, or the failure (with sb_job_errmsg), by the kind of the first failure: a
+ * destination that filled up (a storage's -ENOSPC, the end of a medium) SB_NO_SPACE, a
+ * damaged piece or page SB_CORRUPT, a wrong key SB_WRONG_KEY, a file or backup missing
+ * SB_NOT_FOUND, a drive or catalog held elsewhere SB_BUSY, any other I/O failure
+ * SB_ERROR. */
 SB_API sb_status sb_job_run(sb_job* job);
 /* Asks a running (or not yet started) job to stop. Any thread; async-signal-safe: it only
  * stores to a lock-free atomic flag. */

@@ -1,6 +1,7 @@
 /* A caller-supplied storage (sb_storage_ops) used as backup destination and restore source:
  * a "mystore" whose objects are files below a root directory, reached only through the
- * functions given, counting the calls. Run as `capi_storage_test` (ctest: CApi.storage). */
+ * functions given, counting the calls; and one that is full, whose writes fail with ENOSPC.
+ * Run as `capi_storage_test` (ctest: CApi.storage). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +19,7 @@
 typedef struct {
   char root[512];
   atomic_int opens, reads, writes, syncs, lists, removes, renames;
+  int full; /* every write fails with -ENOSPC */
 } Store;
 
 static void full(const Store* s, const char* path, char* out, size_t n) {
@@ -45,6 +47,7 @@ static int st_read(void* user, void* file, uint64_t off, void* buf, size_t len, 
 }
 static int st_write(void* user, void* file, uint64_t off, const void* buf, size_t len) {
   Store* s = user;
+  if (s->full) return -ENOSPC;
   size_t done = 0;
   while (done < len) {
     ssize_t n = pwrite(fd_of(file), (const char*)buf + done, len - done, (off_t)(off + done));
@@ -210,6 +213,31 @@ int main(void) {
   CHECK_CONTAINS(sb_job_errmsg(job), "mystore");
   sb_job_free(job);
 
+  /* a destination that fills up: the backup ends as SB_NO_SPACE, naming the file and the
+   * cause, and leaves no piece there */
+  char* full_root = join(root, "full");
+  mkdir(full_root, 0755);
+  static Store full_store;
+  snprintf(full_store.root, sizeof full_store.root, "%s", full_root);
+  full_store.full = 1;
+  sb_storage_ops full_ops = ops_for(&full_store);
+  sb_options* f = sb_options_new();
+  CHECK_STATUS(sb_options_add_storage(f, "fullstore", &full_ops), SB_OK);
+  CHECK_STATUS(sb_options_set(f, "source", src), SB_OK);
+  CHECK_STATUS(sb_options_set(f, "destination", "fullstore://vault"), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, f, &job), SB_OK);
+  st = sb_job_run(job);
+  CHECK_STATUS(st, SB_NO_SPACE);
+  CHECK_CONTAINS(sb_job_errmsg(job), "unable to write 'fullstore://vault/");
+  CHECK_CONTAINS(sb_job_errmsg(job), "No space left on device");
+  CHECK(strcmp(sb_job_state(job), "failed") == 0);
+  sb_job_free(job);
+  char* full_vault = join(full_root, "vault");
+  CHECK(count_pieces(full_vault) == 0);
+
+  sb_options_free(f);
+  free(full_vault);
+  free(full_root);
   sb_options_free(none);
   sb_options_free(v);
   sb_options_free(r);
