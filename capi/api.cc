@@ -35,6 +35,7 @@ constexpr std::pair<std::string_view, std::string_view> kPhrases[] = {
     {"backup --validate writes nothing", "a source validation writes nothing"},
     {"invalid --compress '", "invalid value '"},
     {"(use --force to ", "(set 'force' to "},
+    {"(use --partial to ", "(set 'partial' to "},
     {"restore --delta updates", "a restore with 'delta' updates"},
     {"restore it without --delta and with --force", "restore it without 'delta' and with 'force'"},
 };

@@ -58,7 +58,7 @@ Result<void> check_memory(uint32_t channels, uint64_t per_channel) {
               "I/O buffers would take " + util::format_bytes(per_channel * channels) + " (" +
                   util::format_bytes(per_channel) + " per channel x " + std::to_string(channels) +
                   " channels), above the limit of " + util::format_bytes(limit) +
-                  "; lower 'channels'");
+                  "; lower 'buffers', 'buffer_size' or 'channels'");
 }
 
 Result<std::shared_ptr<engine::Keyring>> keys_of(const Settings& s) {
@@ -81,12 +81,20 @@ Result<void> backup_options(sb_job& j) {
   o.tag = s.tag;
   o.channels = s.channels;
   o.channel.direct = s.direct ? io::Direct::yes : io::Direct::no;
+  // As the CLI: the overrides go to the channel's configuration and to the buffer rule.
+  if (s.buffers) o.channel.buffers = *s.buffers;
+  if (s.buffer_size) o.channel.buffer_size = *s.buffer_size;
+  o.buffers = s.buffers;
+  o.buffer_size = s.buffer_size;
   o.files_per_set = s.files_per_set;
   o.channel.max_open_files = s.max_open_files;
   o.channel.max_piece_size = s.max_piece_size;
   o.section_size = s.section_size;
   o.channel.rate = static_cast<double>(s.rate);
   o.job_rate = static_cast<double>(s.job_rate);
+  o.duration = s.duration;
+  o.partial = s.partial;
+  if (s.partial && !s.duration) return fail(Errc::invalid_argument, "'partial' needs 'duration'");
   SB_ASSIGN(o.channel.compress_level, engine::parse_compress(s.compress));
   o.level = s.level;
   o.cumulative = s.cumulative;
@@ -125,6 +133,10 @@ Result<void> restore_options(sb_job& j) {
   o.force = s.force;
   o.delta = s.delta;
   o.channel.direct = s.direct ? io::Direct::yes : io::Direct::no;
+  if (s.buffers) o.channel.buffers = *s.buffers;
+  if (s.buffer_size) o.channel.buffer_size = *s.buffer_size;
+  if (s.duration || s.partial)
+    return fail(Errc::invalid_argument, "'duration' and 'partial' are for backups");
   if (s.sample) {
     if (!o.verify_only) return fail(Errc::invalid_argument, "'sample' is for validations");
     o.select.sample = *s.sample;

@@ -71,7 +71,7 @@ typedef enum sb_status {
   SB_NO_SPACE = 11,        /* the destination is full */
   SB_PARTIAL = 12,         /* a backup with "partial" stopped at its "duration" */
   SB_CHANGED = 13,         /* a complete backup in which files changed while read */
-  SB_TIMED_OUT = 14        /* a deadline passed */
+  SB_TIMED_OUT = 14        /* a deadline passed (a backup's "duration" without "partial") */
 } sb_status;
 
 /* The name of a status ("SB_OK", ...); never null. */
@@ -103,6 +103,18 @@ SB_API const char* sb_errmsg(const void* handle);
  *   compress          none | low | medium | high | zstd:N | auto
  *   files_per_set, max_open_files, max_piece_size, section_size, rate, job_rate
  *                     channel controls as in the CLI (sizes like "64M", rates bytes/s)
+ *   buffers           I/O buffers per channel, 2..4096 (as --buffers); backup, restore and
+ *                     validate. Unset: the engine's buffer rule picks (16 MiB per channel,
+ *                     in 1M, 512K or 256K buffers by how many files a channel reads at once)
+ *   buffer_size       the size of each, a multiple of 4K from 4K to 64M, like "256K" (as
+ *                     --buffer-size). All of a job's buffers must fit in half of the
+ *                     machine's memory: a job that would need more is refused when made
+ *   duration          backup: the longest it may run, "HH:MM" or "HH:MM:SS" (as
+ *                     --duration); when it ends, the backup fails with SB_TIMED_OUT, or
+ *                     with "partial" keeps what is done
+ *   partial           backup: with "duration", keep and record the files finished when it
+ *                     ends and return SB_PARTIAL; files backed up least recently go first
+ *                     (bool)
  *   one_file_system   backup: do not cross mount points (bool)
  *   skip_unreadable   backup: skip (and record) directories that cannot be read instead
  *                     of failing (bool)
@@ -274,8 +286,8 @@ SB_API sb_status sb_job_new(sb_catalog* cat, sb_operation op, const sb_options* 
  * SB_CHANGED, or the failure (with sb_job_errmsg), by the kind of the first failure: a
  * destination that filled up (a storage's -ENOSPC, the end of a medium) SB_NO_SPACE, a
  * damaged piece or page SB_CORRUPT, a wrong key SB_WRONG_KEY, a file or backup missing
- * SB_NOT_FOUND, a drive or catalog held elsewhere SB_BUSY, any other I/O failure
- * SB_ERROR. */
+ * SB_NOT_FOUND, a "duration" that ended SB_TIMED_OUT, a drive or catalog held elsewhere
+ * SB_BUSY, any other I/O failure SB_ERROR. */
 SB_API sb_status sb_job_run(sb_job* job);
 /* Asks a running (or not yet started) job to stop. Any thread; async-signal-safe: it only
  * stores to a lock-free atomic flag. */

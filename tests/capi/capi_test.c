@@ -1,6 +1,6 @@
 /* Tests of the C API, in C: every operation, errors for bad arguments, progress, cancel from
- * another thread, two jobs at once, logging, the status file `stripeback status` reads,
- * sb_backup_info's size, typed messages.
+ * another thread, two jobs at once, logging, the status file `stripeback status` reads, a
+ * backup cut by its duration, the buffer settings, sb_backup_info's size, typed messages.
  * Run as `capi_test NAME [CLI]` (ctest: CApi.NAME; CLI: the stripeback binary, for
  * status_file). */
 #define _GNU_SOURCE
@@ -797,6 +797,128 @@ typedef struct {
   int (*fn)(void);
 } Test;
 
+/* A backup cut by its "duration": with "partial" it keeps the files done (SB_PARTIAL);
+ * without, it fails as a deadline that passed (SB_TIMED_OUT). The rate makes the tree take
+ * about three seconds; the first (largest) file is done in under two. */
+static int test_deadline(void) {
+  Fixture f = fixture("deadline", 10);
+  sb_catalog* cat = NULL;
+  CHECK_STATUS(sb_catalog_open(f.cat_dir, SB_CATALOG_CREATE, &cat), SB_OK);
+  sb_options* o = backup_opts(&f);
+  CHECK_STATUS(sb_options_set_int(o, "channels", 1), SB_OK);
+  CHECK_STATUS(sb_options_set(o, "rate", "3M"), SB_OK);
+  CHECK_STATUS(sb_options_set(o, "duration", "90"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "invalid 'duration' '90': expected HH:MM or HH:MM:SS");
+  CHECK_STATUS(sb_options_set(o, "partial", "sometimes"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "option 'partial'");
+  CHECK_STATUS(sb_options_set_bool(o, "partial", 1), SB_OK);
+  sb_job* job = NULL;
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_job_errmsg(job), "'partial' needs 'duration'");
+  sb_job_free(job);
+
+  CHECK_STATUS(sb_options_set(o, "duration", "0:00:02"), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  sb_status st = sb_job_run(job);
+  CHECK_STATUS(st, SB_PARTIAL);
+  if (st != SB_PARTIAL) fprintf(stderr, "partial backup: %s\n", sb_job_errmsg(job));
+  CHECK(strcmp(sb_job_state(job), "partial") == 0);
+  CHECK_CONTAINS(sb_job_errmsg(job), "backup is partial: the duration ended with");
+  CHECK(sb_job_files(job) >= 1 && sb_job_files(job) < NSIZES);
+  CHECK_CONTAINS(sb_job_result_json(job), "\"status\":\"partial\"");
+  sb_job_free(job);
+
+  CHECK_STATUS(sb_options_unset(o, "partial"), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  st = sb_job_run(job);
+  CHECK_STATUS(st, SB_TIMED_OUT);
+  if (st != SB_TIMED_OUT) fprintf(stderr, "cut backup: %s\n", sb_job_errmsg(job));
+  CHECK(strcmp(sb_job_state(job), "failed") == 0);
+  CHECK_CONTAINS(sb_job_errmsg(job), "(set 'partial' to keep them)");
+  sb_job_free(job);
+
+  /* a restore has no deadline of this kind: refused, not ignored */
+  sb_options* r = sb_options_new();
+  char* target = join(f.root, "restored");
+  CHECK_STATUS(sb_options_set(r, "target", target), SB_OK);
+  CHECK_STATUS(sb_options_set(r, "duration", "0:01"), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_RESTORE, r, &job), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_job_errmsg(job), "'duration' and 'partial' are for backups");
+  sb_job_free(job);
+
+  free(target);
+  sb_options_free(r);
+  sb_options_free(o);
+  sb_catalog_free(cat);
+  fixture_free(&f);
+  return 0;
+}
+
+/* "buffers" and "buffer_size": checked when set (naming the key), counted in the memory a
+ * job may take, and a backup and restore through the smallest buffers are exact. */
+static int test_buffers(void) {
+  Fixture f = fixture("buffers", 11);
+  sb_catalog* cat = NULL;
+  CHECK_STATUS(sb_catalog_open(f.cat_dir, SB_CATALOG_CREATE, &cat), SB_OK);
+  sb_options* o = backup_opts(&f);
+  CHECK_STATUS(sb_options_set(o, "buffers", "1"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "option 'buffers' wants a whole number from 2 to 4096");
+  CHECK_STATUS(sb_options_set_int(o, "buffers", 4097), SB_INVALID_ARGUMENT);
+  CHECK_STATUS(sb_options_set(o, "buffer_size", "5000"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "'buffer_size' must be a multiple of 4 KiB");
+  CHECK_STATUS(sb_options_set(o, "buffer_size", "128M"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "'buffer_size'");
+  CHECK_STATUS(sb_options_set(o, "buffer_size", "lots"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "option 'buffer_size'");
+  check_no_flag(o);
+
+  /* more than any job may have: refused when the job is made, naming the keys */
+  sb_job* job = NULL;
+  CHECK_STATUS(sb_options_set_int(o, "buffers", 4096), SB_OK);
+  CHECK_STATUS(sb_options_set(o, "buffer_size", "64M"), SB_OK);
+  CHECK_STATUS(sb_options_set_int(o, "channels", 64), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_job_errmsg(job), "lower 'buffers', 'buffer_size' or 'channels'");
+  sb_job_free(job);
+
+  CHECK_STATUS(sb_options_set_int(o, "channels", 2), SB_OK);
+  CHECK_STATUS(sb_options_set_int(o, "buffers", 2), SB_OK);
+  CHECK_STATUS(sb_options_set_int(o, "buffer_size", 4096), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  sb_status st = sb_job_run(job);
+  CHECK_STATUS(st, SB_OK);
+  if (st != SB_OK) fprintf(stderr, "backup: %s\n", sb_job_errmsg(job));
+  CHECK_CONTAINS(sb_job_result_json(job), "\"buffers\":2,\"buffer_size\":4096");
+  sb_job_free(job);
+
+  /* a restore takes them too: too many is refused, two of 4K restore every byte */
+  char* target = join(f.root, "restored");
+  sb_options* r = sb_options_new();
+  CHECK_STATUS(sb_options_set(r, "target", target), SB_OK);
+  CHECK_STATUS(sb_options_set(r, "buffers", "4096"), SB_OK);
+  CHECK_STATUS(sb_options_set(r, "buffer_size", "64M"), SB_OK);
+  CHECK_STATUS(sb_options_set_int(r, "channels", 64), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_RESTORE, r, &job), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_job_errmsg(job), "I/O buffers would take");
+  sb_job_free(job);
+  CHECK_STATUS(sb_options_set_int(r, "channels", 2), SB_OK);
+  CHECK_STATUS(sb_options_set(r, "buffers", "2"), SB_OK);
+  CHECK_STATUS(sb_options_set(r, "buffer_size", "4K"), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_RESTORE, r, &job), SB_OK);
+  st = sb_job_run(job);
+  CHECK_STATUS(st, SB_OK);
+  if (st != SB_OK) fprintf(stderr, "restore: %s\n", sb_job_errmsg(job));
+  sb_job_free(job);
+  CHECK(all_restored(&f, target));
+
+  free(target);
+  sb_options_free(r);
+  sb_options_free(o);
+  sb_catalog_free(cat);
+  fixture_free(&f);
+  return 0;
+}
+
 /* sb_backup_info carries its size: too small is refused, a larger struct (a caller built
  * against a later header) gets what fits and nothing beyond. */
 static int test_backup_info(void) {
@@ -895,7 +1017,8 @@ static const Test kTests[] = {
     {"operations", test_operations},   {"progress", test_progress},
     {"cancel", test_cancel},           {"concurrent", test_concurrent},
     {"log", test_log},                 {"status_file", test_status_file},
-    {"wording", test_wording},         {"backup_info", test_backup_info},
+    {"wording", test_wording},         {"deadline", test_deadline},
+    {"buffers", test_buffers},         {"backup_info", test_backup_info},
     {"errmsg", test_errmsg},
 };
 
