@@ -35,6 +35,7 @@ constexpr std::pair<std::string_view, std::string_view> kPhrases[] = {
     {"backup --validate writes nothing", "a source validation writes nothing"},
     {"invalid --compress '", "invalid value '"},
     {"(use --force to ", "(set 'force' to "},
+    {"(use --partial to ", "(set 'partial' to "},
     {"restore --delta updates", "a restore with 'delta' updates"},
     {"restore it without --delta and with --force", "restore it without 'delta' and with 'force'"},
 };
@@ -114,6 +115,10 @@ const char* sb_status_name(sb_status status) {
   }
   return "SB_UNKNOWN";
 }
+
+const char* sb_options_errmsg(const sb_options* opts) { return sb_errmsg(opts); }
+const char* sb_catalog_errmsg(const sb_catalog* cat) { return sb_errmsg(cat); }
+const char* sb_job_errmsg(const sb_job* job) { return sb_errmsg(job); }
 
 const char* sb_errmsg(const void* handle) {
   if (handle == nullptr) return "null handle";

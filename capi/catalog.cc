@@ -1,4 +1,7 @@
 // sb_catalog: open a catalog directory, list its backups (the JSON of `list --json`).
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <new>
 
 #include "capi/handles.h"
@@ -98,16 +101,34 @@ size_t sb_catalog_backup_count(const sb_catalog* cat) {
 }
 
 sb_status sb_catalog_backup_at(const sb_catalog* cat, size_t index, sb_backup_info* out) {
-  if (cat == nullptr || cat->h.kind != Kind::catalog || out == nullptr) return SB_INVALID_ARGUMENT;
-  if (index >= cat->listed.size()) return SB_NOT_FOUND;
+  if (cat == nullptr || cat->h.kind != Kind::catalog) return SB_INVALID_ARGUMENT;
+  // Every catalog handle is made writable by sb_catalog_open; the const of this accessor
+  // promises only that the listing is left as it is, not the message of its last failure.
+  auto& h = const_cast<sb_catalog*>(cat)->h;
+  if (out == nullptr) return fail_with(h, SB_INVALID_ARGUMENT, "backup info out pointer is null");
+  // The first version of the struct ends with `destination`: a caller built against it (or
+  // a later one) gets every member that fits in the size it gives, and no byte beyond.
+  constexpr size_t first_size = offsetof(sb_backup_info, destination) + sizeof(const char*);
+  if (out->size < first_size)
+    return fail_with(h, SB_INVALID_ARGUMENT,
+                     "backup info size " + std::to_string(out->size) + " is below " +
+                         std::to_string(first_size) + ": set 'size' to sizeof(sb_backup_info)");
+  if (index >= cat->listed.size())
+    return fail_with(h, SB_NOT_FOUND,
+                     "no backup at index " + std::to_string(index) + " of the " +
+                         std::to_string(cat->listed.size()) + " listed");
   const auto& b = cat->listed[index];
-  out->id = b.id;
-  out->tag = b.begin.tag.c_str();
-  out->status = cat->listed_status[index].c_str();
-  out->files = cat->listed_totals[index].first;
-  out->bytes = cat->listed_totals[index].second;
-  out->start_time_ns = b.begin.start_time_ns;
-  out->destination = b.begin.destination.c_str();
+  sb_backup_info info{};
+  info.size = out->size;
+  info.id = b.id;
+  info.tag = b.begin.tag.c_str();
+  info.status = cat->listed_status[index].c_str();
+  info.files = cat->listed_totals[index].first;
+  info.bytes = cat->listed_totals[index].second;
+  info.start_time_ns = b.begin.start_time_ns;
+  info.destination = b.begin.destination.c_str();
+  std::memcpy(out, &info, std::min<size_t>(out->size, sizeof info));
+  h.error.clear();
   return SB_OK;
 }
 

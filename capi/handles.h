@@ -1,8 +1,9 @@
 // The C API's handles (include/stripeback/stripeback.h): what each opaque type holds. Every
-// handle starts with a Header, so sb_errmsg can take any of them.
+// handle starts with a Header, so sb_errmsg (and the typed sb_*_errmsg) can take any of them.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -50,6 +51,9 @@ struct Settings {
   std::string compress = "none";
   uint32_t files_per_set = 64, max_open_files = 8;
   uint64_t max_piece_size = 0, section_size = 0, rate = 0, job_rate = 0;
+  std::optional<size_t> buffers, buffer_size;  // unset: the buffer rule chooses
+  std::optional<std::chrono::seconds> duration;
+  bool partial = false;
   bool one_file_system = false, skip_unreadable = false;
   std::optional<int> level;
   bool cumulative = false, optimize = false, force = false, delta = false, encrypt = false;

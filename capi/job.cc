@@ -58,7 +58,7 @@ Result<void> check_memory(uint32_t channels, uint64_t per_channel) {
               "I/O buffers would take " + util::format_bytes(per_channel * channels) + " (" +
                   util::format_bytes(per_channel) + " per channel x " + std::to_string(channels) +
                   " channels), above the limit of " + util::format_bytes(limit) +
-                  "; lower 'channels'");
+                  "; lower 'buffers', 'buffer_size' or 'channels'");
 }
 
 Result<std::shared_ptr<engine::Keyring>> keys_of(const Settings& s) {
@@ -81,12 +81,20 @@ Result<void> backup_options(sb_job& j) {
   o.tag = s.tag;
   o.channels = s.channels;
   o.channel.direct = s.direct ? io::Direct::yes : io::Direct::no;
+  // As the CLI: the overrides go to the channel's configuration and to the buffer rule.
+  if (s.buffers) o.channel.buffers = *s.buffers;
+  if (s.buffer_size) o.channel.buffer_size = *s.buffer_size;
+  o.buffers = s.buffers;
+  o.buffer_size = s.buffer_size;
   o.files_per_set = s.files_per_set;
   o.channel.max_open_files = s.max_open_files;
   o.channel.max_piece_size = s.max_piece_size;
   o.section_size = s.section_size;
   o.channel.rate = static_cast<double>(s.rate);
   o.job_rate = static_cast<double>(s.job_rate);
+  o.duration = s.duration;
+  o.partial = s.partial;
+  if (s.partial && !s.duration) return fail(Errc::invalid_argument, "'partial' needs 'duration'");
   SB_ASSIGN(o.channel.compress_level, engine::parse_compress(s.compress));
   o.level = s.level;
   o.cumulative = s.cumulative;
@@ -125,6 +133,10 @@ Result<void> restore_options(sb_job& j) {
   o.force = s.force;
   o.delta = s.delta;
   o.channel.direct = s.direct ? io::Direct::yes : io::Direct::no;
+  if (s.buffers) o.channel.buffers = *s.buffers;
+  if (s.buffer_size) o.channel.buffer_size = *s.buffer_size;
+  if (s.duration || s.partial)
+    return fail(Errc::invalid_argument, "'duration' and 'partial' are for backups");
   if (s.sample) {
     if (!o.verify_only) return fail(Errc::invalid_argument, "'sample' is for validations");
     o.select.sample = *s.sample;
@@ -168,9 +180,11 @@ sb_status finish_backup(sb_job& j, const Result<engine::BackupSummary>& sum) {
   if (sum->status == "partial")
     return fail_with(j.h, SB_PARTIAL, "backup is partial: " + option_wording(sum->error));
   if (sum->status != "complete") {
-    const bool cancelled = j.cancel.load();
+    // The kind of the failure the engine kept: a full destination is SB_NO_SPACE, a
+    // duration that ended SB_TIMED_OUT, damaged pages SB_CORRUPT, as the statuses promise.
+    const sb_status st = j.cancel.load() ? SB_CANCELLED : status_of(sum->error_code);
     std::string what = sum->validate_only ? "validation failed: " : "backup failed: ";
-    return fail_with(j.h, cancelled ? SB_CANCELLED : SB_ERROR, what + option_wording(sum->error));
+    return fail_with(j.h, st, what + option_wording(sum->error));
   }
   if (sum->validate_only && !sum->pages.corrupt.empty()) {
     const auto& p = sum->pages.corrupt.front();
@@ -199,7 +213,7 @@ sb_status finish_restore(sb_job& j, const Result<engine::RestoreSummary>& sum) {
     std::string what =
         sum->errors.empty() ? std::string("failed") : option_wording(sum->errors.front());
     if (j.cancel.load()) return fail_with(j.h, SB_CANCELLED, what);
-    return fail_with(j.h, sum->verify_only ? SB_CORRUPT : SB_ERROR, what);
+    return fail_with(j.h, status_of(sum->error_code()), what);
   }
   j.h.error.clear();
   return SB_OK;

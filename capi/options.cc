@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "capi/handles.h"
+#include "engine/buffer_budget.h"
 #include "engine/compress.h"
 #include "util/units.h"
 
@@ -136,6 +137,30 @@ const std::vector<Key>& keys() {
       size("section_size", &Settings::section_size),
       size("rate", &Settings::rate),
       size("job_rate", &Settings::job_rate),
+      // The buffer rule's overrides, bounded as the CLI's --buffers and --buffer-size are.
+      {"buffers", Type::integer,
+       [](Settings& s, const std::string& v) -> Result<void> {
+         SB_ASSIGN(uint64_t n, unsigned_of("buffers", v, engine::kMinBuffers,
+                                           engine::kMaxBuffers));
+         s.buffers = static_cast<size_t>(n);
+         return ok();
+       },
+       [](Settings& s) { s.buffers.reset(); }},
+      {"buffer_size", Type::integer,
+       [](Settings& s, const std::string& v) -> Result<void> {
+         SB_ASSIGN(uint64_t n, size_of("buffer_size", v));
+         SB_TRY(engine::check_buffer_overrides(std::nullopt, n));
+         s.buffer_size = static_cast<size_t>(n);
+         return ok();
+       },
+       [](Settings& s) { s.buffer_size.reset(); }},
+      {"duration", Type::text,
+       [](Settings& s, const std::string& v) -> Result<void> {
+         SB_ASSIGN(s.duration, util::parse_clock_duration(v, "'duration'"));
+         return ok();
+       },
+       [](Settings& s) { s.duration.reset(); }},
+      flag("partial", &Settings::partial),
       flag("one_file_system", &Settings::one_file_system),
       flag("skip_unreadable", &Settings::skip_unreadable),
       {"level", Type::integer,

@@ -113,11 +113,10 @@ Result<std::shared_ptr<engine::Keyring>> load_keys(const KeyFlags& k) {
 
 Result<std::optional<size_t>> buffer_size_of(const CommonFlags& c) {
   if (!c.buffer_size) return std::optional<size_t>();
-  SB_ASSIGN(uint64_t v, util::parse_size(*c.buffer_size));
-  if (v < 4096 || v % 4096 != 0 || v > (64u << 20))
-    return fail(Errc::invalid_argument,
-                "--buffer-size must be a multiple of 4 KiB between 4 KiB and 64 MiB");
-  return std::optional<size_t>(v);
+  auto v = util::parse_size(*c.buffer_size);
+  if (!v) return v.error().wrap("--buffer-size");
+  SB_TRY(engine::check_buffer_overrides(std::nullopt, *v));
+  return std::optional<size_t>(*v);
 }
 
 Result<engine::ChannelConfig> channel_config(const CommonFlags& c) {

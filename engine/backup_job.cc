@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "engine/buffer_budget.h"
 #include "engine/change_map.h"
 #include "engine/leftovers.h"
 #include "engine/piece_format.h"
@@ -45,12 +46,7 @@ Result<void> check_options(const BackupOptions& o) {
                                             std::to_string(o.media->drives.size()) +
                                             " drive(s), " + std::to_string(o.channels) +
                                             " channel(s)");
-  if (o.buffers && (*o.buffers < 2 || *o.buffers > 4096))
-    return fail(Errc::invalid_argument, "--buffers must be between 2 and 4096");
-  if (o.buffer_size && (*o.buffer_size < 4096 || *o.buffer_size % 4096 != 0 ||
-                        *o.buffer_size > (64u << 20)))
-    return fail(Errc::invalid_argument,
-                "--buffer-size must be a multiple of 4 KiB between 4 KiB and 64 MiB");
+  SB_TRY(check_buffer_overrides(o.buffers, o.buffer_size));
   if (o.files_per_set < 1) return fail(Errc::invalid_argument, "--files-per-set must be at least 1");
   if (o.channel.max_open_files < 1 || o.channel.max_open_files > 256)
     return fail(Errc::invalid_argument, "--max-open-files must be between 1 and 256");
@@ -651,13 +647,13 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   // Each piece is recorded as soon as it is durable: a resume keeps what a killed job made.
   std::mutex recorded_mu;
   std::set<std::string> recorded;
-  std::vector<std::string> record_errors;
+  std::vector<Error> record_errors;
   if (!opts.validate_only)
     ctx.piece_durable = [&](const catalog::PieceRecord& p) {
       auto r = cat.add_piece(id, p, {});
       std::lock_guard lock(recorded_mu);
       if (r) recorded.insert(p.name);
-      else record_errors.push_back(r.error().what);
+      else record_errors.push_back(r.error());
     };
   std::unique_ptr<TokenBucket> job_bucket;
   if (opts.job_rate > 0 || opts.minimize_load) {
@@ -737,6 +733,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
     if (!o.status && (sum.error.empty() || first_is_secondary)) {
       first_is_secondary = o.status.error().code == Errc::cancelled && abort.load();
       sum.error = o.status.error().what;
+      sum.error_code = o.status.error().code;
     }
   }
   if (resumed) {
@@ -804,11 +801,13 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   } else if (read_files == 0 && !plan.files.empty()) {
     status = catalog::BackupStatus::failed;
     sum.error = "the duration ended before any file was completely backed up";
+    sum.error_code = Errc::timed_out;
   } else if (read_files < plan.files.size()) {
     std::string why = "the duration ended with " + std::to_string(files.size()) + " of " +
                       std::to_string(planned) + " files backed up";
     status = opts.partial ? catalog::BackupStatus::partial : catalog::BackupStatus::failed;
     sum.error = opts.partial ? why : why + " (use --partial to keep them)";
+    sum.error_code = Errc::timed_out;
   }
   // --max-corrupt: a file with more corrupt pages fails the backup (each is listed).
   std::sort(sum.pages.corrupt.begin(), sum.pages.corrupt.end(),
@@ -825,6 +824,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       if (found.first > opts.max_corrupt && status != catalog::BackupStatus::failed) {
         status = catalog::BackupStatus::failed;
         corruption_failed = true;
+        sum.error_code = Errc::corrupt;
         sum.error = "'" + file + "' has " + std::to_string(found.first) +
                     " corrupt page(s), more than --max-corrupt " +
                     std::to_string(opts.max_corrupt) + " allows (the first: block " +
@@ -877,12 +877,14 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   if (status != catalog::BackupStatus::failed && !media_maps.empty())
     if (auto r = save_media_maps(cat.dir(), id, media_maps, opts.keys.get()); !r) {
       sum.error = r.error().what;
+      sum.error_code = r.error().code;
       status = catalog::BackupStatus::failed;
     }
   // Record pieces, then files, then the end: a reader sees the backup complete (or
   // partial) only when all it names is there. A failed backup keeps nothing.
   if (status != catalog::BackupStatus::failed && !record_errors.empty()) {
-    sum.error = "a piece could not be recorded in the catalog: " + record_errors.front();
+    sum.error = "a piece could not be recorded in the catalog: " + record_errors.front().what;
+    sum.error_code = record_errors.front().code;
     status = catalog::BackupStatus::failed;
   }
   if (status != catalog::BackupStatus::failed) {
@@ -890,6 +892,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       if (recorded.count(p.name)) continue;  // recorded when it became durable
       else if (auto r = cat.add_piece(id, p, {}); !r && sum.error.empty()) {
         sum.error = r.error().what;
+        sum.error_code = r.error().code;
         status = catalog::BackupStatus::failed;
       }
     util::crash_point("backup-pieces-recorded");
@@ -898,6 +901,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
         files.push_back({d.path, 0, d.mode, d.mtime_ns, d.uid, d.gid, {}, {}});
       if (auto r = cat.add_files(id, files); !r) {
         sum.error = r.error().what;
+        sum.error_code = r.error().code;
         status = catalog::BackupStatus::failed;
       }
       util::crash_point("backup-files-recorded");
@@ -945,6 +949,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   if (auto r = cat.end_backup(id, end); !r) {
     sum.status = "failed";
     sum.error = r.error().what;
+    sum.error_code = r.error().code;
   }
   util::crash_point("backup-ended");
   // A copy of the catalog's records of this destination's backups goes beside the pieces,

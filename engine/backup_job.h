@@ -107,6 +107,9 @@ struct BackupSummary {
   PageStats pages;          // all channels' page checks, corrupt blocks in file order
   std::string status;  // "complete", "partial" or "failed"
   std::string error;   // set when failed or partial
+  // What kind of failure `error` is (the first channel's, a deadline's timed_out, ...), so
+  // a caller can tell a full destination from a wrong key without reading the text.
+  Errc error_code = Errc::io;
   uint64_t files = 0;
   uint64_t files_planned = 0;
   uint64_t bytes_read = 0;

@@ -7,7 +7,16 @@
 #include <cstdint>
 #include <optional>
 
+#include "stripeback/result.h"
+
 namespace stripeback::engine {
+
+// The bounds of the overrides of the buffer rule (--buffers, --buffer-size): one check for
+// the CLI, the C API and the engine. A buffer is a whole number of 4 KiB blocks (O_DIRECT).
+inline constexpr size_t kMinBuffers = 2, kMaxBuffers = 4096;
+inline constexpr size_t kMinBufferSize = 4096, kMaxBufferSize = size_t{64} << 20;
+Result<void> check_buffer_overrides(std::optional<size_t> buffers,
+                                    std::optional<size_t> buffer_size);
 
 // The most buffer memory any job may take, whatever the machine.
 inline constexpr uint64_t kMaxBufferMemory = uint64_t{64} << 30;

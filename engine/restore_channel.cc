@@ -668,14 +668,14 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
   storage::IoLoop loop(ctx.config.queue_depth);
   auto pool = io::BufferPool::create(ctx.config.buffers, ctx.config.buffer_size, kBlock);
   if (!pool) {
-    out.errors.push_back(pool.error().what);
+    out.errors.push_back(pool.error());
     return out;
   }
   // Decoded frames need a second buffer per slot; only pieces with compression use it, but
   // a small pool costs little next to the frames themselves.
   auto scratch = io::BufferPool::create(ctx.config.buffers, ctx.config.buffer_size, kBlock);
   if (!scratch) {
-    out.errors.push_back(scratch.error().what);
+    out.errors.push_back(scratch.error());
     return out;
   }
   Decompressor dz;
@@ -700,10 +700,11 @@ RestoreOutcome run_restore_channel(const RestoreContext& ctx, uint32_t channel) 
     did_one = true;
     auto r = cr.run(chunk, &finished);
     if (!finished) continue;
-    if (!r) out.errors.push_back(r.error().what);
+    if (!r) out.errors.push_back(r.error());
     else out.file_bytes += chunk.file->item->file.size;
   }
-  if (ctx.cancel && ctx.cancel->load()) out.errors.push_back("restore cancelled");
+  if (ctx.cancel && ctx.cancel->load())
+    out.errors.push_back({Errc::cancelled, 0, "restore cancelled"});
   clock.finish(out.stats, ctx.job_start);
   out.stats.io_engine = loop.names();
   loop.close();  // before the thread's connections go

@@ -130,7 +130,7 @@ struct RestoreContext {
 struct RestoreOutcome {
   bool deadline_hit = false;  // chunks were left for the deadline
   ChannelStats stats;
-  std::vector<std::string> errors;
+  std::vector<Error> errors;
   uint64_t file_bytes = 0;
 };
 

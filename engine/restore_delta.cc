@@ -282,7 +282,7 @@ std::vector<std::pair<uint64_t, uint64_t>> differing_ranges(const DeltaFile& f) 
   return out;
 }
 
-bool settle_delta_file(const RestoreContext& ctx, DeltaFile& f, bool* whole, std::string* err,
+bool settle_delta_file(const RestoreContext& ctx, DeltaFile& f, bool* whole, Error* err,
                        DeltaSummary& totals) {
   *whole = false;
   ++totals.files;
@@ -297,7 +297,7 @@ bool settle_delta_file(const RestoreContext& ctx, DeltaFile& f, bool* whole, std
   };
   if (f.failed) {
     drop_undo();
-    *err = f.error.what;
+    *err = f.error;
     return false;
   }
   if (f.linked) {
@@ -318,7 +318,7 @@ bool settle_delta_file(const RestoreContext& ctx, DeltaFile& f, bool* whole, std
       Result<void> r = out ? (*out)->set_attrs(a) : Result<void>(out.error());
       if (r && out) r = (*out)->close();
       if (!r) {
-        *err = r.error().what;
+        *err = r.error();
         return false;
       }
     }
@@ -340,7 +340,7 @@ bool settle_delta_file(const RestoreContext& ctx, DeltaFile& f, bool* whole, std
   };
   if (auto r = made_durable(); !r) {
     drop_undo();
-    *err = r.error().what;
+    *err = r.error();
     return false;
   }
   f.undo.reset();

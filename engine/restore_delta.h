@@ -76,9 +76,9 @@ void run_delta_compare(const RestoreContext& ctx, std::vector<DeltaChunk>& chunk
 
 // After the compare: decides each file's fate (unchanged, updated or restored whole), makes
 // the undo logs durable and gives unchanged files their attributes. False when the file is
-// done (unchanged, or failed with the error in *err); true when it goes on to the restore
-// proper, with *whole set when it is restored whole.
-bool settle_delta_file(const RestoreContext& ctx, DeltaFile& f, bool* whole, std::string* err,
+// done (unchanged, or failed with the error in *err, whose message is then not empty); true
+// when it goes on to the restore proper, with *whole set when it is restored whole.
+bool settle_delta_file(const RestoreContext& ctx, DeltaFile& f, bool* whole, Error* err,
                        DeltaSummary& totals);
 
 // The block ranges (offset, length) of `f` that differ, clipped to the backup's size.

@@ -416,13 +416,13 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
     if (S_ISDIR(c.file->mode)) continue;
     // A file backup optimization skipped comes from the backup holding that version.
     if (auto held = held_copy(*c.backup, *c.file, backups); !held) {
-      sum.errors.push_back(held.error().what);
+      sum.add_error(held.error());
       continue;
     } else {
       c = Choice{held->backup, held->file};
     }
     if (c.file->pieces.empty()) {
-      sum.errors.push_back("catalog names no piece for '" + c.file->path + "'");
+      sum.add_error({Errc::corrupt, 0, "catalog names no piece for '" + c.file->path + "'"});
       continue;
     }
     RestoreItem item{*c.file, c.backup->id, {}, {}, {}};
@@ -434,7 +434,7 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
                       std::to_string(c.backup->id) + " is on them: validate it whole");
     if (on_media(*c.backup)) {
       if (!c.file->unit) {
-        if (auto r = stream.add(*c.file, *c.backup); !r) sum.errors.push_back(r.error().what);
+        if (auto r = stream.add(*c.file, *c.backup); !r) sum.add_error(r.error());
         else used.insert(c.backup->id);
         continue;
       }
@@ -444,13 +444,13 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
         if (chain.error().code == Errc::wrong_key ||
             (chain.error().code == Errc::invalid_argument && !opts.keys))
           return chain.error();
-        sum.errors.push_back(chain.error().what);
+        sum.add_error(chain.error());
         continue;
       }
       auto r = stream.add_chain(*c.file, *c.backup, chain->units, chain->older,
                                 std::move(chain->owner));
       if (!r) {
-        sum.errors.push_back(r.error().what);
+        sum.add_error(r.error());
         continue;
       }
       used.insert(c.backup->id);
@@ -461,13 +461,14 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
     auto parts = load_parts(*c.backup, *c.file, &fatal);
     if (!parts) {
       if (fatal) return parts.error();
-      sum.errors.push_back(parts.error().what);
+      sum.add_error(parts.error());
       sum.failed_files.push_back({c.file->path, chosen.backup->id, parts.error().what});
       continue;
     }
     item.parts = std::move(*parts);
     std::vector<uint64_t> chain{c.backup->id};
     std::string err;
+    Errc err_code = Errc::not_found;  // a backup the file builds on is missing or unusable
     if (c.file->unit) {
       // The backups the file builds on, down to the one that holds it whole.
       const catalog::FileRecord* cur = c.file;
@@ -494,6 +495,7 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
         auto pparts = load_parts(pb, *fit, &fatal);
         if (!pparts) {
           if (fatal) return pparts.error();
+          err_code = pparts.error().code;
           err = pparts.error().what + " (of backup " + std::to_string(pb.id) + ", which '" +
                 c.file->path + "' builds on)";
           break;
@@ -516,11 +518,12 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
                                  "level 1 backups built on it cannot use it");
         } else {
           err = m.error().what;
+          err_code = m.error().code;
         }
       }
     }
     if (!err.empty()) {
-      sum.errors.push_back(err);
+      sum.add_error({err_code, 0, err});
       sum.failed_files.push_back({c.file->path, chosen.backup->id, err});
       continue;
     }
@@ -591,7 +594,7 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
     for (size_t i = 0; i < items.size(); ++i) {
       auto d = open_delta_file(*root, items[i], config, dchunks);
       if (!d) {
-        sum.errors.push_back(d.error().what);
+        sum.add_error(d.error());
         done[i] = true;
         continue;
       }
@@ -616,10 +619,10 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
     for (size_t i = 0; i < items.size(); ++i) {
       if (!deltas[i]) continue;
       bool whole = false;
-      std::string err;
+      Error err;
       if (!settle_delta_file(ctx, *deltas[i], &whole, &err, totals)) {
         done[i] = true;
-        if (!err.empty()) sum.errors.push_back(err);
+        if (!err.what.empty()) sum.add_error(err);
         else {
           ++sum.files;
           sum.bytes += items[i].file.size;
@@ -677,7 +680,7 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
         gone.dir = std::move(deltas[i]->dir);
         abandon_restore_file(ctx, gone);
       }
-      sum.errors.push_back(st.error().what);
+      sum.add_error(st.error());
       continue;
     }
     states.push_back(std::move(*st));
@@ -756,7 +759,7 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
     sum.files += o.stats.files;
     sum.bytes += o.file_bytes;
     sum.piece_bytes_read += o.stats.bytes_read;
-    for (auto& e : o.errors) sum.errors.push_back(e);
+    for (auto& e : o.errors) sum.add_error(e);
   }
   // Directories last, deepest first: adding files changes a directory's mtime.
   std::sort(dirs.begin(), dirs.end(), [](const auto* a, const auto* b) {
@@ -765,7 +768,7 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
   if (!(opts.cancel && opts.cancel->load()) && !opts.verify_only)
     for (const auto* d : dirs)
       if (auto r = restore_dir_attributes(*root, *d, ctx.set_owner); !r)
-        sum.errors.push_back(r.error().what);
+        sum.add_error(r.error());
   if (journal)
     if (auto w = journal->finish(); !w.empty()) sum.warnings.push_back(std::move(w));
   // Frames verified, per piece; a full validation then walks every piece whole.
@@ -779,7 +782,7 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
     sum.frames_checked += v.size();
     if (!sum.pieces_audited) continue;
     auto audited = audit_piece(*reader, seen);
-    if (!audited) sum.errors.push_back(audited.error().what);
+    if (!audited) sum.add_error(audited.error());
     else sum.piece_bytes_read += *audited;
   }
   if (opts.verify_only) {
@@ -854,7 +857,10 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
       }
       // Restored from an older copy: its failure is now a fallback.
       auto e = std::find(sum.errors.begin(), sum.errors.end(), f.error);
-      if (e != sum.errors.end()) sum.errors.erase(e);
+      if (e != sum.errors.end()) {
+        sum.error_codes.erase(sum.error_codes.begin() + (e - sum.errors.begin()));
+        sum.errors.erase(e);
+      }
       uint64_t used = 0;
       for (uint64_t id : next->backups_used) used = std::max(used, id);
       for (const auto& c : next->fallbacks)
@@ -864,10 +870,12 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
     }
     // Files that failed again: their older copy's failure replaces nothing yet; try older.
     for (const FailedFile& f : next->failed_files) still.push_back(f);
-    for (const auto& e : next->errors)
+    for (size_t i = 0; i < next->errors.size(); ++i) {
+      const std::string& e = next->errors[i];
       if (std::none_of(next->failed_files.begin(), next->failed_files.end(),
                        [&](const FailedFile& f) { return f.error == e; }))
-        sum.errors.push_back(e);
+        sum.add_error({next->error_codes[i], 0, e});
+    }
     sum.files += next->files;
     sum.bytes += next->bytes;
     sum.piece_bytes_read += next->piece_bytes_read;

@@ -82,6 +82,7 @@ struct RestoreSummary {
   bool verify_only = false;
   std::string status;  // "complete" or "failed"
   std::vector<std::string> errors;
+  std::vector<Errc> error_codes;  // the kind of each of errors, in the same order
   std::vector<std::string> warnings;  // e.g. leftovers of a killed restore removed
   uint64_t files = 0;
   uint64_t bytes = 0;           // file bytes restored
@@ -103,6 +104,15 @@ struct RestoreSummary {
   bool deadline_hit = false;    // --max-duration ended the run with frames left
   bool pieces_audited = false;  // every piece was walked whole (full validations only)
   std::vector<catalog::FrameCheck> frame_checks;  // one per backup, as recorded
+
+  // The kind of the first failure (no_space, corrupt, wrong_key, ...), io when none failed:
+  // what a caller that maps failures to its own codes goes by.
+  Errc error_code() const { return error_codes.empty() ? Errc::io : error_codes.front(); }
+  // Records a failure with its kind.
+  void add_error(const Error& e) {
+    errors.push_back(e.what);
+    error_codes.push_back(e.code);
+  }
 };
 
 // Errors found before anything is written (nothing matches, a target exists without

@@ -514,14 +514,15 @@ RestoreOutcome StreamPlan::run_channel(const RestoreContext& ctx, uint32_t index
       }
       if (f->state.failed) {
         abandon_restore_file(ctx, f->state);
-        out.errors.push_back(f->state.error.what);
+        out.errors.push_back(f->state.error);
       } else {
         ++out.stats.files;
         out.file_bytes += f->item.file.size;
       }
     }
   }
-  if (ctx.cancel && ctx.cancel->load()) out.errors.push_back("restore cancelled");
+  if (ctx.cancel && ctx.cancel->load())
+    out.errors.push_back({Errc::cancelled, 0, "restore cancelled"});
   clock.finish(out.stats, ctx.job_start);
   out.stats.io_engine = loop.names().empty() ? "none" : loop.names();
   loop.drain();

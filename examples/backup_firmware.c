@@ -71,14 +71,14 @@ int main(int argc, char** argv) {
   if (st == SB_OK) st = sb_options_set_progress(opts, on_progress, NULL);
   if (st == SB_OK) st = sb_options_set_log(opts, on_log, NULL, SB_LOG_WARN);
   if (st != SB_OK) {
-    fprintf(stderr, "backup_firmware: %s\n", sb_errmsg(opts));
+    fprintf(stderr, "backup_firmware: %s\n", sb_options_errmsg(opts));
     sb_options_free(opts);
     return exit_code(st);
   }
   sb_catalog* cat = NULL;
   st = sb_catalog_open(argv[3], SB_CATALOG_CREATE, &cat);
   if (st != SB_OK) {
-    fprintf(stderr, "backup_firmware: %s\n", cat ? sb_errmsg(cat) : "out of memory");
+    fprintf(stderr, "backup_firmware: %s\n", cat ? sb_catalog_errmsg(cat) : "out of memory");
     sb_catalog_free(cat);
     sb_options_free(opts);
     return exit_code(st);
@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
            (unsigned long long)sb_job_files(job), (unsigned long long)sb_job_bytes_read(job),
            (unsigned long long)sb_job_bytes_written(job), sb_job_elapsed_s(job));
   else
-    fprintf(stderr, "backup_firmware: %s: %s\n", sb_status_name(st), sb_errmsg(job));
+    fprintf(stderr, "backup_firmware: %s: %s\n", sb_status_name(st), sb_job_errmsg(job));
   sb_job_free(job);
   sb_catalog_free(cat);
   sb_options_free(opts);

@@ -29,19 +29,23 @@ int main(int argc, char** argv) {
   const sb_status opened = sb_catalog_open(argv[1], 0, &raw);
   Owned<sb_catalog> cat(raw);
   if (opened != SB_OK) {
-    std::fprintf(stderr, "list_backups: %s\n", sb_errmsg(cat.get()));
+    std::fprintf(stderr, "list_backups: %s\n", sb_catalog_errmsg(cat.get()));
     return 2;
   }
   const char* json = nullptr;
   if (sb_catalog_list(cat.get(), &json) != SB_OK) {
-    std::fprintf(stderr, "list_backups: %s\n", sb_errmsg(cat.get()));
+    std::fprintf(stderr, "list_backups: %s\n", sb_catalog_errmsg(cat.get()));
     return 1;
   }
   const size_t n = sb_catalog_backup_count(cat.get());
   uint64_t newest = 0;
   for (size_t i = 0; i < n; ++i) {
     sb_backup_info b{};
-    if (sb_catalog_backup_at(cat.get(), i, &b) != SB_OK) continue;
+    b.size = sizeof b;
+    if (sb_catalog_backup_at(cat.get(), i, &b) != SB_OK) {
+      std::fprintf(stderr, "list_backups: %s\n", sb_catalog_errmsg(cat.get()));
+      return 1;
+    }
     std::printf("%llu %-9s %llu files %llu bytes -> %s\n", static_cast<unsigned long long>(b.id),
                 b.status, static_cast<unsigned long long>(b.files),
                 static_cast<unsigned long long>(b.bytes), b.destination);
@@ -60,7 +64,8 @@ int main(int argc, char** argv) {
   if (st == SB_OK) st = sb_job_run(job.get());
   if (st != SB_OK) {
     std::fprintf(stderr, "list_backups: validate %llu: %s: %s\n",
-                 static_cast<unsigned long long>(newest), sb_status_name(st), sb_errmsg(job.get()));
+                 static_cast<unsigned long long>(newest), sb_status_name(st),
+                 sb_job_errmsg(job.get()));
     return 1;
   }
   std::printf("backup %llu validated: %llu files, %llu bytes read\n",

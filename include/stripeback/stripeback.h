@@ -11,8 +11,9 @@
  *
  * Errors: every entry point returns an sb_status (or a value documented with its own
  * failure value) and never lets an exception or a signal escape. The message of the last
- * failure of a handle is sb_errmsg(handle): it names the object and the cause, in lower
- * case; it stays valid until the next call on that handle or its free.
+ * failure of a handle is sb_options_errmsg, sb_catalog_errmsg or sb_job_errmsg of it: it
+ * names the object and the cause, in lower case; it stays valid until the next call on that
+ * handle or its free.
  *
  * Threads: no global state. Different handles may be used on different threads at once
  * (two jobs in one process, each with its own options, catalog and job handles). One
@@ -57,7 +58,7 @@ SB_API const char* sb_version_string(void);
 /* Status codes. Stable: values are never renumbered; new ones are added at the end. */
 typedef enum sb_status {
   SB_OK = 0,
-  SB_ERROR = 1,            /* the job failed (I/O, a server gone, ...): see sb_errmsg */
+  SB_ERROR = 1,            /* the job failed (I/O, a server gone, ...): see sb_job_errmsg */
   SB_INVALID_ARGUMENT = 2, /* a null handle, an unknown option key, a bad value */
   SB_NOT_FOUND = 3,        /* no such catalog, backup, file or source */
   SB_CORRUPT = 4,          /* a piece or the catalog failed its checks */
@@ -70,19 +71,24 @@ typedef enum sb_status {
   SB_NO_SPACE = 11,        /* the destination is full */
   SB_PARTIAL = 12,         /* a backup with "partial" stopped at its "duration" */
   SB_CHANGED = 13,         /* a complete backup in which files changed while read */
-  SB_TIMED_OUT = 14        /* a deadline passed */
+  SB_TIMED_OUT = 14        /* a deadline passed (a backup's "duration" without "partial") */
 } sb_status;
 
 /* The name of a status ("SB_OK", ...); never null. */
 SB_API const char* sb_status_name(sb_status status);
 
-/* The message of the last failure on `handle` (an sb_options*, sb_catalog* or sb_job*),
- * "" after success, a fixed text for a null pointer. Never null. */
-SB_API const char* sb_errmsg(const void* handle);
-
 typedef struct sb_options sb_options;
 typedef struct sb_catalog sb_catalog;
 typedef struct sb_job sb_job;
+
+/* The message of the last failure on a handle, "" after success, a fixed text for a null
+ * pointer. Never null. */
+SB_API const char* sb_options_errmsg(const sb_options* opts);
+SB_API const char* sb_catalog_errmsg(const sb_catalog* cat);
+SB_API const char* sb_job_errmsg(const sb_job* job);
+/* The same for any of the three handles, untyped: kept for callers written before the typed
+ * functions above, which the compiler can check. */
+SB_API const char* sb_errmsg(const void* handle);
 
 /* ---- Options -------------------------------------------------------------------------
  * Keys (values as text; typed setters below take numbers and booleans):
@@ -97,6 +103,18 @@ typedef struct sb_job sb_job;
  *   compress          none | low | medium | high | zstd:N | auto
  *   files_per_set, max_open_files, max_piece_size, section_size, rate, job_rate
  *                     channel controls as in the CLI (sizes like "64M", rates bytes/s)
+ *   buffers           I/O buffers per channel, 2..4096 (as --buffers); backup, restore and
+ *                     validate. Unset: the engine's buffer rule picks (16 MiB per channel,
+ *                     in 1M, 512K or 256K buffers by how many files a channel reads at once)
+ *   buffer_size       the size of each, a multiple of 4K from 4K to 64M, like "256K" (as
+ *                     --buffer-size). All of a job's buffers must fit in half of the
+ *                     machine's memory: a job that would need more is refused when made
+ *   duration          backup: the longest it may run, "HH:MM" or "HH:MM:SS" (as
+ *                     --duration); when it ends, the backup fails with SB_TIMED_OUT, or
+ *                     with "partial" keeps what is done
+ *   partial           backup: with "duration", keep and record the files finished when it
+ *                     ends and return SB_PARTIAL; files backed up least recently go first
+ *                     (bool)
  *   one_file_system   backup: do not cross mount points (bool)
  *   skip_unreadable   backup: skip (and record) directories that cannot be read instead
  *                     of failing (bool)
@@ -115,8 +133,9 @@ typedef struct sb_job sb_job;
  *   nfs_tune_malloc   let the NFS client raise glibc's malloc thresholds for the process
  *                     (bool, default false: no process-wide side effect)
  * Booleans: "1", "0", "true", "false", "yes", "no", "on", "off".
- * An unknown key or a bad value returns SB_INVALID_ARGUMENT and names both in sb_errmsg;
- * the options keep their earlier value. Values are checked again when the job is made. */
+ * An unknown key or a bad value returns SB_INVALID_ARGUMENT and names both in
+ * sb_options_errmsg; the options keep their earlier value. Values are checked again when the
+ * job is made. */
 SB_API sb_options* sb_options_new(void); /* null only when out of memory */
 SB_API void sb_options_free(sb_options* opts);
 SB_API sb_status sb_options_set(sb_options* opts, const char* key, const char* value);
@@ -221,7 +240,7 @@ SB_API sb_status sb_options_add_storage(sb_options* opts, const char* scheme,
 /* ---- Catalog -------------------------------------------------------------------------- */
 #define SB_CATALOG_CREATE 1 /* create the directory and an empty catalog if missing */
 /* Opens the catalog in `dir`. On success *out is the handle. On failure *out is still a
- * handle (free it) whose sb_errmsg says why, unless out of memory (*out null). */
+ * handle (free it) whose sb_catalog_errmsg says why, unless out of memory (*out null). */
 SB_API sb_status sb_catalog_open(const char* dir, unsigned flags, sb_catalog** out);
 SB_API void sb_catalog_free(sb_catalog* cat);
 
@@ -229,8 +248,12 @@ SB_API void sb_catalog_free(sb_catalog* cat);
  * --json` prints. *json is owned by the handle, valid until the next call on it. */
 SB_API sb_status sb_catalog_list(sb_catalog* cat, const char** json);
 
-/* The main figures of the backups the last sb_catalog_list saw, in id order. */
+/* The main figures of the backups the last sb_catalog_list saw, in id order. The caller
+ * sets `size` to sizeof(sb_backup_info) before sb_catalog_backup_at: a later library whose
+ * struct has grown fills only the members that fit in it, so a program built against this
+ * header keeps working. */
 typedef struct sb_backup_info {
+  uint32_t size; /* set by the caller: sizeof(sb_backup_info) */
   uint64_t id;
   const char* tag;
   const char* status; /* "complete", "partial", "failed", "running", "damaged", ... */
@@ -240,7 +263,9 @@ typedef struct sb_backup_info {
   const char* destination;
 } sb_backup_info;
 SB_API size_t sb_catalog_backup_count(const sb_catalog* cat);
-/* Fills *out for backup `index` (0-based); strings owned by the handle as list's JSON. */
+/* Fills *out for backup `index` (0-based); strings owned by the handle as list's JSON.
+ * SB_INVALID_ARGUMENT when out->size is below the size of the first version of the struct
+ * (all of the members above). */
 SB_API sb_status sb_catalog_backup_at(const sb_catalog* cat, size_t index, sb_backup_info* out);
 
 /* ---- Jobs ----------------------------------------------------------------------------- */
@@ -252,13 +277,17 @@ typedef enum sb_operation {
 } sb_operation;
 
 /* Checks the options for the operation; nothing is opened or written yet. On failure *out
- * is still a handle whose sb_errmsg says why (free it), unless out of memory. */
+ * is still a handle whose sb_job_errmsg says why (free it), unless out of memory. */
 SB_API sb_status sb_job_new(sb_catalog* cat, sb_operation op, const sb_options* opts,
                             sb_job** out);
 /* Runs the job on the calling thread until it ends; once per job. Returns its status:
  * SB_OK, SB_CANCELLED (after sb_job_cancel: the channels stopped, the pieces written were
  * removed and the catalog records the backup failed with "backup cancelled"), SB_PARTIAL,
- * SB_CHANGED, or the failure (with sb_errmsg). */
+ * SB_CHANGED, or the failure (with sb_job_errmsg), by the kind of the first failure: a
+ * destination that filled up (a storage's -ENOSPC, the end of a medium) SB_NO_SPACE, a
+ * damaged piece or page SB_CORRUPT, a wrong key SB_WRONG_KEY, a file or backup missing
+ * SB_NOT_FOUND, a "duration" that ended SB_TIMED_OUT, a drive or catalog held elsewhere
+ * SB_BUSY, any other I/O failure SB_ERROR. */
 SB_API sb_status sb_job_run(sb_job* job);
 /* Asks a running (or not yet started) job to stop. Any thread; async-signal-safe: it only
  * stores to a lock-free atomic flag. */

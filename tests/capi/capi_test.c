@@ -1,5 +1,6 @@
 /* Tests of the C API, in C: every operation, errors for bad arguments, progress, cancel from
- * another thread, two jobs at once, logging, the status file `stripeback status` reads.
+ * another thread, two jobs at once, logging, the status file `stripeback status` reads, a
+ * backup cut by its duration, the buffer settings, sb_backup_info's size, typed messages.
  * Run as `capi_test NAME [CLI]` (ctest: CApi.NAME; CLI: the stripeback binary, for
  * status_file). */
 #define _GNU_SOURCE
@@ -118,29 +119,30 @@ static int test_bad_arguments(void) {
   /* unknown keys and bad values: the message names both; the old value stays */
   sb_options* o = sb_options_new();
   CHECK_STATUS(sb_options_set(o, "bogus", "1"), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "unknown option 'bogus'");
+  CHECK_CONTAINS(sb_options_errmsg(o), "unknown option 'bogus'");
   CHECK_STATUS(sb_options_set(o, NULL, "1"), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "key is null");
+  CHECK_CONTAINS(sb_options_errmsg(o), "key is null");
   CHECK_STATUS(sb_options_set(o, "channels", NULL), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "value is null");
+  CHECK_CONTAINS(sb_options_errmsg(o), "value is null");
   CHECK_STATUS(sb_options_set(o, "channels", "0"), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "option 'channels' wants a whole number from 1 to 64; got '0'");
+  CHECK_CONTAINS(sb_options_errmsg(o),
+                 "option 'channels' wants a whole number from 1 to 64; got '0'");
   CHECK_STATUS(sb_options_set(o, "channels", "2x"), SB_INVALID_ARGUMENT);
   CHECK_STATUS(sb_options_set(o, "channels", "-1"), SB_INVALID_ARGUMENT);
   CHECK_STATUS(sb_options_set_int(o, "channels", 65), SB_INVALID_ARGUMENT);
   CHECK_STATUS(sb_options_set(o, "channels", "3"), SB_OK);
-  CHECK(strcmp(sb_errmsg(o), "") == 0);
+  CHECK(strcmp(sb_options_errmsg(o), "") == 0);
   CHECK_STATUS(sb_options_set(o, "force", "maybe"), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "option 'force' wants true or false");
+  CHECK_CONTAINS(sb_options_errmsg(o), "option 'force' wants true or false");
   CHECK_STATUS(sb_options_set(o, "compress", "zstd:99"), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "option 'compress'");
+  CHECK_CONTAINS(sb_options_errmsg(o), "option 'compress'");
   CHECK_STATUS(sb_options_set(o, "max_piece_size", "lots"), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "option 'max_piece_size'");
+  CHECK_CONTAINS(sb_options_errmsg(o), "option 'max_piece_size'");
   CHECK_STATUS(sb_options_set(o, "sample", "150%"), SB_INVALID_ARGUMENT);
   CHECK_STATUS(sb_options_set(o, "source", ""), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "option 'source' may not be empty");
+  CHECK_CONTAINS(sb_options_errmsg(o), "option 'source' may not be empty");
   CHECK_STATUS(sb_options_set_int(o, "tag", 5), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "option 'tag' is not a number");
+  CHECK_CONTAINS(sb_options_errmsg(o), "option 'tag' is not a number");
   CHECK_STATUS(sb_options_set_bool(o, "channels", 1), SB_INVALID_ARGUMENT);
   CHECK_STATUS(sb_options_set_bool(o, "force", 1), SB_OK);
   CHECK_STATUS(sb_options_unset(o, "force"), SB_OK);
@@ -153,7 +155,7 @@ static int test_bad_arguments(void) {
   sb_catalog* cat = NULL;
   CHECK_STATUS(sb_catalog_open(missing, 0, &cat), SB_NOT_FOUND);
   CHECK(cat != NULL);
-  CHECK_CONTAINS(sb_errmsg(cat), "catalog is not usable");
+  CHECK_CONTAINS(sb_catalog_errmsg(cat), "catalog is not usable");
   CHECK_STATUS(sb_catalog_list(cat, &json), SB_INVALID_ARGUMENT);
   sb_catalog_free(cat);
   CHECK_STATUS(sb_catalog_open(missing, 0x80, &cat), SB_INVALID_ARGUMENT);
@@ -165,26 +167,26 @@ static int test_bad_arguments(void) {
   CHECK_STATUS(sb_catalog_open(missing, SB_CATALOG_CREATE, &cat), SB_OK);
   sb_job* job = NULL;
   CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, NULL, &job), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(job), "options handle is null");
+  CHECK_CONTAINS(sb_job_errmsg(job), "options handle is null");
   sb_job_free(job);
   CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(job), "no 'source' given");
+  CHECK_CONTAINS(sb_job_errmsg(job), "no 'source' given");
   CHECK_STATUS(sb_job_run(job), SB_INVALID_ARGUMENT);
   sb_job_free(job);
   CHECK_STATUS(sb_options_set(o, "source", root), SB_OK);
   CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(job), "backup needs a 'destination'");
+  CHECK_CONTAINS(sb_job_errmsg(job), "backup needs a 'destination'");
   sb_job_free(job);
   CHECK_STATUS(sb_job_new(cat, SB_OP_RESTORE, o, &job), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(job), "restore needs a 'target'");
+  CHECK_CONTAINS(sb_job_errmsg(job), "restore needs a 'target'");
   sb_job_free(job);
   CHECK_STATUS(sb_job_new(cat, (sb_operation)42, o, &job), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(job), "unknown operation 42");
+  CHECK_CONTAINS(sb_job_errmsg(job), "unknown operation 42");
   sb_job_free(job);
   CHECK_STATUS(sb_options_set_bool(o, "encrypt", 1), SB_OK);
   CHECK_STATUS(sb_options_set(o, "destination", root), SB_OK);
   CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(job), "'encrypt' needs");
+  CHECK_CONTAINS(sb_job_errmsg(job), "'encrypt' needs");
   sb_job_free(job);
   /* A restore of a backup that is not there. */
   CHECK_STATUS(sb_options_unset(o, "encrypt"), SB_OK);
@@ -193,9 +195,9 @@ static int test_bad_arguments(void) {
   CHECK_STATUS(sb_job_new(cat, SB_OP_RESTORE, o, &job), SB_OK);
   sb_status st = sb_job_run(job);
   CHECK(st == SB_NOT_FOUND || st == SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(job), "77");
+  CHECK_CONTAINS(sb_job_errmsg(job), "77");
   CHECK_STATUS(sb_job_run(job), SB_INVALID_ARGUMENT); /* once per job */
-  CHECK_CONTAINS(sb_errmsg(job), "already run");
+  CHECK_CONTAINS(sb_job_errmsg(job), "already run");
   sb_job_free(job);
   sb_catalog_free(cat);
   sb_options_free(o);
@@ -257,6 +259,8 @@ static int test_operations(void) {
   CHECK_CONTAINS(json, "\"tag\":\"nightly\"");
   CHECK(sb_catalog_backup_count(cat) == 1);
   sb_backup_info info;
+  memset(&info, 0, sizeof info);
+  info.size = sizeof info;
   CHECK_STATUS(sb_catalog_backup_at(cat, 0, &info), SB_OK);
   CHECK(info.id == id);
   CHECK(strcmp(info.status, "complete") == 0);
@@ -290,7 +294,7 @@ static int test_operations(void) {
   CHECK(all_restored(&f, target));
   CHECK_STATUS(sb_job_new(cat, SB_OP_RESTORE, r, &job), SB_OK);
   CHECK_STATUS(sb_job_run(job), SB_EXISTS);
-  CHECK_CONTAINS(sb_errmsg(job), "refusing to overwrite");
+  CHECK_CONTAINS(sb_job_errmsg(job), "refusing to overwrite");
   sb_job_free(job);
   CHECK_STATUS(sb_options_set_bool(r, "force", 1), SB_OK);
   CHECK_STATUS(sb_job_new(cat, SB_OP_RESTORE, r, &job), SB_OK);
@@ -309,7 +313,7 @@ static int test_operations(void) {
   CHECK(corrupt_a_piece(f.dest));
   CHECK_STATUS(sb_job_new(cat, SB_OP_VALIDATE, v, &job), SB_OK);
   CHECK_STATUS(sb_job_run(job), SB_CORRUPT);
-  CHECK(strlen(sb_errmsg(job)) > 0);
+  CHECK(strlen(sb_job_errmsg(job)) > 0);
   CHECK(strcmp(sb_job_state(job), "failed") == 0);
   sb_job_free(job);
 
@@ -449,7 +453,7 @@ static int test_cancel(void) {
   pthread_create(&t, NULL, cancel_when_moving, &c);
   CHECK_STATUS(sb_job_run(job), SB_CANCELLED);
   pthread_join(t, NULL);
-  CHECK_CONTAINS(sb_errmsg(job), "cancelled");
+  CHECK_CONTAINS(sb_job_errmsg(job), "cancelled");
   CHECK(strcmp(sb_job_state(job), "failed") == 0);
   CHECK(sb_job_elapsed_s(job) < 8);
   CHECK(pr.finished_calls == 1);
@@ -463,6 +467,8 @@ static int test_cancel(void) {
   CHECK_STATUS(sb_catalog_list(cat, &json), SB_OK);
   CHECK(sb_catalog_backup_count(cat) == 1);
   sb_backup_info info;
+  memset(&info, 0, sizeof info);
+  info.size = sizeof info;
   CHECK_STATUS(sb_catalog_backup_at(cat, 0, &info), SB_OK);
   CHECK(info.id == id);
   CHECK(strcmp(info.status, "failed") == 0);
@@ -608,7 +614,7 @@ static sb_status run_op(sb_catalog* cat, sb_operation op, const sb_options* o, c
   sb_job* job = NULL;
   sb_status st = sb_job_new(cat, op, o, &job);
   if (st == SB_OK) st = sb_job_run(job);
-  snprintf(msg, size, "%s", sb_errmsg(job));
+  snprintf(msg, size, "%s", sb_job_errmsg(job));
   check_no_flag(job);
   sb_job_free(job);
   return st;
@@ -622,7 +628,7 @@ static int test_wording(void) {
   char msg[1024];
   sb_options* o = backup_opts(&f);
   CHECK_STATUS(sb_options_set(o, "compress", "zstd:99"), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "option 'compress': invalid value 'zstd:99'");
+  CHECK_CONTAINS(sb_options_errmsg(o), "option 'compress': invalid value 'zstd:99'");
   check_no_flag(o);
   CHECK_STATUS(sb_options_set_bool(o, "force", 1), SB_OK);
   CHECK_STATUS(run_op(cat, SB_OP_BACKUP, o, msg, sizeof msg), SB_INVALID_ARGUMENT);
@@ -791,12 +797,229 @@ typedef struct {
   int (*fn)(void);
 } Test;
 
+/* A backup cut by its "duration": with "partial" it keeps the files done (SB_PARTIAL);
+ * without, it fails as a deadline that passed (SB_TIMED_OUT). The rate makes the tree take
+ * about three seconds; the first (largest) file is done in under two. */
+static int test_deadline(void) {
+  Fixture f = fixture("deadline", 10);
+  sb_catalog* cat = NULL;
+  CHECK_STATUS(sb_catalog_open(f.cat_dir, SB_CATALOG_CREATE, &cat), SB_OK);
+  sb_options* o = backup_opts(&f);
+  CHECK_STATUS(sb_options_set_int(o, "channels", 1), SB_OK);
+  CHECK_STATUS(sb_options_set(o, "rate", "3M"), SB_OK);
+  CHECK_STATUS(sb_options_set(o, "duration", "90"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "invalid 'duration' '90': expected HH:MM or HH:MM:SS");
+  CHECK_STATUS(sb_options_set(o, "partial", "sometimes"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "option 'partial'");
+  CHECK_STATUS(sb_options_set_bool(o, "partial", 1), SB_OK);
+  sb_job* job = NULL;
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_job_errmsg(job), "'partial' needs 'duration'");
+  sb_job_free(job);
+
+  CHECK_STATUS(sb_options_set(o, "duration", "0:00:02"), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  sb_status st = sb_job_run(job);
+  CHECK_STATUS(st, SB_PARTIAL);
+  if (st != SB_PARTIAL) fprintf(stderr, "partial backup: %s\n", sb_job_errmsg(job));
+  CHECK(strcmp(sb_job_state(job), "partial") == 0);
+  CHECK_CONTAINS(sb_job_errmsg(job), "backup is partial: the duration ended with");
+  CHECK(sb_job_files(job) >= 1 && sb_job_files(job) < NSIZES);
+  CHECK_CONTAINS(sb_job_result_json(job), "\"status\":\"partial\"");
+  sb_job_free(job);
+
+  CHECK_STATUS(sb_options_unset(o, "partial"), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  st = sb_job_run(job);
+  CHECK_STATUS(st, SB_TIMED_OUT);
+  if (st != SB_TIMED_OUT) fprintf(stderr, "cut backup: %s\n", sb_job_errmsg(job));
+  CHECK(strcmp(sb_job_state(job), "failed") == 0);
+  CHECK_CONTAINS(sb_job_errmsg(job), "(set 'partial' to keep them)");
+  sb_job_free(job);
+
+  /* a restore has no deadline of this kind: refused, not ignored */
+  sb_options* r = sb_options_new();
+  char* target = join(f.root, "restored");
+  CHECK_STATUS(sb_options_set(r, "target", target), SB_OK);
+  CHECK_STATUS(sb_options_set(r, "duration", "0:01"), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_RESTORE, r, &job), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_job_errmsg(job), "'duration' and 'partial' are for backups");
+  sb_job_free(job);
+
+  free(target);
+  sb_options_free(r);
+  sb_options_free(o);
+  sb_catalog_free(cat);
+  fixture_free(&f);
+  return 0;
+}
+
+/* "buffers" and "buffer_size": checked when set (naming the key), counted in the memory a
+ * job may take, and a backup and restore through the smallest buffers are exact. */
+static int test_buffers(void) {
+  Fixture f = fixture("buffers", 11);
+  sb_catalog* cat = NULL;
+  CHECK_STATUS(sb_catalog_open(f.cat_dir, SB_CATALOG_CREATE, &cat), SB_OK);
+  sb_options* o = backup_opts(&f);
+  CHECK_STATUS(sb_options_set(o, "buffers", "1"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "option 'buffers' wants a whole number from 2 to 4096");
+  CHECK_STATUS(sb_options_set_int(o, "buffers", 4097), SB_INVALID_ARGUMENT);
+  CHECK_STATUS(sb_options_set(o, "buffer_size", "5000"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "'buffer_size' must be a multiple of 4 KiB");
+  CHECK_STATUS(sb_options_set(o, "buffer_size", "128M"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "'buffer_size'");
+  CHECK_STATUS(sb_options_set(o, "buffer_size", "lots"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "option 'buffer_size'");
+  check_no_flag(o);
+
+  /* more than any job may have: refused when the job is made, naming the keys */
+  sb_job* job = NULL;
+  CHECK_STATUS(sb_options_set_int(o, "buffers", 4096), SB_OK);
+  CHECK_STATUS(sb_options_set(o, "buffer_size", "64M"), SB_OK);
+  CHECK_STATUS(sb_options_set_int(o, "channels", 64), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_job_errmsg(job), "lower 'buffers', 'buffer_size' or 'channels'");
+  sb_job_free(job);
+
+  CHECK_STATUS(sb_options_set_int(o, "channels", 2), SB_OK);
+  CHECK_STATUS(sb_options_set_int(o, "buffers", 2), SB_OK);
+  CHECK_STATUS(sb_options_set_int(o, "buffer_size", 4096), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  sb_status st = sb_job_run(job);
+  CHECK_STATUS(st, SB_OK);
+  if (st != SB_OK) fprintf(stderr, "backup: %s\n", sb_job_errmsg(job));
+  CHECK_CONTAINS(sb_job_result_json(job), "\"buffers\":2,\"buffer_size\":4096");
+  sb_job_free(job);
+
+  /* a restore takes them too: too many is refused, two of 4K restore every byte */
+  char* target = join(f.root, "restored");
+  sb_options* r = sb_options_new();
+  CHECK_STATUS(sb_options_set(r, "target", target), SB_OK);
+  CHECK_STATUS(sb_options_set(r, "buffers", "4096"), SB_OK);
+  CHECK_STATUS(sb_options_set(r, "buffer_size", "64M"), SB_OK);
+  CHECK_STATUS(sb_options_set_int(r, "channels", 64), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_RESTORE, r, &job), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_job_errmsg(job), "I/O buffers would take");
+  sb_job_free(job);
+  CHECK_STATUS(sb_options_set_int(r, "channels", 2), SB_OK);
+  CHECK_STATUS(sb_options_set(r, "buffers", "2"), SB_OK);
+  CHECK_STATUS(sb_options_set(r, "buffer_size", "4K"), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_RESTORE, r, &job), SB_OK);
+  st = sb_job_run(job);
+  CHECK_STATUS(st, SB_OK);
+  if (st != SB_OK) fprintf(stderr, "restore: %s\n", sb_job_errmsg(job));
+  sb_job_free(job);
+  CHECK(all_restored(&f, target));
+
+  free(target);
+  sb_options_free(r);
+  sb_options_free(o);
+  sb_catalog_free(cat);
+  fixture_free(&f);
+  return 0;
+}
+
+/* sb_backup_info carries its size: too small is refused, a larger struct (a caller built
+ * against a later header) gets what fits and nothing beyond. */
+static int test_backup_info(void) {
+  Fixture f = fixture("info", 12);
+  sb_catalog* cat = NULL;
+  CHECK_STATUS(sb_catalog_open(f.cat_dir, SB_CATALOG_CREATE, &cat), SB_OK);
+  sb_options* o = backup_opts(&f);
+  sb_job* job = NULL;
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  CHECK_STATUS(sb_job_run(job), SB_OK);
+  sb_job_free(job);
+  const char* json = NULL;
+  CHECK_STATUS(sb_catalog_list(cat, &json), SB_OK);
+  CHECK(sb_catalog_backup_count(cat) == 1);
+
+  sb_backup_info info;
+  memset(&info, 0, sizeof info);
+  CHECK_STATUS(sb_catalog_backup_at(cat, 0, &info), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_catalog_errmsg(cat), "backup info size 0 is below");
+  CHECK(info.id == 0);
+  info.size = (uint32_t)(sizeof info - 1);
+  CHECK_STATUS(sb_catalog_backup_at(cat, 0, &info), SB_INVALID_ARGUMENT);
+  CHECK(info.id == 0);
+  CHECK_STATUS(sb_catalog_backup_at(cat, 0, NULL), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_catalog_errmsg(cat), "out pointer is null");
+
+  info.size = sizeof info;
+  CHECK_STATUS(sb_catalog_backup_at(cat, 0, &info), SB_OK);
+  CHECK(strcmp(sb_catalog_errmsg(cat), "") == 0);
+  CHECK(info.size == sizeof info);
+  CHECK(info.id == 1);
+  CHECK(strcmp(info.status, "complete") == 0);
+  CHECK(strcmp(info.tag, "nightly") == 0);
+  CHECK(info.files == NSIZES);
+  CHECK(info.bytes == tree_bytes());
+  CHECK(strcmp(info.destination, f.dest) == 0);
+  CHECK_STATUS(sb_catalog_backup_at(cat, 1, &info), SB_NOT_FOUND);
+  CHECK_CONTAINS(sb_catalog_errmsg(cat), "no backup at index 1");
+
+  struct {
+    sb_backup_info info;
+    unsigned char later[32];
+  } grown;
+  memset(&grown, 0xa5, sizeof grown);
+  grown.info.size = (uint32_t)sizeof grown;
+  CHECK_STATUS(sb_catalog_backup_at(cat, 0, &grown.info), SB_OK);
+  CHECK(grown.info.size == sizeof grown);
+  CHECK(grown.info.id == 1);
+  CHECK(strcmp(grown.info.destination, f.dest) == 0);
+  int untouched = 1;
+  for (size_t i = 0; i < sizeof grown.later; ++i) untouched = untouched && grown.later[i] == 0xa5;
+  CHECK(untouched);
+
+  sb_options_free(o);
+  sb_catalog_free(cat);
+  fixture_free(&f);
+  return 0;
+}
+
+/* The typed message functions give the text sb_errmsg gives, for each kind of handle. */
+static int test_errmsg(void) {
+  CHECK(strcmp(sb_options_errmsg(NULL), "null handle") == 0);
+  CHECK(strcmp(sb_catalog_errmsg(NULL), "null handle") == 0);
+  CHECK(strcmp(sb_job_errmsg(NULL), "null handle") == 0);
+  sb_options* o = sb_options_new();
+  CHECK(strcmp(sb_options_errmsg(o), "") == 0);
+  CHECK_STATUS(sb_options_set(o, "bogus", "1"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o), "unknown option 'bogus'");
+  CHECK(strcmp(sb_options_errmsg(o), sb_errmsg(o)) == 0);
+
+  char* root = make_temp_dir("errmsg");
+  char* missing = join(root, "none");
+  sb_catalog* cat = NULL;
+  CHECK_STATUS(sb_catalog_open(missing, 0, &cat), SB_NOT_FOUND);
+  CHECK_CONTAINS(sb_catalog_errmsg(cat), "catalog is not usable");
+  CHECK(strcmp(sb_catalog_errmsg(cat), sb_errmsg(cat)) == 0);
+  sb_catalog_free(cat);
+
+  CHECK_STATUS(sb_catalog_open(missing, SB_CATALOG_CREATE, &cat), SB_OK);
+  sb_job* job = NULL;
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_job_errmsg(job), "no 'source' given");
+  CHECK(strcmp(sb_job_errmsg(job), sb_errmsg(job)) == 0);
+  sb_job_free(job);
+
+  sb_catalog_free(cat);
+  sb_options_free(o);
+  remove_tree(root);
+  free(missing);
+  free(root);
+  return 0;
+}
+
 static const Test kTests[] = {
     {"version", test_version},         {"bad_arguments", test_bad_arguments},
     {"operations", test_operations},   {"progress", test_progress},
     {"cancel", test_cancel},           {"concurrent", test_concurrent},
     {"log", test_log},                 {"status_file", test_status_file},
-    {"wording", test_wording},
+    {"wording", test_wording},         {"deadline", test_deadline},
+    {"buffers", test_buffers},         {"backup_info", test_backup_info},
+    {"errmsg", test_errmsg},
 };
 
 int main(int argc, char** argv) {

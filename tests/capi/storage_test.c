@@ -1,6 +1,7 @@
 /* A caller-supplied storage (sb_storage_ops) used as backup destination and restore source:
  * a "mystore" whose objects are files below a root directory, reached only through the
- * functions given, counting the calls. Run as `capi_storage_test` (ctest: CApi.storage). */
+ * functions given, counting the calls; and one that is full, whose writes fail with ENOSPC.
+ * Run as `capi_storage_test` (ctest: CApi.storage). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +19,7 @@
 typedef struct {
   char root[512];
   atomic_int opens, reads, writes, syncs, lists, removes, renames;
+  int full; /* every write fails with -ENOSPC */
 } Store;
 
 static void full(const Store* s, const char* path, char* out, size_t n) {
@@ -45,6 +47,7 @@ static int st_read(void* user, void* file, uint64_t off, void* buf, size_t len, 
 }
 static int st_write(void* user, void* file, uint64_t off, const void* buf, size_t len) {
   Store* s = user;
+  if (s->full) return -ENOSPC;
   size_t done = 0;
   while (done < len) {
     ssize_t n = pwrite(fd_of(file), (const char*)buf + done, len - done, (off_t)(off + done));
@@ -148,7 +151,7 @@ int main(void) {
   sb_options* o = sb_options_new();
   /* registration errors */
   CHECK_STATUS(sb_options_add_storage(o, "nfs", &ops), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "served by the library itself");
+  CHECK_CONTAINS(sb_options_errmsg(o), "served by the library itself");
   CHECK_STATUS(sb_options_add_storage(o, "9x", &ops), SB_INVALID_ARGUMENT);
   CHECK_STATUS(sb_options_add_storage(o, "mystore", NULL), SB_INVALID_ARGUMENT);
   sb_storage_ops bad = ops;
@@ -157,7 +160,7 @@ int main(void) {
   bad = ops;
   bad.read = NULL;
   CHECK_STATUS(sb_options_add_storage(o, "mystore", &bad), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_errmsg(o), "every function but mkdir must be set");
+  CHECK_CONTAINS(sb_options_errmsg(o), "every function but mkdir must be set");
   CHECK_STATUS(sb_options_add_storage(o, "mystore", &ops), SB_OK);
 
   sb_catalog* cat = NULL;
@@ -169,7 +172,7 @@ int main(void) {
   CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
   sb_status st = sb_job_run(job);
   CHECK_STATUS(st, SB_OK);
-  if (st != SB_OK) fprintf(stderr, "backup: %s\n", sb_errmsg(job));
+  if (st != SB_OK) fprintf(stderr, "backup: %s\n", sb_job_errmsg(job));
   sb_job_free(job);
   CHECK(store.writes > 0);
   CHECK(store.syncs > 0);
@@ -184,7 +187,7 @@ int main(void) {
   CHECK_STATUS(sb_job_new(cat, SB_OP_RESTORE, r, &job), SB_OK);
   st = sb_job_run(job);
   CHECK_STATUS(st, SB_OK);
-  if (st != SB_OK) fprintf(stderr, "restore: %s\n", sb_errmsg(job));
+  if (st != SB_OK) fprintf(stderr, "restore: %s\n", sb_job_errmsg(job));
   sb_job_free(job);
   CHECK(store.reads > reads_before);
   for (int i = 0; i < 4; ++i) {
@@ -207,9 +210,34 @@ int main(void) {
   CHECK_STATUS(sb_job_new(cat, SB_OP_VALIDATE, none, &job), SB_OK);
   st = sb_job_run(job);
   CHECK(st != SB_OK);
-  CHECK_CONTAINS(sb_errmsg(job), "mystore");
+  CHECK_CONTAINS(sb_job_errmsg(job), "mystore");
   sb_job_free(job);
 
+  /* a destination that fills up: the backup ends as SB_NO_SPACE, naming the file and the
+   * cause, and leaves no piece there */
+  char* full_root = join(root, "full");
+  mkdir(full_root, 0755);
+  static Store full_store;
+  snprintf(full_store.root, sizeof full_store.root, "%s", full_root);
+  full_store.full = 1;
+  sb_storage_ops full_ops = ops_for(&full_store);
+  sb_options* f = sb_options_new();
+  CHECK_STATUS(sb_options_add_storage(f, "fullstore", &full_ops), SB_OK);
+  CHECK_STATUS(sb_options_set(f, "source", src), SB_OK);
+  CHECK_STATUS(sb_options_set(f, "destination", "fullstore://vault"), SB_OK);
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, f, &job), SB_OK);
+  st = sb_job_run(job);
+  CHECK_STATUS(st, SB_NO_SPACE);
+  CHECK_CONTAINS(sb_job_errmsg(job), "unable to write 'fullstore://vault/");
+  CHECK_CONTAINS(sb_job_errmsg(job), "No space left on device");
+  CHECK(strcmp(sb_job_state(job), "failed") == 0);
+  sb_job_free(job);
+  char* full_vault = join(full_root, "vault");
+  CHECK(count_pieces(full_vault) == 0);
+
+  sb_options_free(f);
+  free(full_vault);
+  free(full_root);
   sb_options_free(none);
   sb_options_free(v);
   sb_options_free(r);
