@@ -1,5 +1,7 @@
 #include "engine/catalog_autobackup.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -178,6 +180,7 @@ Result<catalog::DecodedRecords> read_catalog_autobackup(const Place& dir, const 
   };
   SB_ASSIGN(auto in, dir.storage->open_read(at, {false}));
   SB_ASSIGN(storage::FileInfo st, in->stat());
+  if (!S_ISREG(st.mode)) return bad("it is not a regular file");
   if (st.size < kHead || st.size > kMaxFile) return bad("its size is " + std::to_string(st.size));
   std::vector<uint8_t> buf(st.size);
   SB_ASSIGN(size_t got, in->read_at(reinterpret_cast<std::byte*>(buf.data()), buf.size(), 0));

@@ -1,5 +1,7 @@
 #include "engine/change_map.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -220,8 +222,9 @@ Result<std::map<std::string, UnitMap>> load_media_maps(const std::string& catalo
     return in.error().wrap("the change maps of backup " + std::to_string(backup_id) +
                            " (on removable media) are not kept with the catalog");
   SB_ASSIGN(storage::FileInfo st, (*in)->stat());
-  if (st.size > kMaxMapsFile || st.size < sizeof kMapsMagic + 20)
-    return fail(Errc::corrupt, "'" + shown + "' is not a file of change maps");
+  if (!S_ISREG(st.mode) || st.size > kMaxMapsFile || st.size < sizeof kMapsMagic + 20)
+    return fail(Errc::corrupt, "'" + shown + "' is not a file of change maps" +
+                                   (S_ISREG(st.mode) ? "" : " (not a regular file)"));
   std::vector<uint8_t> buf(st.size);
   SB_ASSIGN(size_t got, (*in)->read_at(reinterpret_cast<std::byte*>(buf.data()), buf.size(), 0));
   if (got == buf.size() && std::memcmp(buf.data(), kMapsMagic, sizeof kMapsMagic) != 0 &&

@@ -91,11 +91,19 @@ void UniqueFd::reset() {
   fd_ = -1;
 }
 
+void make_blocking(int fd) {
+  const int fl = ::fcntl(fd, F_GETFL);
+  if (fl >= 0 && (fl & O_NONBLOCK)) (void)::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+}
+
 Result<OpenedFile> open_read(const std::string& path, Direct want) {
-  const int flags = O_RDONLY | O_CLOEXEC;
+  const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
   if (want == Direct::yes) {
     const int fd = open_retry(path, flags | O_DIRECT, 0);
-    if (fd >= 0) return OpenedFile{UniqueFd(fd), true};
+    if (fd >= 0) {
+      make_blocking(fd);
+      return OpenedFile{UniqueFd(fd), true};
+    }
     const int err = errno;
     if (err != EINVAL) return sys_error(err, "unable to open " + quoted(path) + " for read");
   }
@@ -104,6 +112,7 @@ Result<OpenedFile> open_read(const std::string& path, Direct want) {
     const int err = errno;
     return sys_error(err, "unable to open " + quoted(path) + " for read");
   }
+  make_blocking(fd);
   if (want == Direct::yes) note_no_direct(path);
   return OpenedFile{UniqueFd(fd), false};
 }

@@ -38,6 +38,10 @@ struct OpenedFile {
 // Opens for reading; with Direct::yes tries O_DIRECT first and falls back to buffered I/O
 // where the file system refuses it (logging one line, the first time in the process).
 Result<OpenedFile> open_read(const std::string& path, Direct want);
+// Opens are made with O_NONBLOCK, so a FIFO (or a device) found at a path does not hang
+// the open; this takes the flag off again, since io_uring honours it on regular files
+// (it would return EAGAIN instead of waiting). `fd` stays open whatever happens.
+void make_blocking(int fd);
 // Creates a new file (O_EXCL: never replaces anything) for writing, O_DIRECT if possible.
 Result<OpenedFile> create_exclusive(const std::string& path, mode_t mode, Direct want);
 // fsync of a directory, so the names created in it are durable.

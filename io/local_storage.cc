@@ -209,7 +209,7 @@ class LocalDirectory final : public storage::Directory {
   Result<std::unique_ptr<storage::ReadFile>> open(const std::string& name,
                                                   const storage::OpenOptions& o) override {
     const std::string shown = child_name(at_, name);
-    // O_NONBLOCK: a FIFO planted at `name` must not hang the open (no effect on files).
+    // O_NONBLOCK: a FIFO planted at `name` must not hang the open (make_blocking() after).
     const int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
     bool direct = o.direct;
     int fd = ::openat(fd_.get(), name.c_str(), flags | (direct ? O_DIRECT : 0));
@@ -218,6 +218,7 @@ class LocalDirectory final : public storage::Directory {
       fd = ::openat(fd_.get(), name.c_str(), flags);
     }
     if (fd < 0) return sys_error(errno, "unable to open " + q(shown) + " for read");
+    make_blocking(fd);
     return std::unique_ptr<storage::ReadFile>(
         std::make_unique<LocalFile>(OpenedFile{UniqueFd(fd), direct}, shown));
   }
@@ -238,6 +239,7 @@ class LocalDirectory final : public storage::Directory {
       ::close(fd);
       return fail(Errc::invalid_argument, q(shown) + " is not a regular file");
     }
+    make_blocking(fd);
     return std::unique_ptr<storage::WriteFile>(
         std::make_unique<LocalWriteFile>(OpenedFile{UniqueFd(fd), direct}, shown));
   }
