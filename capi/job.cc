@@ -207,7 +207,7 @@ sb_status finish_restore(sb_job& j, const Result<engine::RestoreSummary>& sum) {
   j.state = sum->status;
   j.files = sum->files;
   j.bytes_read = sum->piece_bytes_read;
-  j.bytes_written = sum->verify_only ? 0 : sum->bytes;
+  j.bytes_written = sum->verify_only ? 0 : sum->bytes_written();
   j.elapsed_s = sum->elapsed_s;
   if (sum->status != "complete") {
     std::string what =

@@ -371,9 +371,7 @@ std::string restore_json(const engine::RestoreSummary& s) {
   w.kv("files", s.files);
   w.kv("bytes", s.bytes);
   w.kv("piece_bytes_read", s.piece_bytes_read);
-  uint64_t written = 0;
-  for (const auto& c : s.channels) written += c.bytes_written;
-  if (!s.verify_only) w.kv("bytes_written", written);
+  if (!s.verify_only) w.kv("bytes_written", s.bytes_written());
   if (s.delta.used) {
     w.begin_object("delta");
     w.kv("files_compared", s.delta.files);
@@ -462,8 +460,7 @@ std::string restore_text(const engine::RestoreSummary& r) {
     s += buf;
   }
   if (r.delta.used) {
-    uint64_t written = 0;
-    for (const auto& c : r.channels) written += c.bytes_written;
+    const uint64_t written = r.bytes_written();
     std::snprintf(buf, sizeof buf,
                   "  delta: %llu existing files compared (%s read in %.2f s): %llu unchanged, "
                   "%llu updated (%s written, %s of old bytes saved first), %llu restored whole\n",

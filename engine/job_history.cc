@@ -87,10 +87,7 @@ catalog::JobRecord restore_job_record(const RestoreSummary& s, const JobSpan& sp
   }
   j.backup_ids = s.backups_used;
   j.bytes_in = s.piece_bytes_read;
-  // What the channels wrote: a delta restore writes only the blocks that differ.
-  uint64_t written = 0;
-  for (const auto& c : s.channels) written += c.bytes_written;
-  j.bytes_out = s.verify_only ? 0 : written;
+  j.bytes_out = s.verify_only ? 0 : s.bytes_written();
   j.files = s.files;
   add_verdict(j, s.verdict);
   add_channels(j, s.channels);

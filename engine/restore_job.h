@@ -108,6 +108,12 @@ struct RestoreSummary {
   // The kind of the first failure (no_space, corrupt, wrong_key, ...), io when none failed:
   // what a caller that maps failures to its own codes goes by.
   Errc error_code() const { return error_codes.empty() ? Errc::io : error_codes.front(); }
+  // What the channels wrote (a delta restore: only the blocks that differ), not `bytes`.
+  uint64_t bytes_written() const {
+    uint64_t n = 0;
+    for (const auto& c : channels) n += c.bytes_written;
+    return n;
+  }
   // Records a failure with its kind.
   void add_error(const Error& e) {
     errors.push_back(e.what);

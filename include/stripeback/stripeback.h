@@ -303,6 +303,8 @@ SB_API const char* sb_job_state(const sb_job* job); /* "complete", "partial", "f
 SB_API uint64_t sb_job_backup_id(const sb_job* job);
 SB_API uint64_t sb_job_files(const sb_job* job);
 SB_API uint64_t sb_job_bytes_read(const sb_job* job);
+/* Bytes the job wrote: a backup's pieces; a restore's files (a delta restore: only the
+ * blocks that differed); 0 for a validation. */
 SB_API uint64_t sb_job_bytes_written(const sb_job* job);
 SB_API double sb_job_elapsed_s(const sb_job* job);
 
