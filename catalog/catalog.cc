@@ -566,6 +566,10 @@ Result<std::vector<ImportOutcome>> Catalog::import_backups(const std::vector<Bac
       auto open = s.model.check_open(b.id);
       if (open || open.error().code != Errc::not_found) {
         o.reason = "backup " + std::to_string(b.id) + " is already in the catalog";
+      } else if (s.model.deleted(b.id)) {
+        // Deleted here (its deletion is recorded): an older autobackup or a piece that
+        // survived the deletion must not bring it back.
+        o.reason = "backup " + std::to_string(b.id) + " was deleted from this catalog";
       } else if (b.begin_missing) {
         o.reason = "backup " + std::to_string(b.id) + " has no begin record to import";
       } else {

@@ -289,6 +289,10 @@ void Model::add_resume(const Resume& r, uint64_t offset) {
   b->begin.host = r.host;
   b->begin.pid = r.pid;
   ++b->resumes;
+  // A resume records every file of the backup again, those it keeps included: file records
+  // the interrupted run wrote before its end record (a kill between the two) would count
+  // twice. (A log keeps records in the order written, a compacted one too.)
+  if (!b->ended) b->files.clear();
 }
 
 std::vector<Deletion> Model::pending_deletions() const {

@@ -630,7 +630,7 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   ctx.config.buffer_size = buffers.buffer_size;
   if (opts.partial) ctx.config.read_order = ReadOrder::set_order;
   if (opts.media || opts.validate_only) {
-    // Removable media are not resumed (a checkpoint would only add files to the tape), and
+    // Removable media are not resumed (a checkpoint would only add files to the medium), and
     // a validation writes no piece.
     ctx.config.checkpoint_bytes = 0;
     ctx.config.checkpoint_interval = std::chrono::milliseconds(0);

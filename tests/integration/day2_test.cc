@@ -88,6 +88,29 @@ TEST(Day2Resume, AResumedBackupWithAnEmptyFileIsCompleteAndRestores) {
   SB_ASSERT_EXIT(sb({"validate", "--catalog", cat}), 0);
 }
 
+// Killed after its file records and before its end record: the resume records the files
+// again and the backup is complete, not "damaged: 4 of its 2 file records".
+TEST(Day2Resume, AResumeAfterAKillBetweenFilesAndEndIsComplete) {
+  TempDir t("sbit-resume-files-end");
+  const std::string src = t / "src", cat = t / "cat";
+  make_file(src + "/a.dbf", 3 * kMiB, 111);
+  make_file(src + "/b.dbf", 2 * kMiB, 112);
+  const std::vector<std::string> args{"backup", src, "--to", t / "p", "--catalog", cat,
+                                      "--channels", "2"};
+  RunResult killed = sb(args, {{"STRIPEBACK_CRASH_AT", "backup-files-recorded"}});
+  ASSERT_EQ(killed.term_signal, SIGKILL) << killed.describe();
+  std::vector<std::string> again = args;
+  again.insert(again.end(), {"--resume", "last"});
+  SB_ASSERT_EXIT(sb(again), 0);
+  RunResult l = sb({"list", "--catalog", cat, "--json"});
+  SB_ASSERT_EXIT(l, 0);
+  Json lj = parse_json(l);
+  ASSERT_EQ(lj["backups"].size(), 1u);
+  EXPECT_EQ(lj["backups"][0]["status"].as_string(), "complete") << l.out << l.err;
+  SB_ASSERT_EXIT(sb({"restore", "--to", t / "r", "--catalog", cat}), 0);
+  EXPECT_TRUE(restored_tree(t / "r", src));
+}
+
 // A single large file, no sections, one file open at a time: killed after a few
 // checkpoints, the resume keeps the finished start of the file and reads only the rest
 // (before checkpoints, the one open piece held everything and a resume kept nothing).
