@@ -29,7 +29,7 @@ ASAN_IT_SUITES=(RoundTripVariants SelectiveRestore Corruption Crash Overwrite Js
                 SpecialFiles CatalogTail NoSpace CompressIncompressible CompressUsage
                 Levels/Compress Compression/Encrypt EncryptCli Validate Checker Usage Incremental
                 DeltaRestore SourceValidation ValidateSome Status Media Report HostileTarget
-                Day2Resume Day2Backup Day2Report)
+                Day2Resume Day2Backup Day2Report Day2Delete HostileCatalog)
 ASAN_IT="^($(IFS='|'; echo "${ASAN_IT_SUITES[*]}"))\\."
 # Under TSan (about a minute and a half): what runs threads or processes against shared
 # state. The catalog's writers on threads and forked processes; backups and restores with

@@ -62,7 +62,15 @@ const std::string& make_data_set(DataSet& ds, const std::string& size, const cha
 
 }  // namespace
 
-const char* binary() { return STRIPEBACK_BIN; }
+// STRIPEBACK_TEST_BIN runs the tests against another build of the CLI (an older one, to
+// see a regression test fail before its fix).
+const char* binary() {
+  static const char* bin = [] {
+    const char* other = std::getenv("STRIPEBACK_TEST_BIN");
+    return other && *other ? other : STRIPEBACK_BIN;
+  }();
+  return bin;
+}
 
 namespace {
 
