@@ -68,6 +68,9 @@ def _trailer_regions(payload, base):
             maps = u32(payload, p)
             index.append((base + p, base + p + 4 + 28 * maps))
             p += 4 + 28 * maps
+    if u8(payload, 0) >= 3:  # version 3: each file's ctime and inode as it was opened
+        table.append((base + p, base + p + 16 * nfiles))
+        p += 16 * nfiles
     if p > len(payload):
         raise LayoutError("trailer payload is shorter than its file table says")
     return table, index
