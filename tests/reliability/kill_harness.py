@@ -780,8 +780,12 @@ class Harness:
             else:  # one more complete backup makes the third newest obsolete
                 self.backup(self.rng.choice(BACKUP_KINDS))
                 ru.mutate(self.src, self.rng)
+            # Retention is per file: one more backup need not make a backup obsolete (a file
+            # only an older backup holds keeps it). The point must come when something is.
+            rep = self.sb.run(["report", "obsolete", "--catalog", self.cat])
+            planned = which == "expired" or "obsolete:" in rep.out
             r, outcome = self.delete(which, env={"STRIPEBACK_CRASH_AT": point})
-            point_run(r, f"delete {which}", point)
+            point_run(r, f"delete {which}", point, must_reach=planned)
             self.log(f"[point] {point} in delete {which}: {outcome}")
         for point in COMPACT_POINTS:
             r, outcome = self.compact(env={"STRIPEBACK_CRASH_AT": point})
