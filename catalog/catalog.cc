@@ -607,11 +607,14 @@ Result<std::vector<ImportOutcome>> Catalog::import_backups(const std::vector<Bac
 
 namespace {
 // The backup a record of a type this build knows is about (every such payload starts with
-// a version byte and the backup id); none for other types.
+// a version byte and the backup id); none for other types. A Resume record belongs to its
+// backup too: left behind by a compaction that drops the backup, it would name a backup
+// without a begin record, which every later load reports as damaged.
 std::optional<uint64_t> record_backup_id(const Frame& f) {
-  if (f.type < static_cast<uint16_t>(RecordType::backup_begin) ||
-      f.type > static_cast<uint16_t>(RecordType::frame_check) || f.payload.size() < 9)
-    return std::nullopt;
+  const bool per_backup = (f.type >= static_cast<uint16_t>(RecordType::backup_begin) &&
+                           f.type <= static_cast<uint16_t>(RecordType::frame_check)) ||
+                          f.type == static_cast<uint16_t>(RecordType::resume);
+  if (!per_backup || f.payload.size() < 9) return std::nullopt;
   uint64_t id = 0;
   for (int i = 0; i < 8; ++i) id |= uint64_t{f.payload[1 + static_cast<size_t>(i)]} << (8 * i);
   return id;

@@ -150,5 +150,27 @@ TEST_F(CatalogImport, CompactKeepsRecordsAndTheHookDropsBackups) {
   EXPECT_EQ(cat_->backups().size(), 3u);
 }
 
+TEST_F(CatalogImport, CompactDropsTheResumeRecordsOfADroppedBackup) {
+  ASSERT_TRUE(cat_->import_backups({sample_backup(1, 5)}));
+  auto killed = cat_->begin_backup(sample_begin("killed"));  // interrupted, then resumed
+  ASSERT_TRUE(killed);
+  Resume r;
+  r.backup_id = *killed;
+  r.time_ns = 1;
+  r.host = "h";
+  r.pid = 1;
+  ASSERT_TRUE(cat_->resume_backup(r)) << "resume";
+  ASSERT_TRUE(cat_->begin_backup(sample_begin("newest")));  // holds the largest id
+  CompactOptions o;
+  o.drop_backup = [&](uint64_t id) { return id == *killed; };
+  auto rep = cat_->compact(o);
+  ASSERT_TRUE(rep) << rep.error().what;
+  EXPECT_EQ(rep->dropped_backups, std::vector<uint64_t>{*killed});
+  auto reopened = Catalog::open(dir_.path(), Create::no, st_);
+  ASSERT_TRUE(reopened);
+  for (const auto& w : (*reopened)->warnings()) ADD_FAILURE() << w.what;
+  EXPECT_EQ((*reopened)->backups().size(), 2u);
+}
+
 }  // namespace
 }  // namespace stripeback::catalog

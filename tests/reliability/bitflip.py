@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import layout  # noqa: E402
 import rel_util as ru  # noqa: E402
 
-KINDS = ("plain", "compressed", "encrypted")
+KINDS = ("plain", "compressed", "encrypted", "level")
 SKIPPED = 77  # ctest's SKIP_RETURN_CODE: not enough room to run
 REPORTED = re.compile(r"corrupt|damaged|mismatch|malformed|torn|checksum", re.IGNORECASE)
 
@@ -44,7 +44,7 @@ class Backup:
     """One pristine backup of one kind: its files, their regions, and the live location
     (the paths the catalog records) that each trial restores it to."""
 
-    def __init__(self, work, kind, sb, src, key):
+    def __init__(self, work, kind, sb, src, key, rng):
         self.kind = kind
         self.sb = sb
         self.key = key
@@ -52,23 +52,35 @@ class Backup:
         self.live = os.path.join(self.dir, "live")
         self.pristine = os.path.join(self.dir, "pristine")
         self.target = os.path.join(self.dir, "target")
+        if kind == "level":  # a level 0, then a level 1 of its own copy with pages changed
+            shutil.copytree(src, os.path.join(self.dir, "src"))
+            src = os.path.join(self.dir, "src")
         args = ["backup", src, "--to", os.path.join(self.live, "pieces"), "--catalog",
                 os.path.join(self.live, "cat"), "--channels", "2"]
         if kind == "compressed":
             args += ["--compress", "medium"]
         elif kind == "encrypted":
             args += ["--encrypt", "--key-file", key]
-        r = sb.run(args)
-        if r.returncode != 0:
-            raise SystemExit(f"the pristine {kind} backup failed:\n" + r.describe())
+        runs = [args]
+        if kind == "level":
+            runs = [args + ["--level", "0", "--change-unit", "8K"],
+                    args + ["--level", "1", "--change-unit", "8K"]]
+        for n, run in enumerate(runs):
+            if n:
+                ru.mutate(src, rng)
+            r = sb.run(run)
+            if r.returncode != 0:
+                raise SystemExit(f"the pristine {kind} backup failed:\n" + r.describe())
+        self.expected = ru.snapshot(src)
         shutil.copytree(self.live, self.pristine)
         self.files = {}    # relative path -> regions
         self.sizes = {}
         for rel in self.relative_files():
             with open(os.path.join(self.pristine, rel), "rb") as f:
                 data = f.read()
-            regs = (layout.catalog_regions(data) if rel.endswith("catalog.log")
-                    else layout.piece_regions(data))
+            regs = (layout.catalog_regions(data) if rel.endswith("catalog.log") else
+                    layout.autobackup_regions(data) if rel.endswith(".sbcat") else
+                    layout.piece_regions(data))
             check_partition(rel, regs, len(data))
             self.files[rel] = regs
             self.sizes[rel] = len(data)
@@ -80,10 +92,13 @@ class Backup:
     def relative_files(self):
         # By size, not name: which channel writes which work set varies from run to run.
         d = os.path.join(self.pristine, "pieces")
-        # Pieces only: the catalog autobackup beside them is not read by validate or restore.
         pieces = sorted((p for p in os.listdir(d) if p.endswith(".sbp")),
                         key=lambda p: (os.path.getsize(os.path.join(d, p)), p))
-        return [os.path.join("pieces", p) for p in pieces] + ["cat/catalog.log"]
+        # The newest catalog autobackup beside them, the one `catalog rebuild` reads (an
+        # older one, of the level kind's level 0, is read by nothing while it is there).
+        autobackups = sorted((p for p in os.listdir(d) if p.endswith(".sbcat")),
+                             key=lambda p: int(p[:-len(".sbcat")].rsplit("-", 1)[1]))[-1:]
+        return [os.path.join("pieces", p) for p in pieces + autobackups] + ["cat/catalog.log"]
 
     def reset(self):
         shutil.rmtree(self.live)
@@ -91,12 +106,22 @@ class Backup:
         shutil.rmtree(self.target, ignore_errors=True)
 
     def validate(self):
+        pick = ["--backup", "2"] if self.kind == "level" else []  # as restore() picks
         return self.sb.run(["validate", "--catalog", os.path.join(self.live, "cat"),
-                            "--key-file", self.key])
+                            "--key-file", self.key] + pick)
 
-    def restore(self):
+    def restore(self, cat="cat"):
+        # The level 1 by its id: a default restore would take the level 0 (exit 0) when the
+        # level 1's end record is hit, or fall back to it (exit 6), by design.
+        pick = ["--backup", "2"] if self.kind == "level" else []
         return self.sb.run(["restore", "--to", self.target, "--catalog",
-                            os.path.join(self.live, "cat"), "--key-file", self.key])
+                            os.path.join(self.live, cat), "--key-file", self.key] + pick)
+
+    def rebuild(self):
+        """`catalog rebuild` from the pieces directory into a new catalog, `rebuilt`."""
+        return self.sb.run(["catalog", "rebuild", "--from", os.path.join(self.live, "pieces"),
+                            "--catalog", os.path.join(self.live, "rebuilt"), "--key-file",
+                            self.key, "--json"])
 
 
 def check_partition(rel, regs, size):
@@ -154,10 +179,33 @@ def classify(protected, v, r, expected, target):
                      "under a checksum"
 
 
+def classify_rebuild(protected, rb, r, expected, target):
+    """(class, reason) of a trial on an autobackup, which only `catalog rebuild` reads: the
+    rebuild must still succeed (from the other autobackup or from the pieces) and give a
+    catalog that restores every file right; a flip under a checksum must be reported."""
+    if rb.returncode != 0:
+        return "missed", f"catalog rebuild exited {rb.returncode}"
+    wrong = ru.wrong_final_files(expected, target) if os.path.isdir(target) else []
+    if wrong:
+        return "missed", f"restore from the rebuilt catalog (exit {r.returncode}) left a " \
+                         f"wrong file under its final name: {wrong[0]}"
+    if r.returncode != 0:
+        return "missed", f"restore from the rebuilt catalog exited {r.returncode}"
+    problems = ru.compare_tree(expected, target)
+    if problems:
+        return "missed", f"restore from the rebuilt catalog: {problems[0]} " \
+                         f"({len(problems)} problems)"
+    m = REPORTED.search(rb.out + rb.err)
+    if m:
+        return "detected", f"rebuild reported '{m.group(0)}', restore right"
+    if not protected:
+        return "harmless", "unprotected byte, rebuild and restore right"
+    return "missed", "catalog rebuild reported nothing, though the byte is under a checksum"
+
+
 class Campaign:
-    def __init__(self, backups, expected, rng, seed, verbose):
+    def __init__(self, backups, rng, seed, verbose):
         self.backups = backups
-        self.expected = expected
         self.rng = rng
         self.seed = seed
         self.verbose = verbose
@@ -190,9 +238,14 @@ class Campaign:
         bit = self.rng.randrange(8)
         b.reset()
         flip(os.path.join(b.live, rel), offset, bit)
-        v = b.validate()
-        r = b.restore()
-        cls, why = classify(protected, v, r, self.expected, b.target)
+        if rel.endswith(".sbcat"):
+            v = b.rebuild()
+            r = b.restore("rebuilt")
+            cls, why = classify_rebuild(protected, v, r, b.expected, b.target)
+        else:
+            v = b.validate()
+            r = b.restore()
+            cls, why = classify(protected, v, r, b.expected, b.target)
         self.table[(kind, region)][cls] += 1
         self.totals[cls] += 1
         line = (f"trial {n} ({mode}, seed {self.seed}): {kind} {region} {rel} offset {offset} "
@@ -219,7 +272,7 @@ def main():
     ap.add_argument("--trials", type=int, default=200, help="trials (default 200)")
     ap.add_argument("--seed", type=int, default=None, help="random seed (default: new)")
     ap.add_argument("--kinds", default=",".join(KINDS),
-                    help="backups to flip bits in (default plain,compressed,encrypted)")
+                    help="backups to flip bits in (default plain,compressed,encrypted,level)")
     ap.add_argument("--max-seconds", type=float, default=0,
                     help="stop starting trials after this long (default: no bound)")
     ap.add_argument("--work", help="work directory (default: a new one in $TMPDIR or "
@@ -230,7 +283,7 @@ def main():
     kinds = [k for k in a.kinds.split(",") if k]
     for k in kinds:
         if k not in KINDS:
-            ap.error(f"unknown backup kind '{k}' (plain, compressed, encrypted)")
+            ap.error(f"unknown backup kind '{k}' ({', '.join(KINDS)})")
     print(f"bit-flip campaign: seed {seed} (rerun with --seed {seed}), {a.trials} trials on "
           f"{', '.join(kinds)} backups", flush=True)
     work = ru.work_dir("bit-flip campaign", "sb-bitflip.", a.work)
@@ -241,20 +294,20 @@ def main():
     sb = ru.Stripeback(a.bin)
     src = os.path.join(work, "src")
     ru.make_source(src, rng, big=2 * ru.MIB + 3 * 8192)
-    expected = ru.snapshot(src)
     key = os.path.join(work, "key")
     r = sb.run(["keygen", key])
     if r.returncode != 0:
         raise SystemExit("keygen failed:\n" + r.describe())
-    backups = {k: Backup(work, k, sb, src, key) for k in kinds}
+    backups = {k: Backup(work, k, sb, src, key, rng) for k in kinds}
     for b in backups.values():  # the pristine backups themselves must be sound
-        b.reset()
-        v, r = b.validate(), b.restore()
-        problems = ru.compare_tree(expected, b.target) if r.returncode == 0 else []
-        if v.returncode or r.returncode or problems:
-            raise SystemExit(f"the pristine {b.kind} backup does not validate and restore:\n"
-                             f"{v.describe()}\n{r.describe()}\n{problems[:5]}")
-    c = Campaign(backups, expected, rng, seed, a.verbose)
+        for cat, check in (("cat", b.validate), ("rebuilt", b.rebuild)):
+            b.reset()
+            v, r = check(), b.restore(cat)
+            problems = ru.compare_tree(b.expected, b.target) if r.returncode == 0 else []
+            if v.returncode or r.returncode or problems:
+                raise SystemExit(f"the pristine {b.kind} backup does not {v.argv[1]} and "
+                                 f"restore:\n{v.describe()}\n{r.describe()}\n{problems[:5]}")
+    c = Campaign(backups, rng, seed, a.verbose)
     done = 0
     for n, (mode, kind, region) in enumerate(c.plan(a.trials), 1):
         if a.max_seconds and time.monotonic() - started > a.max_seconds:

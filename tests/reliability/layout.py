@@ -1,5 +1,6 @@
 """Where each structure of a backup lies, byte by byte: the regions of a piece
-(docs/piece-format.md) and of a catalog log (docs/catalog-format.md), read independently of
+(docs/piece-format.md), of a catalog log and of a catalog autobackup
+(docs/catalog-format.md), read independently of
 the engine's own decoders so the bit-flip campaign can aim at each of them.
 
 A region is (name, start, end, protected): `protected` is true when the format covers the
@@ -68,6 +69,9 @@ def _trailer_regions(payload, base):
             maps = u32(payload, p)
             index.append((base + p, base + p + 4 + 28 * maps))
             p += 4 + 28 * maps
+    if u8(payload, 0) >= 3:  # version 3: each file's ctime and inode as it was opened
+        table.append((base + p, base + p + 16 * nfiles))
+        p += 16 * nfiles
     if p > len(payload):
         raise LayoutError("trailer payload is shorter than its file table says")
     return table, index
@@ -143,6 +147,34 @@ def catalog_regions(data):
         regs += [(f"catalog-{kind}-header", off, off + RECORD_HEADER, True),
                  (f"catalog-{kind}-payload", off + RECORD_HEADER, end, True)]
         off = end
+    return regs
+
+
+AUTOBACKUP_HEADER = 64
+
+
+def autobackup_regions(data):
+    """Regions of a catalog autobackup (`sb-catalog-*.sbcat`): its 64-byte header (bytes
+    0..51 under the header CRC, 52..63 zero and under nothing), the key block of a sealed
+    one (a piece header: its body and CRC, then padding no checksum covers), and the body,
+    under the body CRC (and the seal's tag)."""
+    if data[:8] != b"SBCATBK1" or len(data) < AUTOBACKUP_HEADER:
+        raise LayoutError("not a catalog autobackup")
+    regs = [("autobackup-header", 0, 52, True),
+            ("autobackup-header-pad", 52, AUTOBACKUP_HEADER, False)]
+    off = AUTOBACKUP_HEADER
+    if u16(data, 10) & 1:  # sealed: a piece header block with the wrapped key
+        block = data[off:off + BLOCK]
+        if block[:8] != b"SBPIECE1":
+            raise LayoutError("sealed autobackup without its key block")
+        body = u16(block, 10)
+        regs += [("autobackup-key-header", off, off + body + 4, True),
+                 ("autobackup-key-header-pad", off + body + 4, off + BLOCK, False)]
+        off += BLOCK
+    length = u64(data, 36)
+    if off + length != len(data):
+        raise LayoutError(f"autobackup body of {length} bytes at {off}, file of {len(data)}")
+    regs.append(("autobackup-body", off, off + length, True))
     return regs
 
 
