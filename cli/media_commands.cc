@@ -317,10 +317,16 @@ int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
       if (!listed.count(p.backup_id) || !p.backup_id)
         std::printf("%s: orphan piece %s in %s (%s)\n", verb, util::escape_text(p.name).c_str(),
                     util::escape_text(p.location).c_str(), util::format_bytes(p.size).c_str());
+    size_t earlier = 0;  // backups of interrupted deletions finished first
+    for (const auto& p : outcome.finished) earlier += p.backups.size();
     if (act)
-      std::printf("%zu backup(s) deleted, %llu piece(s) removed (%zu planned, %s)\n",
-                  obsolete.size(), static_cast<unsigned long long>(outcome.pieces_removed),
-                  plan.pieces.size(), util::format_bytes(plan.bytes()).c_str());
+      std::printf("%zu backup(s) deleted%s, %llu piece(s) removed (%zu planned, %s)\n",
+                  obsolete.size() + earlier,
+                  earlier ? (" (" + std::to_string(earlier) +
+                             " by finishing an interrupted deletion)").c_str()
+                          : "",
+                  static_cast<unsigned long long>(outcome.pieces_removed), plan.pieces.size(),
+                  util::format_bytes(plan.bytes()).c_str());
     else
       std::printf("%zu backup(s), %zu piece(s), %s %s\n", obsolete.size(), plan.pieces.size(),
                   util::format_bytes(plan.bytes()).c_str(),

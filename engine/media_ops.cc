@@ -118,8 +118,7 @@ Result<DeleteOutcome> carry_out(catalog::Catalog& cat, const DeletePlan& plan) {
   DeleteOutcome out;
   SB_TRY(cat.refresh());
   for (const auto& intent : cat.pending_deletions()) {
-    uint64_t earlier = 0;
-    SB_ASSIGN(bool ok, finish(cat, intent, out.errors, &earlier));
+    SB_ASSIGN(bool ok, finish(cat, intent, out.errors, &out.pieces_removed));
     if (!ok) return out;  // the older deletion stays unfinished: do not start another
     out.finished.push_back({intent.reason, intent.backups, intent.pieces});
   }

@@ -38,7 +38,8 @@ struct DeleteOutcome {
   std::vector<DeletePlan> finished;  // unfinished deletions found and finished first
   DeletePlan done;                   // this one (empty when nothing was to be deleted)
   std::vector<std::string> errors;   // pieces that could not be removed, and why
-  uint64_t pieces_removed = 0;       // of the planned pieces, those that were there to remove
+  // Pieces removed (those already gone not counted), of the finished deletions too.
+  uint64_t pieces_removed = 0;
 };
 
 // Held by a command that deletes (delete obsolete, delete expired) from before it plans

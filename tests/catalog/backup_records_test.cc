@@ -103,6 +103,30 @@ TEST_F(CatalogImport, AddsUnknownBackupsOnceAndTakesTheirIdentity) {
   EXPECT_EQ(*next, 8u);
 }
 
+// A backup this catalog deleted (its deletion is recorded) is not brought back by an
+// import (catalog rebuild from an autobackup written before the deletion).
+TEST_F(CatalogImport, ABackupThisCatalogDeletedIsNotImportedAgain) {
+  ASSERT_TRUE(cat_->import_backups({sample_backup(4, 0x1234), sample_backup(5, 0x1234)}));
+  Deletion d;
+  d.id = 91;
+  d.reason = "obsolete";
+  d.backups = {4};
+  ASSERT_TRUE(cat_->add_deletion(d));
+  Deletion done;
+  done.id = 91;
+  done.done = true;
+  ASSERT_TRUE(cat_->add_deletion(done));
+  ASSERT_EQ(cat_->backups().size(), 1u);
+  auto r = cat_->import_backups({sample_backup(4, 0x1234)});
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_FALSE((*r)[0].added);
+  EXPECT_NE((*r)[0].reason.find("was deleted"), std::string::npos) << (*r)[0].reason;
+  auto again = Catalog::open(dir_.path(), Create::no, st_);
+  ASSERT_TRUE(again);
+  ASSERT_EQ((*again)->backups().size(), 1u);
+  EXPECT_EQ((*again)->backups()[0].id, 5u);
+}
+
 TEST_F(CatalogImport, AnotherIdentityIsRefusedBeforeAnythingIsWritten) {
   ASSERT_TRUE(cat_->import_backups({sample_backup(1, 0x1111)}));
   auto r = cat_->import_backups({sample_backup(2, 0x1111), sample_backup(3, 0x2222)});

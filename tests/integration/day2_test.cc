@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include "tests/integration/it_util.h"
@@ -31,6 +32,20 @@ void rewrite_keeping_mtime(const std::string& path, uint64_t off, size_t len, ch
   ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
 }
 
+// Runs `args` killed (SIGKILL) at crash point `at`, then `args` with `--resume last` and
+// `extra`: the resume's result.
+RunResult kill_then_resume(const std::vector<std::string>& args, const std::string& at,
+                           const std::vector<std::string>& extra = {},
+                           const std::function<void()>& between = {}) {
+  RunResult killed = sb(args, {{"STRIPEBACK_CRASH_AT", at}});
+  EXPECT_EQ(killed.term_signal, SIGKILL) << killed.describe();
+  if (between) between();
+  std::vector<std::string> again = args;
+  again.insert(again.end(), {"--resume", "last"});
+  again.insert(again.end(), extra.begin(), extra.end());
+  return sb(again);
+}
+
 // Killed with some sections durable; the file is then rewritten at its start and end with
 // its size and mtime put back. The resume must not keep the old sections: the restored file
 // is the file as it is now, not old head + new tail.
@@ -42,13 +57,10 @@ TEST(Day2Resume, AFileRewrittenWithItsMtimePutBackIsReadAgainWhole) {
   const std::vector<std::string> args{"backup",     src,  "--to",           t / "dest",
                                       "--catalog",  cat,  "--channels",     "1",
                                       "--section-size", "4M", "--max-piece-size", "5M"};
-  RunResult killed = sb(args, {{"STRIPEBACK_CRASH_AT", "piece-synced:5"}});
-  ASSERT_EQ(killed.term_signal, SIGKILL) << killed.describe();
-  rewrite_keeping_mtime(src + "/big.dbf", 0, 8192, 'H');
-  rewrite_keeping_mtime(src + "/big.dbf", 32 * kMiB - 8192, 8192, 'T');
-  std::vector<std::string> again = args;
-  again.insert(again.end(), {"--resume", "last", "--json"});
-  RunResult r = sb(again);
+  RunResult r = kill_then_resume(args, "piece-synced:5", {"--json"}, [&] {
+    rewrite_keeping_mtime(src + "/big.dbf", 0, 8192, 'H');
+    rewrite_keeping_mtime(src + "/big.dbf", 32 * kMiB - 8192, 8192, 'T');
+  });
   SB_ASSERT_EXIT(r, 0);
   Json j = parse_json(r);
   EXPECT_EQ(j["status"].as_string(), "complete");
@@ -72,11 +84,7 @@ TEST(Day2Resume, AResumedBackupWithAnEmptyFileIsCompleteAndRestores) {
   write_text(src + "/empty.dat", "");
   const std::vector<std::string> args{"backup", src, "--to", t / "bk", "--catalog", cat,
                                       "--channels", "1", "--max-piece-size", "8M"};
-  RunResult killed = sb(args, {{"STRIPEBACK_CRASH_AT", "piece-synced:3"}});
-  ASSERT_EQ(killed.term_signal, SIGKILL) << killed.describe();
-  std::vector<std::string> again = args;
-  again.insert(again.end(), {"--resume", "last"});
-  SB_ASSERT_EXIT(sb(again), 0);
+  SB_ASSERT_EXIT(kill_then_resume(args, "piece-synced:3"), 0);
   RunResult l = sb({"list", "--catalog", cat, "--json"});
   SB_ASSERT_EXIT(l, 0);
   Json lj = parse_json(l);
@@ -97,11 +105,7 @@ TEST(Day2Resume, AResumeAfterAKillBetweenFilesAndEndIsComplete) {
   make_file(src + "/b.dbf", 2 * kMiB, 112);
   const std::vector<std::string> args{"backup", src, "--to", t / "p", "--catalog", cat,
                                       "--channels", "2"};
-  RunResult killed = sb(args, {{"STRIPEBACK_CRASH_AT", "backup-files-recorded"}});
-  ASSERT_EQ(killed.term_signal, SIGKILL) << killed.describe();
-  std::vector<std::string> again = args;
-  again.insert(again.end(), {"--resume", "last"});
-  SB_ASSERT_EXIT(sb(again), 0);
+  SB_ASSERT_EXIT(kill_then_resume(args, "backup-files-recorded"), 0);
   RunResult l = sb({"list", "--catalog", cat, "--json"});
   SB_ASSERT_EXIT(l, 0);
   Json lj = parse_json(l);
@@ -121,11 +125,7 @@ TEST(Day2Resume, CheckpointsMakeAKilledBackupResumable) {
   const std::vector<std::string> args{"backup", src, "--to", t / "dest", "--catalog", cat,
                                       "--channels", "1", "--max-open-files", "1",
                                       "--checkpoint-interval", "8M"};
-  RunResult killed = sb(args, {{"STRIPEBACK_CRASH_AT", "piece-synced:3"}});
-  ASSERT_EQ(killed.term_signal, SIGKILL) << killed.describe();
-  std::vector<std::string> again = args;
-  again.insert(again.end(), {"--resume", "last", "--json"});
-  RunResult r = sb(again);
+  RunResult r = kill_then_resume(args, "piece-synced:3", {"--json"});
   SB_ASSERT_EXIT(r, 0);
   Json j = parse_json(r);
   const uint64_t kept = *j["resumed"]["bytes_kept"].as_u64();
@@ -273,6 +273,47 @@ TEST(Day2Delete, TwoDeletesAtOnceNeverReportTheSameDeletion) {
   RunResult d = sb({"delete", "obsolete", "--catalog", t / "cat"});
   SB_ASSERT_EXIT(d, 0);
   EXPECT_TRUE(contains(d.out, "1 backup(s) deleted, 0 piece(s) removed")) << d.out;
+  // Killed once its intent is recorded: the rerun finishes it and says so in its count.
+  SB_ASSERT_EXIT(sb({"backup", t / "src", "--to", t / "p", "--catalog", t / "cat"}), 0);
+  RunResult killed = sb({"delete", "obsolete", "--catalog", t / "cat"},
+                        {{"STRIPEBACK_CRASH_AT", "delete-intent-recorded"}});
+  ASSERT_EQ(killed.term_signal, SIGKILL) << killed.describe();
+  RunResult rerun = sb({"delete", "obsolete", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(rerun, 0);
+  EXPECT_TRUE(contains(rerun.out, "1 backup(s) deleted (1 by finishing an interrupted deletion)"))
+      << rerun.out;
+}
+
+// --partial with multiplexing: the files finished before the window closed are kept and
+// restore identical, and every piece left on the destination is one the catalog records
+// (none orphaned, none unresumable).
+TEST(Day2Backup, APartialBackupWithMultiplexingKeepsItsFinishedFilesAndNoOrphans) {
+  TempDir t("sbit-partial-multiplex");
+  for (int i = 0; i < 8; ++i)
+    make_file(t / ("src/f" + std::to_string(i) + ".dbf"), 4 * kMiB, 150 + i);
+  RunResult r = sb({"backup", t / "src", "--to", t / "p", "--catalog", t / "cat", "--json",
+                    "--channels", "2", "--max-open-files", "8", "--rate", "4M",
+                    "--duration", "0:00:02", "--partial", "--checkpoint-interval", "2M"});
+  SB_ASSERT_EXIT(r, 3);
+  Json j = parse_json(r);
+  const uint64_t kept = *j["files"].as_u64();
+  EXPECT_GE(kept, 1u) << r.out;
+  EXPECT_LT(kept, 8u) << r.out;
+  RunResult l = sb({"list", "--catalog", t / "cat", "--json"});
+  Json lj = parse_json(l);
+  std::set<std::string> recorded;
+  for (const auto& p : lj["backups"][0]["piece_list"].items()) recorded.insert(p["name"].as_string());
+  for (const auto& p : base_names(pieces_in(t / "p")))
+    EXPECT_TRUE(recorded.count(p)) << p << " is on the destination but not recorded";
+  SB_ASSERT_EXIT(sb({"restore", "--to", t / "r", "--catalog", t / "cat"}), 0);
+  size_t restored = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::string f = t / ("src/f" + std::to_string(i) + ".dbf");
+    if (!exists(restored_path(t / "r", f))) continue;
+    ++restored;
+    EXPECT_TRUE(same_file(f, restored_path(t / "r", f)));
+  }
+  EXPECT_EQ(restored, kept);
 }
 
 // Runs the CLI as the unprivileged user nobody (root reads every directory whatever its
