@@ -637,7 +637,8 @@ Result<Crosscheck> decode_crosscheck(std::span<const uint8_t> payload) {
       const uint32_t i = r.u32();
       std::string what = r.str();
       const uint32_t files = r.u32();
-      if (r.ok() && (i >= out.pieces.size() || files > r.remaining() / 4))
+      if (!r.ok()) break;  // cut short: check_end() below says so
+      if (i >= out.pieces.size() || files > r.remaining() / 4)
         return malformed("crosscheck damage entry out of range");
       PieceCheck& p = out.pieces[i];
       p.damaged = true;
