@@ -258,8 +258,9 @@ int main(int argc, char** argv) {
                      "most bytes per second the whole job reads (e.g. 200M), with the same "
                      "bound");
   backup->add_option("--duration", bf.duration,
-                     "longest time the backup may run, HH:MM or HH:MM:SS; at the end it stops "
-                     "(failed, or partial with --partial)");
+                     "longest time the backup may run: HH:MM, HH:MM:SS, or a number with a "
+                     "unit (90m, 5400s, 2h); at the end it stops (failed, or partial with "
+                     "--partial)");
   backup->add_flag("--partial", bf.partial,
                    "with --duration: keep and record what finished by the deadline (exit code "
                    "3); files backed up least recently go first");

@@ -467,7 +467,9 @@ MediaCommands add_media_commands(CLI::App& app, CLI::App& report, CommonFlags& c
       "crosscheck",
       "check that every recorded piece is on its medium and whole (size, header, footer, "
       "trailer checksums; --deep reads every byte) and mark pieces and backups available or "
-      "expired (list shows it; restore and validate skip expired backups)");
+      "expired (list shows it; restore and validate skip expired backups); --deep marks a "
+      "whole piece with damaged frames 'damaged' with the files they hold, which alone will "
+      "not restore from it");
   auto* id = m.crosscheck->add_option("--backup", f.backup, "only this backup");
   m.crosscheck->add_option("--tag", f.tag, "only the backups with this tag")->excludes(id);
   m.crosscheck->add_flag("--deep", f.deep,
