@@ -106,6 +106,23 @@ struct Target {
 
 bool is_root() { return ::geteuid() == 0; }
 
+// Plants, as another user would: their own file at the temporary's name, their undo log
+// that would make it set-id root (`mode`), and a journal naming both, owned by that user
+// too when `journal_theirs`. Returns the snapshot of their file.
+Snapshot plant_theirs(const Target& x, uint32_t mode, bool journal_theirs) {
+  const std::string own = x.at(kTemp);
+  write_bytes(own, "the planter's own program\n", 0755);
+  EXPECT_EQ(::chown(own.c_str(), kNobody, kNobody), 0);
+  write_bytes(x.at(kUndo), undo_header(mode, 0, 0), 0600);
+  EXPECT_EQ(::chown(x.at(kUndo).c_str(), kNobody, kNobody), 0);
+  write_bytes(x.at(kJournal), journal_text({std::string("/") + kTemp + "/" + kUndo + "/suid"}),
+              0600);
+  if (journal_theirs) {
+    EXPECT_EQ(::chown(x.at(kJournal).c_str(), kNobody, kNobody), 0);
+  }
+  return snap(own);
+}
+
 // The reproduction as filed: the outside file hard-linked at the temporary's name, an undo
 // log that would empty it and make it set-uid root, and a journal naming both.
 TEST(HostileTarget, PlantedJournalWithAHardLinkedTemporaryLeavesTheOutsideFileAlone) {
@@ -129,18 +146,10 @@ TEST(HostileTarget, PlantedJournalWithAHardLinkedTemporaryLeavesTheOutsideFileAl
 TEST(HostileTarget, JournalAndUndoLogOfAnotherOwnerAreNotTrusted) {
   if (!is_root()) GTEST_SKIP() << "planting files of another owner needs root";
   Target x;
-  const std::string own = x.at(kTemp);
-  write_bytes(own, "the planter's own program\n", 0755);
-  ASSERT_EQ(::chown(own.c_str(), kNobody, kNobody), 0);
-  write_bytes(x.at(kUndo), undo_header(04755, 0, 0), 0600);
-  ASSERT_EQ(::chown(x.at(kUndo).c_str(), kNobody, kNobody), 0);
-  write_bytes(x.at(kJournal), journal_text({std::string("/") + kTemp + "/" + kUndo + "/suid"}),
-              0600);
-  ASSERT_EQ(::chown(x.at(kJournal).c_str(), kNobody, kNobody), 0);
-  Snapshot before = snap(own);
+  Snapshot before = plant_theirs(x, 04755, /*journal_theirs=*/true);
   RunResult r = x.restore();
   SB_EXPECT_EXIT(r, 0);
-  expect_same(own, before);
+  expect_same(x.at(kTemp), before);
   EXPECT_FALSE(exists(x.at("suid")));
   EXPECT_TRUE(exists(x.at(kJournal)));  // left for its owner to look at
   EXPECT_TRUE(contains(r.out, "is owned by uid 65534")) << r.out;
@@ -151,17 +160,10 @@ TEST(HostileTarget, JournalAndUndoLogOfAnotherOwnerAreNotTrusted) {
 TEST(HostileTarget, UndoLogOfAnotherOwnerIsNotApplied) {
   if (!is_root()) GTEST_SKIP() << "planting files of another owner needs root";
   Target x;
-  const std::string own = x.at(kTemp);
-  write_bytes(own, "someone's file\n", 0755);
-  ASSERT_EQ(::chown(own.c_str(), kNobody, kNobody), 0);
-  write_bytes(x.at(kUndo), undo_header(06755, 0, 0), 0600);
-  ASSERT_EQ(::chown(x.at(kUndo).c_str(), kNobody, kNobody), 0);
-  write_bytes(x.at(kJournal), journal_text({std::string("/") + kTemp + "/" + kUndo + "/suid"}),
-              0600);
-  Snapshot before = snap(own);
+  Snapshot before = plant_theirs(x, 06755, /*journal_theirs=*/false);
   RunResult r = x.restore();
   SB_EXPECT_EXIT(r, 0);
-  expect_same(own, before);
+  expect_same(x.at(kTemp), before);
   EXPECT_TRUE(exists(x.at(kUndo)));
   EXPECT_FALSE(exists(x.at("suid")));
   EXPECT_TRUE(contains(r.out, "its undo log")) << r.out;

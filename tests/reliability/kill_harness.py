@@ -301,11 +301,15 @@ class Harness:
                 self.fail(f"{what}: {p}")
             outcome = f"restored {len(expected)} files"
         self.list_backups(what)
+        self.settle_target(target, failures)
+        return r, outcome
+
+    def settle_target(self, target, failures):
+        """Keeps a restore target for inspection when checks on it failed, else removes it."""
         if len(self.failures) > failures:
             self.log(f"restore target kept for inspection: {target}")
         else:
             shutil.rmtree(target, ignore_errors=True)
-        return r, outcome
 
     def restore_again(self, args, expected, target, what):
         """A restore into the target of a killed one (with --force: some files may be in
@@ -593,10 +597,7 @@ class Harness:
                 self.fail(f"{what}{': the restore after the kill' if killed else ''}: {p}")
         self.counts["delta_restores"] += 1
         self.list_backups(what)
-        if len(self.failures) > failures:
-            self.log(f"restore target kept for inspection: {target}")
-        else:
-            shutil.rmtree(target, ignore_errors=True)
+        self.settle_target(target, failures)
         return r, outcome
 
     # Phases ----------------------------------------------------------------------------------
