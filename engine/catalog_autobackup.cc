@@ -85,7 +85,7 @@ Result<std::string> write_catalog_autobackup(const catalog::Catalog& cat, const 
     if (b.begin.destination == dest) mine.push_back(std::move(b));
   SB_ASSIGN(std::vector<uint8_t> body, catalog::encode_backup_records(mine));
 
-  AutobackupName n{catalog_id, utc_stamp(), backup_id};
+  AutobackupName n{catalog_id, utc_stamp(), backup_id, 0};
   const std::string name = autobackup_name(n);
   const std::string shown = dir.at.join(name).str();
   util::ByteWriter head;
@@ -152,8 +152,10 @@ Result<std::string> write_catalog_autobackup(const catalog::Catalog& cat, const 
     for (const auto& b : mine)
       if (b.ended) ended.insert(b.id);
     for (const auto& x : *names) {
-      if (auto p = parse_autobackup_name(x); p && p->catalog_id == catalog_id)
+      if (auto p = parse_autobackup_name(x); p && p->catalog_id == catalog_id) {
+        p->written_ns = autobackup_written_ns(dir, x);
         own.emplace_back(*p, x);
+      }
       // The temporary file of a writer killed before its rename, once its backup has ended
       // (another backup's, still being written, is left alone).
       if (x.size() > 5 && x[0] == '.' && x.compare(x.size() - 4, 4, ".tmp") == 0)
@@ -169,6 +171,20 @@ Result<std::string> write_catalog_autobackup(const catalog::Catalog& cat, const 
     if (dir.storage->caps().dir_sync) (void)dir.storage->sync_dir(dir.at);
   }
   return name;
+}
+
+int64_t autobackup_written_ns(const Place& dir, const std::string& name) {
+  auto in = dir.storage->open_read(dir.at.join(name), {false});
+  if (!in) return 0;
+  auto st = (*in)->stat();
+  if (!st || !S_ISREG(st->mode) || st->size < kHead) return 0;
+  uint8_t head[kHead];
+  auto got = (*in)->read_at(reinterpret_cast<std::byte*>(head), kHead, 0);
+  if (!got || *got != kHead || std::memcmp(head, kMagic, sizeof kMagic) != 0 ||
+      util::get_le32(head + 48) != util::crc32c(head, 48))
+    return 0;
+  // magic, u16 version, u16 flags, u64 catalog id, u64 backup id, then i64 when.
+  return static_cast<int64_t>(util::get_le64(head + sizeof kMagic + 2 + 2 + 8 + 8));
 }
 
 Result<catalog::DecodedRecords> read_catalog_autobackup(const Place& dir, const std::string& name,

@@ -29,11 +29,20 @@ struct AutobackupName {
   uint64_t catalog_id = 0;
   std::string stamp;  // YYYYMMDDTHHMMSSZ
   uint64_t backup_id = 0;
-  // Newer sorts later: by time stamp, then by backup id.
+  // When it was written, from its header (autobackup_written_ns); 0 when not read. Within
+  // one second of the name's stamp it tells which is newer: a resume of an older backup
+  // writes its autobackup after a newer backup's, under a smaller backup id.
+  int64_t written_ns = 0;
+  // Newer sorts later: by time stamp, then by when it was written, then by backup id.
   bool operator<(const AutobackupName& o) const {
-    return stamp != o.stamp ? stamp < o.stamp : backup_id < o.backup_id;
+    if (stamp != o.stamp) return stamp < o.stamp;
+    if (written_ns != o.written_ns) return written_ns < o.written_ns;
+    return backup_id < o.backup_id;
   }
 };
+// When autobackup `name` in `dir` was written, from its header (checked); 0 when the header
+// cannot be read or is damaged.
+int64_t autobackup_written_ns(const Place& dir, const std::string& name);
 std::string autobackup_name(const AutobackupName& n);
 // Set only for a name of the form above (never for a piece or a temporary file).
 std::optional<AutobackupName> parse_autobackup_name(std::string_view name);

@@ -572,8 +572,10 @@ Result<RebuildReport> rebuild_catalog(catalog::Catalog& cat, const RebuildOption
     if (o.use_autobackup) {
       std::optional<std::pair<AutobackupName, std::string>> newest;
       for (const auto& n : m.names)
-        if (auto a = parse_autobackup_name(n); a && a->catalog_id == identity)
+        if (auto a = parse_autobackup_name(n); a && a->catalog_id == identity) {
+          a->written_ns = autobackup_written_ns(m.place, n);
           if (!newest || newest->first < *a) newest = std::make_pair(*a, n);
+        }
       if (newest) {
         auto recs = read_catalog_autobackup(m.place, newest->second, o.keys);
         if (!recs) {

@@ -16,7 +16,7 @@ namespace stripeback::engine {
 namespace {
 
 TEST(AutobackupName, RoundTripsAndIsNeverAPieceName) {
-  AutobackupName n{0x9f2c0e71d4a5b608, "20250301T021500Z", 42};
+  AutobackupName n{0x9f2c0e71d4a5b608, "20250301T021500Z", 42, 0};
   const std::string name = autobackup_name(n);
   EXPECT_EQ(name, "sb-catalog-9f2c0e71d4a5b608-20250301T021500Z-42.sbcat");
   auto back = parse_autobackup_name(name);
@@ -40,6 +40,17 @@ TEST(AutobackupName, RoundTripsAndIsNeverAPieceName) {
 }
 
 class AutobackupFile : public ::testing::TestWithParam<bool> {};
+
+// Within one second a resume of an older backup writes its autobackup after a newer
+// backup's, under a smaller id: the time each was written decides which is newer.
+TEST(AutobackupName, WithinOneSecondTheLaterWrittenIsNewer) {
+  AutobackupName newer_backup{1, "20261203T140732Z", 17, 1000};
+  AutobackupName resumed_later{1, "20261203T140732Z", 15, 2000};
+  EXPECT_LT(newer_backup, resumed_later);
+  EXPECT_FALSE(resumed_later < newer_backup);
+  AutobackupName next_second{1, "20261203T140733Z", 3, 0};
+  EXPECT_LT(resumed_later, next_second);
+}
 
 TEST_P(AutobackupFile, WrittenAndReadBack) {
   const bool sealed = GetParam();

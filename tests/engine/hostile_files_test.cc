@@ -46,7 +46,7 @@ TEST(HostileFiles, ChangeMapsFileThatIsNotOneIsRefusedAtOnce) {
 TEST(HostileFiles, AutobackupThatIsNotOneIsRefusedAtOnce) {
   for (const char* kind : kKinds) {
     testing::TempDir dir;
-    const std::string name = autobackup_name({0x0123456789abcdef, "20261203T120000Z", 4});
+    const std::string name = autobackup_name({0x0123456789abcdef, "20261203T120000Z", 4, 0});
     plant(dir.path() + "/" + name, kind);
     auto place = place_of(dir.path());
     ASSERT_TRUE(place.has_value());

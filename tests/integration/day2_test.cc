@@ -115,6 +115,34 @@ TEST(Day2Resume, AResumeAfterAKillBetweenFilesAndEndIsComplete) {
   EXPECT_TRUE(restored_tree(t / "r", src));
 }
 
+// A backup killed, another completed, then the first resumed, all within a second or so:
+// a rebuild from the destination takes the autobackup the resume wrote (the newest, though
+// its backup id is the smaller) and finds the resumed backup complete with every file.
+TEST(Day2Resume, ARebuildAfterAResumeFindsTheResumedBackupComplete) {
+  TempDir t("sbit-resume-rebuild");
+  const std::string src = t / "src", cat = t / "cat";
+  for (int i = 0; i < 6; ++i) make_file(src + "/f" + std::to_string(i), 3 * kMiB, 160 + i);
+  const std::vector<std::string> args{"backup", src, "--to", t / "p", "--catalog", cat,
+                                      "--channels", "1", "--max-open-files", "1",
+                                      "--checkpoint-interval", "4M"};
+  RunResult killed = sb(args, {{"STRIPEBACK_CRASH_AT", "piece-synced:2"}});
+  ASSERT_EQ(killed.term_signal, SIGKILL) << killed.describe();
+  SB_ASSERT_EXIT(sb(args), 0);  // backup 2, complete
+  std::vector<std::string> again = args;
+  again.insert(again.end(), {"--resume", "1"});
+  SB_ASSERT_EXIT(sb(again), 0);
+  RunResult rb = sb({"catalog", "rebuild", "--from", t / "p", "--catalog", t / "new"});
+  SB_ASSERT_EXIT(rb, 0);
+  Json lj = parse_json(sb({"list", "--catalog", t / "new", "--json"}));
+  ASSERT_EQ(lj["backups"].size(), 2u) << rb.out;
+  for (const auto& b : lj["backups"].items()) {
+    EXPECT_EQ(b["status"].as_string(), "complete") << b["id"].as_u64().value_or(0);
+    EXPECT_EQ(*b["files"].as_u64(), 6u);
+  }
+  SB_ASSERT_EXIT(sb({"restore", "--to", t / "r", "--catalog", t / "new", "--backup", "1"}), 0);
+  EXPECT_TRUE(restored_tree(t / "r", src));
+}
+
 // A single large file, no sections, one file open at a time: killed after a few
 // checkpoints, the resume keeps the finished start of the file and reads only the rest
 // (before checkpoints, the one open piece held everything and a resume kept nothing).
