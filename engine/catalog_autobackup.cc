@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <set>
 
 #include "engine/crypto.h"
@@ -174,15 +175,16 @@ Result<std::string> write_catalog_autobackup(const catalog::Catalog& cat, const 
 }
 
 int64_t autobackup_written_ns(const Place& dir, const std::string& name) {
+  constexpr int64_t kUnknown = std::numeric_limits<int64_t>::max();
   auto in = dir.storage->open_read(dir.at.join(name), {false});
-  if (!in) return 0;
+  if (!in) return kUnknown;
   auto st = (*in)->stat();
-  if (!st || !S_ISREG(st->mode) || st->size < kHead) return 0;
+  if (!st || !S_ISREG(st->mode) || st->size < kHead) return kUnknown;
   uint8_t head[kHead];
   auto got = (*in)->read_at(reinterpret_cast<std::byte*>(head), kHead, 0);
   if (!got || *got != kHead || std::memcmp(head, kMagic, sizeof kMagic) != 0 ||
       util::get_le32(head + 48) != util::crc32c(head, 48))
-    return 0;
+    return kUnknown;
   // magic, u16 version, u16 flags, u64 catalog id, u64 backup id, then i64 when.
   return static_cast<int64_t>(util::get_le64(head + sizeof kMagic + 2 + 2 + 8 + 8));
 }

@@ -40,8 +40,10 @@ struct AutobackupName {
     return backup_id < o.backup_id;
   }
 };
-// When autobackup `name` in `dir` was written, from its header (checked); 0 when the header
-// cannot be read or is damaged.
+// When autobackup `name` in `dir` was written, from its header (checked). When the header
+// cannot be read or is damaged: the latest time possible, so that a damaged autobackup is
+// not taken for older than it is (a rebuild still picks it, reports the damage and reads
+// the pieces instead, as it does for any damaged newest autobackup).
 int64_t autobackup_written_ns(const Place& dir, const std::string& name);
 std::string autobackup_name(const AutobackupName& n);
 // Set only for a name of the form above (never for a piece or a temporary file).
