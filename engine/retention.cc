@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -49,10 +48,10 @@ Result<RetentionPolicy> parse_policy(const std::string& text) {
       return p;
     }
     if (kind == "recovery-window") {
-      double d = std::stod(value, &used);
-      if (used != value.size() || !std::isfinite(d) || d < 0 || d > 100000) return bad("bad DAYS");
+      auto d = parse_days(value, "recovery-window");
+      if (!d) return bad("bad DAYS");
       p.kind = RetentionPolicy::Kind::window;
-      p.window_days = d;
+      p.window_days = *d;
       return p;
     }
   } catch (const std::exception&) {
@@ -70,9 +69,9 @@ Result<double> parse_days(const std::string& text, const std::string& what) {
   } catch (...) {
     d = -1;
   }
-  if (!(d >= 0) || d > 36500)
-    return fail(Errc::invalid_argument,
-                what + ": '" + text + "' is not a number of days from 0 to 36500");
+  if (!(d >= 0) || d > kMaxDays)
+    return fail(Errc::invalid_argument, what + ": '" + text + "' is not a number of days from 0 to " +
+                                            std::to_string(static_cast<int>(kMaxDays)));
   return d;
 }
 

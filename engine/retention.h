@@ -49,7 +49,9 @@ struct ObsoleteBackup {
 // How long an interrupted backup (its job died before its end record) is kept for
 // `backup --resume` before it is obsolete, unless `configure resume-window DAYS` says.
 inline constexpr double kDefaultResumeWindowDays = 7;
-// A number of days (a fraction allowed), at least 0: `what` names it in the error.
+// A number of days (a fraction allowed), from 0 to kMaxDays: `what` names it in the error.
+// The one parser of recovery-window and resume-window.
+inline constexpr double kMaxDays = 100000;
 Result<double> parse_days(const std::string& text, const std::string& what);
 
 // The backups `policy` no longer needs at `now_ns` (see above), in id order. `running`

@@ -334,11 +334,11 @@ JobStatuses read_job_statuses(const std::string& catalog_dir) {
   constexpr int kRounds = 3;
   constexpr useconds_t kPause = 30000;
   std::vector<std::pair<std::string, std::string>> torn;  // name, what is wrong
-  std::vector<std::string> todo = std::move(names);
-  for (int round = 0; round < kRounds && !todo.empty(); ++round) {
+  std::vector<std::string> unread = std::move(names);
+  for (int round = 0; round < kRounds && !unread.empty(); ++round) {
     if (round > 0) ::usleep(kPause);
     torn.clear();
-    for (const auto& n : todo) {
+    for (const auto& n : unread) {
       const Read r = read_entry(dirfd, n);
       if (r.kind == Read::vanished) continue;
       if (r.kind == Read::skip) {
@@ -359,8 +359,8 @@ JobStatuses read_job_statuses(const std::string& catalog_dir) {
       judge(js, proc_start, here, wall_ns());
       out.jobs.push_back(std::move(js));
     }
-    todo.clear();
-    for (const auto& t : torn) todo.push_back(t.first);
+    unread.clear();
+    for (const auto& t : torn) unread.push_back(t.first);
   }
   ::closedir(d);
   for (const auto& [n, why] : torn) {
