@@ -49,7 +49,7 @@ Result<RetentionPolicy> parse_policy(const std::string& text) {
     }
     if (kind == "recovery-window") {
       auto d = parse_days(value, "recovery-window");
-      if (!d) return bad("bad DAYS");
+      if (!d) return bad(d.error().what);
       p.kind = RetentionPolicy::Kind::window;
       p.window_days = *d;
       return p;
