@@ -3,8 +3,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <string>
+#include <thread>
 
 #include "tests/support/run.h"
 
@@ -70,7 +74,30 @@ bool NfsServer::restart() {
   return rc == 0;
 }
 
-void NfsServer::pause() { ::kill(pid(), SIGSTOP); }
+// SIGSTOP takes effect on each thread only when it next runs; a request that arrives in
+// between could still be answered. Waits (up to 2 s) until every thread of the server is
+// stopped ('T' in /proc/PID/task/TID/stat), so what follows meets a stopped server.
+void NfsServer::pause() {
+  const int p = pid();
+  ::kill(p, SIGSTOP);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < until) {
+    bool all = true;
+    std::error_code ec;
+    for (const auto& t : std::filesystem::directory_iterator(
+             "/proc/" + std::to_string(p) + "/task", ec)) {
+      std::ifstream f(t.path() / "stat");
+      std::string line;
+      std::getline(f, line);
+      const auto close = line.rfind(')');
+      if (close == std::string::npos || close + 2 >= line.size()) continue;
+      const char state = line[close + 2];
+      if (state != 'T' && state != 't') all = false;
+    }
+    if (all) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
 void NfsServer::resume() { ::kill(pid(), SIGCONT); }
 
 }  // namespace stripeback::it
