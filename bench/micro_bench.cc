@@ -13,7 +13,7 @@
 #include <memory>
 #include <span>
 
-#include "engine/piece_format.h"
+#include "engine/format/piece_format.h"
 #include "util/crc32c.h"
 #include "util/digest.h"
 

@@ -6,7 +6,7 @@
 
 #include "capi/handles.h"
 #include "cli/render.h"
-#include "engine/backends.h"
+#include "engine/wiring/backends.h"
 
 namespace stripeback::capi {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
-#include "engine/crypto.h"
+#include "engine/transform/crypto.h"
 #include "stripeback/result.h"
 #include "stripeback/stripeback.h"
 

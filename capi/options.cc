@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "capi/handles.h"
-#include "engine/buffer_budget.h"
-#include "engine/compress.h"
+#include "engine/backup/buffer_budget.h"
+#include "engine/transform/compress.h"
 #include "util/units.h"
 
 namespace stripeback::capi {

@@ -2,7 +2,7 @@
 // picture `stripeback status` shows, handed to the embedder's callback.
 #pragma once
 
-#include "engine/progress.h"
+#include "engine/monitor/progress.h"
 #include "stripeback/stripeback.h"
 
 namespace stripeback::capi {

@@ -7,10 +7,10 @@
 #include <spdlog/spdlog.h>
 
 #include "catalog/catalog.h"
-#include "engine/backends.h"
-#include "engine/catalog_rebuild.h"
-#include "engine/crypto.h"
-#include "engine/piece_name.h"
+#include "engine/wiring/backends.h"
+#include "engine/media/catalog_rebuild.h"
+#include "engine/transform/crypto.h"
+#include "engine/format/piece_name.h"
 #include "util/escape.h"
 #include "util/json.h"
 

@@ -20,7 +20,7 @@
 #include "cli/tape_commands.h"
 #include "cli/nfs_bench.h"
 #include "cli/nfs_flags.h"
-#include "engine/backup_job.h"
+#include "engine/backup/backup_job.h"
 #include "util/escape.h"
 #include "util/log.h"
 

@@ -7,11 +7,11 @@
 #include <set>
 
 #include "cli/render.h"
-#include "engine/backends.h"
-#include "engine/crosscheck.h"
-#include "engine/leftovers.h"
-#include "engine/media_ops.h"
-#include "engine/retention.h"
+#include "engine/wiring/backends.h"
+#include "engine/media/crosscheck.h"
+#include "engine/pieces/leftovers.h"
+#include "engine/media/media_ops.h"
+#include "engine/media/retention.h"
 #include "util/clock.h"
 #include "util/escape.h"
 #include "util/json.h"

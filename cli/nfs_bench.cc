@@ -16,14 +16,14 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "io/buffer_pool.h"
-#include "io/file.h"
-#include "io/io_engine.h"
-#include "io/local_storage.h"
+#include "storage/async/buffer_pool.h"
+#include "storage/async/file.h"
+#include "storage/async/io_engine.h"
+#include "backends/local/local_storage.h"
 #if STRIPEBACK_WITH_NFS
-#include "nfs/nfs_fs.h"
+#include "backends/nfs/nfs_fs.h"
 #endif
-#include "engine/backends.h"
+#include "engine/wiring/backends.h"
 #include "storage/io_loop.h"
 #include "util/escape.h"
 #include "util/json.h"

@@ -1,8 +1,8 @@
 #include "cli/nfs_flags.h"
 
 #if STRIPEBACK_WITH_NFS
-#include "nfs/nfs_fs.h"
-#include "nfs/options.h"
+#include "backends/nfs/nfs_fs.h"
+#include "backends/nfs/options.h"
 #endif
 #include "util/units.h"
 

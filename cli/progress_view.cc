@@ -12,8 +12,8 @@
 #include "cli/render.h"
 #include "cli/status_endpoint.h"
 #include "catalog/catalog.h"
-#include "engine/backends.h"
-#include "engine/status_file.h"
+#include "engine/wiring/backends.h"
+#include "engine/monitor/status_file.h"
 #include "util/escape.h"
 #include "util/units.h"
 

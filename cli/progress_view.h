@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "engine/progress.h"
+#include "engine/monitor/progress.h"
 #include "util/json.h"
 
 namespace stripeback::cli {

@@ -7,7 +7,7 @@
 #include <ctime>
 #include <set>
 
-#include "engine/piece_name.h"
+#include "engine/format/piece_name.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"

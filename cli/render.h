@@ -11,8 +11,8 @@
 
 #include "catalog/catalog.h"
 
-#include "engine/backup_job.h"
-#include "engine/restore_job.h"
+#include "engine/backup/backup_job.h"
+#include "engine/restore/restore_job.h"
 
 namespace stripeback::cli {
 

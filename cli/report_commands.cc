@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli/render.h"
-#include "engine/backends.h"
+#include "engine/wiring/backends.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"

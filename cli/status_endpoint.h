@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/progress.h"
+#include "engine/monitor/progress.h"
 #include "stripeback/result.h"
 
 namespace stripeback::cli {

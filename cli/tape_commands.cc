@@ -6,9 +6,9 @@
 
 #include "cli/commands.h"
 #if STRIPEBACK_WITH_TAPE
-#include "tape/drive.h"
-#include "tape/exercise.h"
-#include "tape/label.h"
+#include "backends/tape/drive.h"
+#include "backends/tape/exercise.h"
+#include "backends/tape/label.h"
 #endif
 #include "util/escape.h"
 #include "util/json.h"

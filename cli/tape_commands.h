@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backends.h"
+#include "engine/wiring/backends.h"
 #include "stripeback/result.h"
 
 namespace CLI {

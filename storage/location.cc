@@ -3,6 +3,7 @@
 #include "storage/registry.h"
 
 #include <charconv>
+#include <filesystem>
 #include <utility>
 
 namespace stripeback::storage {
@@ -401,6 +402,20 @@ Location Location::parent() const {
 std::string Location::name() const {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string normal_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (has_scheme(path)) {
+    auto at = Location::parse(path);
+    return at ? at->str() : path;  // a bad location is reported where it is used
+  }
+  std::error_code ec;
+  fs::path p = fs::absolute(fs::path(path), ec);
+  if (ec) p = fs::path(path);
+  std::string s = p.lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
 }
 
 }  // namespace stripeback::storage

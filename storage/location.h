@@ -75,4 +75,9 @@ struct Location {
 // callers can tell a URL from a path without parsing it.
 bool has_scheme(std::string_view text);
 
+// A location as text in its canonical form: a URL as Location::str() spells it (a bad one
+// as given: it is reported where it is used), a local path made absolute and lexically
+// normal (no symbolic links resolved, no trailing '/').
+std::string normal_path(const std::string& path);
+
 }  // namespace stripeback::storage

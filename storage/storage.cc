@@ -82,4 +82,8 @@ Result<void> Storage::make_dirs(const Location& at, mode_t) {
 Result<void> Storage::sync_dir(const Location& dir) { return unsupported("syncing a directory", dir); }
 std::optional<CounterGroup> Storage::thread_counters(bool) { return std::nullopt; }
 
+std::optional<std::string> Storage::pseudo_file_system(const Location&, const FileInfo&) {
+  return std::nullopt;
+}
+
 }  // namespace stripeback::storage

@@ -235,6 +235,10 @@ class Storage {
   // The calling thread's counters of this backend (nullopt when the thread used none).
   // Call at the end of a channel, on its thread; `close_thread` drops its connections.
   virtual std::optional<CounterGroup> thread_counters(bool close_thread);
+  // The name of the kernel pseudo file system (proc, sysfs, ...) the directory `dir` is
+  // on, whose "files" are views of kernel state a walk leaves alone; nullopt for a file
+  // system that holds files, and on every medium without such file systems.
+  virtual std::optional<std::string> pseudo_file_system(const Location& dir, const FileInfo& st);
 
  protected:
   // "<op> is not supported on <scheme> storage ('<location>')", Errc::unsupported.

@@ -1,7 +1,7 @@
 // Catalog: several writers on one catalog directory — objects, threads and processes.
 #include <gtest/gtest.h>
 
-#include "io/local_storage.h"
+#include "backends/local/local_storage.h"
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -2,7 +2,7 @@
 // none may stop the rest of the log from loading.
 #include <gtest/gtest.h>
 
-#include "io/local_storage.h"
+#include "backends/local/local_storage.h"
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "io/local_storage.h"
+#include "backends/local/local_storage.h"
 #include <sys/stat.h>
 
 #include <cstdio>

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
-#include "io/local_storage.h"
+#include "backends/local/local_storage.h"
 #include "catalog/record_log.h"
 #include "tests/support/temp_dir.h"
 

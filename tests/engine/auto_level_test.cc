@@ -2,7 +2,7 @@
 // down when compression keeps the thread busy, and within a CPU budget when one is given.
 #include <gtest/gtest.h>
 
-#include "engine/compress.h"
+#include "engine/transform/compress.h"
 
 namespace stripeback::engine {
 namespace {

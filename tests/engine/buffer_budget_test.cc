@@ -1,4 +1,4 @@
-#include "engine/buffer_budget.h"
+#include "engine/backup/buffer_budget.h"
 
 #include <gtest/gtest.h>
 

@@ -1,15 +1,15 @@
 // Catalog autobackup files: their names (never a piece's), and the file itself written and
 // read back, plain and sealed, with damage and a wrong key refused.
-#include "engine/catalog_autobackup.h"
+#include "engine/media/catalog_autobackup.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <iterator>
 
-#include "engine/crypto.h"
-#include "engine/piece_name.h"
-#include "io/local_storage.h"
+#include "engine/transform/crypto.h"
+#include "engine/format/piece_name.h"
+#include "backends/local/local_storage.h"
 #include "tests/support/temp_dir.h"
 
 namespace stripeback::engine {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <vector>
 
-#include "engine/crypto.h"
+#include "engine/transform/crypto.h"
 #include "tests/support/temp_dir.h"
 
 namespace stripeback::engine {

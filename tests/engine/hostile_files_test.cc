@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/backends.h"
-#include "engine/catalog_autobackup.h"
-#include "engine/change_map.h"
+#include "engine/wiring/backends.h"
+#include "engine/media/catalog_autobackup.h"
+#include "engine/pieces/change_map.h"
 #include "tests/support/temp_dir.h"
 
 namespace stripeback::engine {

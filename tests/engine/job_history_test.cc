@@ -3,8 +3,8 @@
 // the verdict and the channels' figures carried over.
 #include <gtest/gtest.h>
 
-#include "engine/job_history.h"
-#include "engine/stats.h"
+#include "engine/history/job_history.h"
+#include "engine/monitor/stats.h"
 
 namespace stripeback::engine {
 namespace {

@@ -1,7 +1,7 @@
 // Which pieces on a shared destination a backup may call unused: only its own catalog's,
 // and of those only pieces of failed or killed backups, or pieces a usable backup does not
 // record.
-#include "engine/leftovers.h"
+#include "engine/pieces/leftovers.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 
 #include <fstream>
 
-#include "engine/piece_name.h"
+#include "engine/format/piece_name.h"
 #include "tests/support/temp_dir.h"
 #include "util/process.h"
 

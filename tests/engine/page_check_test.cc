@@ -10,7 +10,7 @@
 #include <map>
 #include <set>
 
-#include "engine/page_check.h"
+#include "engine/transform/page_check.h"
 #include "tests/support/pg_cluster.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,4 +1,4 @@
-#include "engine/piece_format.h"
+#include "engine/format/piece_format.h"
 
 #include <gtest/gtest.h>
 

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "catalog/catalog.h"
-#include "engine/catalog_rebuild.h"
-#include "engine/crypto.h"
-#include "engine/piece_name.h"
-#include "engine/piece_reader.h"
-#include "engine/piece_writer.h"
-#include "io/local_storage.h"
+#include "engine/media/catalog_rebuild.h"
+#include "engine/transform/crypto.h"
+#include "engine/format/piece_name.h"
+#include "engine/pieces/piece_reader.h"
+#include "engine/pieces/piece_writer.h"
+#include "backends/local/local_storage.h"
 #include "tests/support/temp_dir.h"
 #include "util/crc32c.h"
 

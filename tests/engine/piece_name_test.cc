@@ -1,4 +1,4 @@
-#include "engine/piece_name.h"
+#include "engine/format/piece_name.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "engine/planner.h"
+#include "engine/backup/planner.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,13 +1,13 @@
 #include <gtest/gtest.h>
 
-#include "io/local_storage.h"
+#include "backends/local/local_storage.h"
 
 #include <sys/stat.h>
 
 #include <filesystem>
 
 #include "catalog/catalog.h"
-#include "engine/restore_job.h"
+#include "engine/restore/restore_job.h"
 #include "tests/support/temp_dir.h"
 
 namespace stripeback::engine {

@@ -1,6 +1,6 @@
 // Reading job status files (engine/status_file.h): the text format, which dead jobs' files
 // are of no more use, and a jobs directory holding things no job wrote.
-#include "engine/status_file.h"
+#include "engine/monitor/status_file.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

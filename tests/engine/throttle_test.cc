@@ -1,11 +1,11 @@
-#include "engine/throttle.h"
+#include "engine/backup/throttle.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 
-#include "engine/backup_job.h"
+#include "engine/backup/backup_job.h"
 
 namespace stripeback::engine {
 namespace {

@@ -2,7 +2,7 @@
 // moved nothing, and never a suggestion of what the job already does.
 #include <gtest/gtest.h>
 
-#include "engine/stats.h"
+#include "engine/monitor/stats.h"
 
 namespace stripeback::engine {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "catalog/payload.h"
 #include "catalog/record_log.h"
-#include "engine/piece_format.h"
-#include "tape/label.h"
+#include "engine/format/piece_format.h"
+#include "backends/tape/label.h"
 
 using namespace stripeback;
 

@@ -5,7 +5,7 @@
 // paths without a '?').
 #include <string>
 
-#include "nfs/url.h"
+#include "backends/nfs/url.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace stripeback;

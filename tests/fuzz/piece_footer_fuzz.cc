@@ -5,7 +5,7 @@
 #include <array>
 #include <cstring>
 
-#include "engine/piece_format.h"
+#include "engine/format/piece_format.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"

@@ -5,7 +5,7 @@
 // gives the same encoding.
 #include <cstring>
 
-#include "engine/piece_format.h"
+#include "engine/format/piece_format.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace stripeback;

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "tape/label.h"
+#include "backends/tape/label.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"

@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/piece_format.h"
-#include "engine/piece_reader.h"
+#include "engine/format/piece_format.h"
+#include "engine/pieces/piece_reader.h"
 #include "tests/integration/it_util.h"
 
 namespace stripeback::it {

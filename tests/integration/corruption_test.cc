@@ -8,8 +8,8 @@
 #include <array>
 #include <string>
 
-#include "engine/piece_format.h"
-#include "engine/piece_reader.h"
+#include "engine/format/piece_format.h"
+#include "engine/pieces/piece_reader.h"
 #include "tests/integration/it_util.h"
 
 namespace stripeback::it {

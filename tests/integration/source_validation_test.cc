@@ -12,7 +12,7 @@
 #include <set>
 #include <thread>
 
-#include "engine/page_check.h"
+#include "engine/transform/page_check.h"
 #include "tests/integration/it_util.h"
 #include "tests/support/pg_cluster.h"
 

@@ -2,7 +2,7 @@
 // drives with 16 MiB tapes, so end of medium comes after a few MiB.
 #include <gtest/gtest.h>
 
-#include "tape/drive.h"
+#include "backends/tape/drive.h"
 #include <filesystem>
 #include <set>
 

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "engine/piece_format.h"
+#include "engine/format/piece_format.h"
 #include "tests/integration/it_util.h"
 
 namespace stripeback::it {

@@ -1,4 +1,4 @@
-#include "io/buffer_pool.h"
+#include "storage/async/buffer_pool.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

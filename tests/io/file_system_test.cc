@@ -1,4 +1,4 @@
-#include "io/file_system.h"
+#include "backends/local/file_system.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

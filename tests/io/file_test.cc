@@ -1,4 +1,4 @@
-#include "io/file.h"
+#include "storage/async/file.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Both engines must behave identically, so every test here runs against each of them.
-#include "io/io_engine.h"
+#include "storage/async/io_engine.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <map>
 #include <vector>
 
-#include "io/buffer_pool.h"
-#include "io/file.h"
+#include "storage/async/buffer_pool.h"
+#include "storage/async/file.h"
 #include "tests/support/temp_dir.h"
 
 namespace stripeback::io {

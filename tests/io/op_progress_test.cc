@@ -1,6 +1,6 @@
 // The partial-transfer rules both engines share, driven with scripted kernel results,
 // including ones a local file system rarely produces.
-#include "io/op_progress.h"
+#include "storage/async/op_progress.h"
 
 #include <gtest/gtest.h>
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "io/file.h"
-#include "io/io_engine.h"
+#include "storage/async/file.h"
+#include "storage/async/io_engine.h"
 
 namespace stripeback::io {
 namespace {

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <vector>
 
-#include "nfs/nfs_fs.h"
+#include "backends/nfs/nfs_fs.h"
 #include "storage/io_loop.h"
-#include "nfs/options.h"
+#include "backends/nfs/options.h"
 #include "tests/nfs/nfs_server.h"
 #include "tests/support/temp_dir.h"
 

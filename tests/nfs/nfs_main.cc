@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "nfs/nfs_fs.h"
+#include "backends/nfs/nfs_fs.h"
 #include "tests/nfs/nfs_server.h"
 
 int main(int argc, char** argv) {

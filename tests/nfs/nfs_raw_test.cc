@@ -1,5 +1,5 @@
 // Decoding of WRITE and COMMIT replies taken from libnfs's RPC layer.
-#include "nfs/raw.h"
+#include "backends/nfs/raw.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "nfs/url.h"
+#include "backends/nfs/url.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "tape/cdb.h"
+#include "backends/tape/cdb.h"
 
 #include <gtest/gtest.h>
 

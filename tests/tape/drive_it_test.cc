@@ -4,7 +4,7 @@
 #include <numeric>
 #include <vector>
 
-#include "tape/drive.h"
+#include "backends/tape/drive.h"
 #include "tests/support/run.h"
 #include "tests/support/tape_server.h"
 

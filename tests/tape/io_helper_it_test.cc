@@ -1,11 +1,11 @@
 // TapeIoHelper and tape streams against tgtd (the service is configured in drive_it_test.cc).
-#include "tape/io_helper.h"
+#include "backends/tape/io_helper.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "tape/label.h"
+#include "backends/tape/label.h"
 #include "tests/support/tape_server.h"
 
 namespace stripeback::tape {

@@ -1,4 +1,4 @@
-#include "tape/sense.h"
+#include "backends/tape/sense.h"
 
 #include <gtest/gtest.h>
 

@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "storage/io_loop.h"
-#include "tape/label.h"
-#include "tape/tape_storage.h"
+#include "backends/tape/label.h"
+#include "backends/tape/tape_storage.h"
 #include "tests/support/tape_server.h"
 
 namespace stripeback::engine {

@@ -1,0 +1,24 @@
+// NfsEngine: io::IoEngine for remote ids, on the calling thread's NFS connections.
+//
+// An op is split into requests of the negotiated size (readmax/writemax, at most
+// options().max_request); up to options().inflight requests per connection are on the
+// wire at once. A request that fails in transport (deadline, lost connection) is sent
+// again on a fresh connection; ops fail only when a server made no progress for
+// options().retry, with an error naming the server and the file. Reads copy from libnfs's
+// buffer into the op's buffer (libnfs 4.0.0 cannot read into the caller's). Writes go
+// UNSTABLE (FILE_SYNC with options().stable_writes) and complete only once a COMMIT with
+// the verifier they were answered with made them durable; a COMMIT with another verifier
+// (the server restarted) sends them again. fsync and fdatasync ops send COMMIT after the
+// file's writes were answered. reap() never waits more than 100 ms without servicing the
+// connections, and sleeps between reconnect attempts instead of spinning.
+#pragma once
+
+#include <memory>
+
+#include "storage/async/io_engine.h"
+
+namespace stripeback::nfs {
+
+std::unique_ptr<io::IoEngine> make_nfs_engine();
+
+}  // namespace stripeback::nfs

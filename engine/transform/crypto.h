@@ -1,0 +1,111 @@
+// Encryption of backup pieces: AES-256-GCM per frame (OpenSSL EVP), one random data key
+// per piece, wrapped with a job key derived from a passphrase (scrypt) or taken from a key
+// file. docs/encryption.md describes the scheme; this is its only implementation.
+//
+// Secrets live only in these objects (cleansed when they go away): never in logs, JSON,
+// the catalog or process arguments. Users name a file or an environment variable.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/format/piece_format.h"
+#include "stripeback/result.h"
+
+namespace stripeback::engine {
+
+// Where the key material comes from: at most one of these is set.
+struct KeySource {
+  std::string passphrase_file;  // a file whose first line is the passphrase
+  std::string passphrase_env;   // the name of an environment variable holding it
+  std::string key_file;         // 32 bytes, or 64 hex digits (see `stripeback keygen`)
+  bool empty() const { return passphrase_file.empty() && passphrase_env.empty() && key_file.empty(); }
+};
+
+// scrypt cost for passphrases: N = 2^17, r = 8, p = 1 (128 MiB, a fraction of a second,
+// paid once per backup job and once per backup on restore).
+inline constexpr uint8_t kScryptLog2N = 17, kScryptR = 8, kScryptP = 1;
+
+// One piece's data key: seals and opens frames. Safe to share between threads.
+class FrameCipher {
+ public:
+  FrameCipher(std::span<const uint8_t, 32> key, std::span<const uint8_t, 8> nonce_prefix);
+  ~FrameCipher();
+  FrameCipher(const FrameCipher&) = delete;
+  FrameCipher& operator=(const FrameCipher&) = delete;
+
+  // The 12-byte nonce of frame `sequence`: the piece's random prefix, then the sequence.
+  std::array<uint8_t, 12> nonce(uint32_t sequence) const;
+  // Encrypts `n` bytes at `p` in place and writes the kTagSize-byte tag at p + n.
+  Result<void> seal(std::byte* p, size_t n, uint32_t sequence,
+                    std::span<const uint8_t> aad) const;
+  // Checks the tag at p + n - kTagSize and decrypts the n - kTagSize bytes before it in
+  // place. Errc::corrupt when the frame was altered, moved or taken from another piece.
+  Result<void> open(std::byte* p, size_t n, uint32_t sequence,
+                    std::span<const uint8_t> aad) const;
+
+ private:
+  std::array<uint8_t, 32> key_;
+  std::array<uint8_t, 8> prefix_;
+};
+
+// What a frame's tag authenticates besides its payload: where it sits in the piece and
+// every header field a reader acts on.
+std::vector<uint8_t> frame_aad(uint64_t piece_offset, const FrameHeader& h);
+
+// The loaded secret (passphrase or key file bytes) and the job keys derived from it.
+class Keyring {
+ public:
+  static Result<std::shared_ptr<Keyring>> load(const KeySource& src);
+  ~Keyring();
+  Keyring(const Keyring&) = delete;
+  Keyring& operator=(const Keyring&) = delete;
+
+  // For a backup job: a fresh salt and job key. Call once per job (scrypt runs here).
+  Result<void> start_job();
+  // Fills h.crypto (cipher set to aes256gcm) with a fresh wrapped data key for one piece
+  // and returns that key's cipher. Needs start_job() first.
+  Result<std::unique_ptr<FrameCipher>> new_piece(PieceHeader& h);
+  // Opens the data key of an existing piece: Errc::wrong_key when the passphrase or key
+  // does not match the one the piece was written with, Errc::corrupt when it matches but
+  // the header was altered. Derived keys are cached per salt, so a backup's pieces cost
+  // one derivation.
+  Result<std::unique_ptr<FrameCipher>> open_piece(const PieceHeader& h,
+                                                  const std::string& piece_path);
+  // "passphrase" or "key file": for messages, never the secret.
+  const char* kind_name() const;
+  // Advice on how the secret is kept (a file other users can read), for the caller to show
+  // once the job has got past its errors, which come first; never the secret.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  struct JobKey {
+    std::array<uint8_t, 32> kek{};
+    std::array<uint8_t, 16> check{};
+  };
+  Keyring() = default;
+  Result<JobKey> derive(Kdf kdf, uint8_t log2_n, uint8_t r, uint8_t p,
+                        std::span<const uint8_t, 16> salt) const;
+
+  Kdf kind_ = Kdf::none;
+  std::vector<uint8_t> secret_;
+  std::mutex mu_;
+  std::map<std::array<uint8_t, 16>, JobKey> cache_;  // by salt
+  bool job_started_ = false;
+  PieceCrypto job_;  // kdf, parameters, salt and check of the current backup job
+  JobKey job_key_;
+  std::vector<std::string> warnings_;
+};
+
+// Writes a new random key file (64 hex digits, mode 0600), creating missing parent
+// directories with mode 0700; refuses to replace a file.
+Result<void> generate_key_file(const std::string& path);
+
+}  // namespace stripeback::engine

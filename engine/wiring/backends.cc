@@ -1,0 +1,244 @@
+#include "engine/wiring/backends.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "backends/local/local_storage.h"
+#include "storage/fault_storage.h"
+#include "storage/registry.h"
+#if STRIPEBACK_WITH_NFS
+#include "backends/nfs/nfs_fs.h"
+#endif
+#if STRIPEBACK_WITH_TAPE
+#include "backends/tape/tape_storage.h"
+#include "backends/tape/volume.h"
+#endif
+
+namespace stripeback::engine {
+
+Error left_out(const char* what, const char* option, const std::string& asked) {
+  return Error{Errc::invalid_argument, ENOTSUP,
+               std::string("this build has no ") + what + " support (" + option + "=OFF): " + asked};
+}
+
+namespace {
+
+#if STRIPEBACK_WITH_TAPE
+std::string strip(const std::string& url) {
+  return url.rfind("tape:", 0) == 0 ? url.substr(5) : url;
+}
+
+// The next free tape file of each volume the catalog knows (after the last piece recorded
+// on it); volumes it does not know start at file 1, right after the label.
+tape::FirstFreeFile first_free_files(const catalog::Catalog& cat) {
+  std::map<std::string, uint32_t> next;
+  for (const auto& b : cat.backups())
+    for (const auto& p : b.pieces)
+      if (p.media)
+        for (const auto& s : p.media->spans)
+          next[s.volume_id] = std::max(next[s.volume_id], s.file + 1);
+  return [next = std::move(next)](const std::string& volume_id) -> uint32_t {
+    auto it = next.find(volume_id);
+    return it == next.end() ? 1 : it->second;
+  };
+}
+#endif
+
+// STRIPEBACK_FAULTS (tests only, docs/reliability.md): every storage the program uses is
+// wrapped in a FaultStorage with these rules.
+struct Wired {
+  std::optional<Error> error;
+  std::shared_ptr<storage::FaultStorage> local, nfs;
+};
+
+const Wired& wired() {
+  static const Wired w = [] {
+    Wired out;
+    const char* spec = std::getenv("STRIPEBACK_FAULTS");
+    if (spec == nullptr || *spec == '\0') return out;
+    auto rules = storage::parse_fault_rules(spec);
+    if (!rules) {
+      out.error = rules.error().wrap("STRIPEBACK_FAULTS");
+      return out;
+    }
+    auto keep = [](storage::Storage& s) {
+      return std::shared_ptr<storage::Storage>(&s, [](storage::Storage*) {});
+    };
+    out.local = std::make_shared<storage::FaultStorage>(keep(io::local_storage()));
+#if STRIPEBACK_WITH_NFS
+    out.nfs = std::make_shared<storage::FaultStorage>(keep(nfs::nfs_storage()));
+#endif
+    for (const auto& r : *rules) {
+      out.local->add(r);
+      if (out.nfs) out.nfs->add(r);
+    }
+    return out;
+  }();
+  return w;
+}
+
+}  // namespace
+
+Result<storage::Storage*> storage_for(const storage::Location& at) {
+  const Wired& w = wired();
+  if (w.error) return *w.error;
+  switch (at.scheme) {
+    case storage::Scheme::local:
+      if (w.local) return w.local.get();
+      return &io::local_storage();
+    case storage::Scheme::nfs:
+#if STRIPEBACK_WITH_NFS
+      if (w.nfs) return w.nfs.get();
+      return &nfs::nfs_storage();
+#else
+      return left_out("NFS", "STRIPEBACK_WITH_NFS", at.str());
+#endif
+    case storage::Scheme::custom: {
+      // Registered per job by the embedding program (storage/registry.h).
+      auto reg = storage::current_registry();
+      storage::Storage* st = reg ? reg->find(at.servers.at(0)) : nullptr;
+      if (st == nullptr)
+        return fail(Errc::invalid_argument, "no storage is registered for '" + at.str() + "'");
+      return st;
+    }
+    case storage::Scheme::tape: break;
+  }
+  return fail(Errc::invalid_argument,
+              "'" + at.str() + "' is a drive of removable media, not a directory or file");
+}
+
+Result<Place> place_of(const std::string& text) {
+  SB_ASSIGN(storage::Location at, storage::Location::parse(text));
+  SB_ASSIGN(storage::Storage * st, storage_for(at));
+  return Place{st, std::move(at)};
+}
+
+std::vector<storage::CounterGroup> thread_counters(const std::vector<storage::Storage*>& also) {
+  std::vector<storage::Storage*> all{&io::local_storage()};
+#if STRIPEBACK_WITH_NFS
+  all.push_back(&nfs::nfs_storage());
+#endif
+  for (auto* s : also)
+    if (s && std::find(all.begin(), all.end(), s) == all.end()) all.push_back(s);
+  std::vector<storage::CounterGroup> out;
+  for (auto* s : all)
+    if (auto g = s->thread_counters(/*close_thread=*/true)) out.push_back(std::move(*g));
+  return out;
+}
+
+Result<MediaDestination> open_media_destination(const MediaOptions& opts,
+                                                const catalog::Catalog& cat) {
+  if (opts.drives.empty()) return fail(Errc::invalid_argument, "no tape drive given");
+#if !STRIPEBACK_WITH_TAPE
+  (void)cat;
+  return left_out("tape", "STRIPEBACK_WITH_TAPE", opts.drives.front());
+#else
+  MediaDestination d;
+  auto first_free = first_free_files(cat);
+  std::vector<std::string> spares;
+  for (const auto& v : opts.volumes) spares.push_back(strip(v));
+  d.labelled = std::make_shared<std::vector<LabelledVolume>>();
+  auto labelled_mu = std::make_shared<std::mutex>();
+  tape::BlankLabeling blank;
+  blank.enabled = opts.label_blank;
+  blank.labelled = [log = d.labelled, labelled_mu](const std::string& url, const std::string& id) {
+    std::lock_guard lock(*labelled_mu);
+    log->push_back({"tape:" + url, id});
+  };
+  auto list = std::make_shared<tape::VolumeList>(spares, first_free, opts.ready_wait, blank);
+  d.spares = list;
+  tape::TapeStorageOptions so;
+  so.block_size = opts.block_size;
+  so.buffers = opts.buffers;
+  so.mode = opts.sync_io ? tape::TapeIoHelper::Mode::sync : tape::TapeIoHelper::Mode::async;
+  for (const auto& url : opts.drives) {
+    SB_ASSIGN(storage::Location at, storage::Location::parse(url.rfind("tape:", 0) == 0 ? url : "tape:" + url));
+    SB_ASSIGN(auto vol, tape::open_volume_for_write(strip(url), opts.block_size, first_free,
+                                                    opts.ready_wait, blank));
+    d.drives.push_back(tape::make_tape_storage(std::move(vol), list.get(), so));
+    d.locations.push_back(std::move(at));
+  }
+  return d;
+#endif
+}
+
+Result<std::unique_ptr<storage::ReadFile>> open_media_piece(const catalog::PieceRecord& p,
+                                                            uint64_t backup_id,
+                                                            const std::vector<std::string>& drives) {
+  if (!p.media)
+    return fail(Errc::invalid_argument, "piece '" + p.name + "' is not on removable media");
+#if !STRIPEBACK_WITH_TAPE
+  (void)backup_id;
+  (void)drives;
+  return left_out("tape", "STRIPEBACK_WITH_TAPE", p.location + "/" + p.name);
+#else
+  tape::StreamLocation loc;
+  loc.block_size = p.media->block_size;
+  loc.bytes = p.media->bytes;
+  for (const auto& s : p.media->spans)
+    loc.spans.push_back({s.volume_id, s.url, s.file, s.block, s.first_seq, s.blocks, s.address});
+  std::vector<std::string> stripped;
+  for (const auto& d : drives) stripped.push_back(strip(d));
+  return tape::open_tape_stream(std::move(loc), {backup_id, p.channel, p.number},
+                                p.location + "/" + p.name, std::move(stripped));
+#endif
+}
+
+bool is_media_drive(const std::string& text) {
+  auto at = storage::Location::parse(text);
+  return at && at->scheme == storage::Scheme::tape;
+}
+
+#if STRIPEBACK_WITH_TAPE
+namespace {
+
+class TapeScan final : public MediaScan {
+ public:
+  TapeScan(std::unique_ptr<tape::VolumeScanner> s, std::string location)
+      : s_(std::move(s)), location_(std::move(location)) {}
+  const std::string& volume_id() const override { return s_->label().volume_id; }
+  const std::string& location() const override { return location_; }
+  Result<std::optional<MediaSegment>> next() override {
+    SB_ASSIGN(auto f, s_->next());
+    if (!f) return std::optional<MediaSegment>();
+    MediaSegment m;
+    m.backup_id = f->id.backup_id;
+    m.channel = f->id.channel;
+    m.piece = f->id.piece;
+    m.segment = f->segment;
+    m.block_size = f->block_size;
+    m.span = {f->span.volume_id, f->span.url, f->span.file, f->span.block, f->span.first_seq,
+              f->span.blocks, f->span.address};
+    m.problem = std::move(f->problem);
+    return std::optional<MediaSegment>(std::move(m));
+  }
+  Result<size_t> read(std::byte* buf, size_t len) override {
+    return s_->read(reinterpret_cast<uint8_t*>(buf), len);
+  }
+  Result<uint64_t> finish_segment() override { return s_->finish_segment(); }
+
+ private:
+  std::unique_ptr<tape::VolumeScanner> s_;
+  std::string location_;
+};
+
+}  // namespace
+#endif
+
+Result<std::unique_ptr<MediaScan>> scan_media_volume(const std::string& drive) {
+#if !STRIPEBACK_WITH_TAPE
+  return left_out("tape", "STRIPEBACK_WITH_TAPE", drive);
+#else
+  SB_ASSIGN(storage::Location at, storage::Location::parse(drive));
+  if (at.scheme != storage::Scheme::tape)
+    return fail(Errc::invalid_argument, "'" + drive + "' is not a drive of removable media");
+  SB_ASSIGN(auto s, tape::VolumeScanner::open(strip(drive)));
+  return std::unique_ptr<MediaScan>(std::make_unique<TapeScan>(std::move(s), at.str()));
+#endif
+}
+
+}  // namespace stripeback::engine
