@@ -61,7 +61,7 @@ class PieceReader {
 
 class Decompressor;
 
-// The inverse of the backup's frame transform (backup_channel.cc encode + PieceWriter::place),
+// The inverse of encode_frame() (frame_codec.h), the backup's frame transform,
 // pure: checks the stored payload's CRC32C, authenticates and decrypts a sealed frame in
 // place with `cipher`, decodes a compressed payload into `scratch` (raw_len bytes). Returns
 // where the raw bytes are; the caller compares their digest. Errors (corrupt) read
