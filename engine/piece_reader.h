@@ -1,7 +1,7 @@
 // PieceReader: opens a piece on any storage with random reads and loads its header, footer and
 // trailer (file table and extent index), verifying each, so a restore can go straight to
 // the frames of the files it wants. Frame payloads are read by the caller through its
-// IoEngine and checked with verify_frame().
+// IoLoop and checked with verify_frame().
 #pragma once
 
 #include <cstdint>
