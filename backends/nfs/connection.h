@@ -66,7 +66,7 @@ class Connection {
   // window; errors name `what` and the server.
   Result<void> call(const std::string& what, const Start& start, const Done& done);
 
-  // Handles opened on the current context, by remote id (cleared by drop()).
+  // Handles opened on the current context, by NFS file id (nfs_fs.h; cleared by drop()).
   std::map<int, nfsfh*>& handles() { return fhs_; }
 
   ConnStats stats;

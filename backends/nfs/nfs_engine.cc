@@ -70,7 +70,7 @@ struct ConnState {
   std::string last_error;
 };
 
-// Per file (connection and remote id). Writes the server answered UNSTABLE wait here, their
+// Per file (connection and NFS file id). Writes the server answered UNSTABLE wait here, their
 // buffers still unreleased to the caller, until a COMMIT returns the verifier they were
 // written under; with another verifier (the server restarted) they are written again.
 struct FileState {

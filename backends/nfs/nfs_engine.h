@@ -1,4 +1,6 @@
-// NfsEngine: io::IoEngine for remote ids, on the calling thread's NFS connections.
+// NfsEngine: io::IoEngine for the files of the NFS storage (nfs_fs.h): an op's `fd` is the
+// file's NFS file id (target_of_id()). In an EngineQueue (io/engine_queue.h) it is that
+// storage's queue on a thread's IoLoop, working on the calling thread's NFS connections.
 //
 // An op is split into requests of the negotiated size (readmax/writemax, at most
 // options().max_request); up to options().inflight requests per connection are on the

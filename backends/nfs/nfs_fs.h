@@ -34,7 +34,8 @@ struct Target {
 Result<Target> target_of_id(int id);
 // The NFS handle of `id` on `conn` (opened on first use after each (re)connect).
 Result<nfsfh*> handle_on(Connection& conn, int id);
-// Records that `conn` is the calling thread's (for thread_stats()).
+// The calling thread's counters of its closed connections (its counter group "nfs" adds
+// them to its open connections').
 ConnStats& thread_closed_stats();
 
 }  // namespace stripeback::nfs

@@ -1,6 +1,6 @@
 // One backup channel: a thread that takes backup sets from the work queue and copies their
 // units (files or file sections) into the channel's own pieces. It reads through its own
-// IoEngine into its own buffer pool, several reads in flight at stripe-aligned offsets,
+// IoLoop into its own buffer pool, several reads in flight at stripe-aligned offsets,
 // from up to `max_open_files` units at once (multiplexing: their blocks interleave in one
 // piece), frames each block and writes it while further reads run. It starts a new piece
 // when the next frame would pass the piece size limit, takes read tokens from the rate

@@ -1,7 +1,7 @@
 // PieceReader: opens a piece on any storage with random reads and loads its header, footer and
 // trailer (file table and extent index), verifying each, so a restore can go straight to
 // the frames of the files it wants. Frame payloads are read by the caller through its
-// IoEngine and checked with verify_frame().
+// IoLoop and checked with verify_frame().
 #pragma once
 
 #include <cstdint>
@@ -61,7 +61,7 @@ class PieceReader {
 
 class Decompressor;
 
-// The inverse of the backup's frame transform (backup_channel.cc encode + PieceWriter::place),
+// The inverse of encode_frame() (frame_codec.h), the backup's frame transform,
 // pure: checks the stored payload's CRC32C, authenticates and decrypts a sealed frame in
 // place with `cipher`, decodes a compressed payload into `scratch` (raw_len bytes). Returns
 // where the raw bytes are; the caller compares their digest. Errors (corrupt) read

@@ -1,6 +1,6 @@
 // One restore channel: restores chunks of files (runs of consecutive extents, up to
 // kRestoreChunk bytes), several frame reads and file writes in flight through the channel's
-// own IoEngine and buffer pool. Channels share the chunks of one file, so a large file is
+// own IoLoop and buffer pool. Channels share the chunks of one file, so a large file is
 // restored by all of them at once; whichever channel completes a file's last chunk verifies
 // the whole file, syncs it, sets its attributes and renames it into place.
 #pragma once

@@ -1,4 +1,5 @@
-// IoEngine: one per channel, owned and driven by that channel's thread only.
+// IoEngine: owned and driven by one thread only. The local and NFS storages keep one per
+// thread's IoLoop, as a queue of it (engine_queue.h).
 //
 // Requests are plain data. submit() queues them and never blocks; reap() returns
 // completions, waiting at most until a deadline. Two implementations:
