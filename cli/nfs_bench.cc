@@ -242,9 +242,9 @@ int run_nfs_bench_cmd(const NfsBenchFlags& f) {
   }
   uint64_t per = (*size / f.channels + kIo - 1) / kIo * kIo;
   auto url = storage::Location::parse(f.nfs_url);
-  if (!url || url->scheme != storage::Scheme::nfs || !nfs::nfs_storage().stat(*url, false)) {
+  if (!url || url->scheme != "nfs" || !nfs::nfs_storage().stat(*url, false)) {
     std::string why = !url ? url.error().what
-                      : url->scheme != storage::Scheme::nfs
+                      : url->scheme != "nfs"
                           ? std::string("not an nfs:// URL")
                           : nfs::nfs_storage().stat(*url, false).error().what;
     print_error("--nfs-url '" + f.nfs_url + "' is not usable: " + why);

@@ -21,6 +21,11 @@ namespace stripeback::engine {
 // with sys_errno ENOTSUP, "this build has no NFS support (STRIPEBACK_WITH_NFS=OFF): URL".
 Error left_out(const char* what, const char* option, const std::string& asked);
 
+// Registers the backends built into this library (storage/registry.h) in the process's
+// built-in registry. Runs before main() in a program that links this file; a program that
+// parses locations without calling into the engine calls it first. Idempotent.
+void register_builtin_backends();
+
 // The storage that serves `at` (local files or NFS). A drive of removable media is not
 // found by location: it is opened with open_media_destination.
 Result<storage::Storage*> storage_for(const storage::Location& at);
