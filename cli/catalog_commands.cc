@@ -163,8 +163,7 @@ int run_compact(const CommonFlags& c) {
 
 }  // namespace
 
-CLI::App* add_catalog_command(CLI::App& app, CatalogFlags& f, CommonFlags& common) {
-  auto* cat = app.add_subcommand("catalog", "catalog maintenance: rebuild from media, compact");
+void add_catalog_commands(CLI::App* cat, CatalogFlags& f, CommonFlags& common) {
   cat->require_subcommand(1);
   auto* rebuild = cat->add_subcommand(
       "rebuild",
@@ -197,7 +196,6 @@ CLI::App* add_catalog_command(CLI::App& app, CatalogFlags& f, CommonFlags& commo
                     "$XDG_STATE_HOME/stripeback or ~/.local/state/stripeback)");
     sub->add_flag("--json", common.json, "print the result as one JSON document on stdout");
   }
-  return cat;
 }
 
 int run_catalog_cmd(const CLI::App& cat, const CatalogFlags& f, const CommonFlags& common) {
