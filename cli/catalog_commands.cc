@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "catalog/catalog.h"
+#include "cli/job_flags.h"
 #include "engine/wiring/backends.h"
 #include "engine/media/catalog_rebuild.h"
 #include "engine/transform/crypto.h"
@@ -190,12 +191,8 @@ void add_catalog_commands(CLI::App* cat, CatalogFlags& f, CommonFlags& common) {
       "compact",
       "rewrite the catalog's record log without torn or corrupt regions (saved beside it), "
       "atomically, under the catalog's lock");
-  for (auto* sub : {rebuild, compact}) {
-    sub->add_option("--catalog", common.catalog,
-                    "catalog directory (default: $STRIPEBACK_CATALOG, else "
-                    "$XDG_STATE_HOME/stripeback or ~/.local/state/stripeback)");
-    sub->add_flag("--json", common.json, "print the result as one JSON document on stdout");
-  }
+  add_common(rebuild, common);
+  add_common(compact, common);
 }
 
 int run_catalog_cmd(const CLI::App& cat, const CatalogFlags& f, const CommonFlags& common) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "cli/job_flags.h"
 #include "cli/render.h"
 #include "engine/wiring/backends.h"
 #include "engine/media/crosscheck.h"
@@ -71,14 +72,6 @@ Result<std::unique_ptr<catalog::Catalog>> open_existing(const CommonFlags& c, bo
 
 // What a reading command says of a catalog not made yet: no backups (exit 0), or with
 // --json the empty document `json`.
-// --catalog and --json of each media command.
-void add_catalog_flags(CLI::App* a, CommonFlags& c) {
-  a->add_option("--catalog", c.catalog,
-                "catalog directory (default: $STRIPEBACK_CATALOG, else "
-                "$XDG_STATE_HOME/stripeback or ~/.local/state/stripeback)");
-  a->add_flag("--json", c.json, "print the result as one JSON document on stdout");
-}
-
 int no_catalog(const CommonFlags& c, const char* json) {
   if (c.json) std::printf("%s\n", json);
   else std::printf("(no backups: the catalog %s does not exist yet)\n",
@@ -462,7 +455,7 @@ void add_configure_flags(CLI::App* configure, CommonFlags& c, MediaFlags& f) {
   configure->add_option("SETTING", f.setting, "the setting's name, then its value");
   configure->add_flag("--show", f.show, "print every setting");
   configure->add_option("--clear", f.clear, "remove a setting (back to the built-in default)");
-  add_catalog_flags(configure, c);
+  add_common(configure, c);
 }
 
 void add_crosscheck_flags(CLI::App* crosscheck, CommonFlags& c, MediaFlags& f) {
@@ -473,7 +466,7 @@ void add_crosscheck_flags(CLI::App* crosscheck, CommonFlags& c, MediaFlags& f) {
   crosscheck->add_option("--tape-drive", f.tape_drives,
                          "look for tape volumes in these drives (by their labels)")
       ->allow_extra_args(false);
-  add_catalog_flags(crosscheck, c);
+  add_common(crosscheck, c);
 }
 
 void add_report_obsolete(CLI::App* report, CommonFlags& c) {
@@ -481,7 +474,7 @@ void add_report_obsolete(CLI::App* report, CommonFlags& c) {
       "obsolete",
       "list the backups and pieces the retention policy ('configure retention') no longer "
       "needs, failed backups, and pieces of killed backups (docs/media-management.md)");
-  add_catalog_flags(obsolete, c);
+  add_common(obsolete, c);
 }
 
 void add_delete_commands(CLI::App* del, CommonFlags& c, MediaFlags& f) {
@@ -491,11 +484,11 @@ void add_delete_commands(CLI::App* del, CommonFlags& c, MediaFlags& f) {
       "remove what 'report obsolete' lists from every medium, then from the catalog; "
       "crash-safe: a rerun finishes an interrupted deletion");
   obsolete->add_flag("--dry-run", f.dry_run, "say what would be removed, remove nothing");
-  add_catalog_flags(obsolete, c);
+  add_common(obsolete, c);
   auto* expired = del->add_subcommand(
       "expired", "remove the records (and any remaining pieces) of backups crosscheck expired");
   expired->add_flag("--dry-run", f.dry_run, "say what would be removed, remove nothing");
-  add_catalog_flags(expired, c);
+  add_common(expired, c);
 }
 
 int run_report_obsolete_cmd(const CommonFlags& c, const MediaFlags& f) {
