@@ -16,6 +16,7 @@ namespace {
 
 using util::Next;
 
+// Whether `path` is `filter` or below it.
 bool under(const std::string& path, const std::string& filter) {
   if (filter == "/") return true;
   return path == filter ||
@@ -30,71 +31,85 @@ std::string expired_why(const catalog::Backup& b) {
   return "it is " + b.status_name();
 }
 
-Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
-                                         const std::vector<catalog::Backup>& backups,
-                                         std::vector<Fallback>& fallbacks) {
-  std::vector<const catalog::Backup*> candidates;
-  // Backups passed over because crosscheck found them expired, newest first.
+// The backups files are taken from, newest first, and those passed over because
+// crosscheck found them expired, newest first.
+struct Candidates {
+  std::vector<const catalog::Backup*> usable;
   std::vector<const catalog::Backup*> expired;
-  if (opts.backup_id) {
-    auto it = std::find_if(backups.begin(), backups.end(),
-                           [&](const catalog::Backup& b) { return b.id == *opts.backup_id; });
-    if (it == backups.end())
-      return fail(Errc::not_found, "backup " + std::to_string(*opts.backup_id) +
-                                       " is not in the catalog");
-    if (it->damaged())
-      return fail(Errc::corrupt, "backup " + std::to_string(it->id) + " is damaged (" +
-                                     it->damage + "): nothing was restored");
-    if (!it->usable())
-      return fail(Errc::invalid_argument,
-                  "backup " + std::to_string(*opts.backup_id) + " is " + it->status_name() +
-                      ", not restorable" +
-                      (it->expired() ? " (" + expired_why(*it) + ")" : std::string()));
-    candidates.push_back(&*it);
-  } else {
-    // A damaged backup may have held the newest copy of any file (its file records are what
-    // is lost): restoring around it would quietly bring back older data.
-    std::vector<const catalog::Backup*> damaged;
-    // A tag names its newest backup; files named by PATH are searched in every backup with
-    // the tag, newest first.
-    const bool every_tagged = opts.tag && !opts.paths.empty();
-    for (auto it = backups.rbegin(); it != backups.rend(); ++it) {
-      if (opts.tag && it->begin.tag != *opts.tag) continue;
-      if (it->damaged()) damaged.push_back(&*it);
-      if (it->expired() && it->ended && !it->deleting) expired.push_back(&*it);
-      if (!it->usable()) continue;
-      candidates.push_back(&*it);
-      if (opts.tag && !every_tagged) break;  // the newest complete backup with that tag
-    }
-    if (!damaged.empty()) {
-      std::string ids;
-      for (const auto* b : damaged) ids += (ids.empty() ? "" : ", ") + std::to_string(b->id);
-      return fail(Errc::corrupt,
-                  "backup " + ids + (damaged.size() > 1 ? " are" : " is") + " damaged (backup " +
-                      std::to_string(damaged.front()->id) + ": " + damaged.front()->damage +
-                      "), so the newest copy of a file may be lost; nothing was restored. "
-                      "Name a backup to use with --backup ID (see 'stripeback list')");
-    }
-    if (candidates.empty()) {
-      std::string also;
-      if (!expired.empty())
-        also = " (backup " + std::to_string(expired.front()->id) + " is expired: " +
-               expired_why(*expired.front()) + ")";
-      return fail(Errc::not_found, (opts.tag ? "no complete backup with tag '" + *opts.tag + "'"
-                                             : std::string("no complete backup in the catalog")) +
-                                       also);
-    }
+};
+
+// The backup RestoreOptions::backup_id names, when it can be restored from.
+Result<Candidates> named_backup(const RestoreOptions& opts,
+                                const std::vector<catalog::Backup>& backups) {
+  auto it = std::find_if(backups.begin(), backups.end(),
+                         [&](const catalog::Backup& b) { return b.id == *opts.backup_id; });
+  if (it == backups.end())
+    return fail(Errc::not_found, "backup " + std::to_string(*opts.backup_id) +
+                                     " is not in the catalog");
+  if (it->damaged())
+    return fail(Errc::corrupt, "backup " + std::to_string(it->id) + " is damaged (" +
+                                   it->damage + "): nothing was restored");
+  if (!it->usable())
+    return fail(Errc::invalid_argument,
+                "backup " + std::to_string(*opts.backup_id) + " is " + it->status_name() +
+                    ", not restorable" +
+                    (it->expired() ? " (" + expired_why(*it) + ")" : std::string()));
+  return Candidates{{&*it}, {}};
+}
+
+// Every usable backup, newest first; with a tag, its newest backup, or with paths every
+// backup with the tag.
+Result<Candidates> newest_backups(const RestoreOptions& opts,
+                                  const std::vector<catalog::Backup>& backups) {
+  Candidates c;
+  // A damaged backup may have held the newest copy of any file (its file records are what
+  // is lost): restoring around it would quietly bring back older data.
+  std::vector<const catalog::Backup*> damaged;
+  // A tag names its newest backup; files named by PATH are searched in every backup with
+  // the tag, newest first.
+  const bool every_tagged = opts.tag && !opts.paths.empty();
+  for (auto it = backups.rbegin(); it != backups.rend(); ++it) {
+    if (opts.tag && it->begin.tag != *opts.tag) continue;
+    if (it->damaged()) damaged.push_back(&*it);
+    if (it->expired() && it->ended && !it->deleting) c.expired.push_back(&*it);
+    if (!it->usable()) continue;
+    c.usable.push_back(&*it);
+    if (opts.tag && !every_tagged) break;  // the newest complete backup with that tag
   }
-  std::vector<std::string> filters;
-  for (const auto& p : opts.paths) filters.push_back(storage::normal_path(p));
-  std::vector<bool> matched(filters.size(), false);
+  if (!damaged.empty()) {
+    std::string ids;
+    for (const auto* b : damaged) ids += (ids.empty() ? "" : ", ") + std::to_string(b->id);
+    return fail(Errc::corrupt,
+                "backup " + ids + (damaged.size() > 1 ? " are" : " is") + " damaged (backup " +
+                    std::to_string(damaged.front()->id) + ": " + damaged.front()->damage +
+                    "), so the newest copy of a file may be lost; nothing was restored. "
+                    "Name a backup to use with --backup ID (see 'stripeback list')");
+  }
+  if (c.usable.empty()) {
+    std::string also;
+    if (!c.expired.empty())
+      also = " (backup " + std::to_string(c.expired.front()->id) + " is expired: " +
+             expired_why(*c.expired.front()) + ")";
+    return fail(Errc::not_found, (opts.tag ? "no complete backup with tag '" + *opts.tag + "'"
+                                           : std::string("no complete backup in the catalog")) +
+                                     also);
+  }
+  return c;
+}
+
+// The newest copy in `usable` of each file under one of `filters` (all without), except
+// the copies RestoreOptions::skip passes over; matched[i]: filters[i] matched a file.
+std::vector<Choice> newest_copies(const RestoreOptions& opts,
+                                  const std::vector<const catalog::Backup*>& usable,
+                                  const std::vector<std::string>& filters,
+                                  std::vector<bool>& matched) {
   std::set<std::string> taken;
   std::vector<Choice> out;
   auto skipped = [&](const std::string& path, uint64_t id) {
     auto it = opts.skip.find(path);
     return it != opts.skip.end() && it->second.count(id) != 0;
   };
-  for (const catalog::Backup* b : candidates) {
+  for (const catalog::Backup* b : usable) {
     for (const auto& f : b->files) {
       bool want = filters.empty();
       for (size_t i = 0; i < filters.size(); ++i)
@@ -103,35 +118,55 @@ Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
       out.push_back({b, &f});
     }
   }
-  // Files whose newest copy is in an expired backup: restored from the next newest copy
-  // (said so), or not at all with --no-fallback.
+  return out;
+}
+
+// Files whose newest copy is in an expired backup: restored from the next newest copy
+// (said so in `fallbacks`), or not at all with --no-fallback.
+Result<void> pass_over_expired(const RestoreOptions& opts,
+                               const std::vector<const catalog::Backup*>& expired,
+                               std::vector<Choice>& out, std::vector<Fallback>& fallbacks) {
   std::map<std::string, const catalog::Backup*> newest_expired;
   for (const catalog::Backup* e : expired)
     for (const auto& f : e->files) {
       auto [it, fresh] = newest_expired.emplace(f.path, e);
       if (!fresh && it->second->id < e->id) it->second = e;
     }
-  if (!newest_expired.empty()) {
-    std::vector<Choice> kept;
-    for (const Choice& c : out) {
-      auto it = newest_expired.find(c.file->path);
-      if (it == newest_expired.end() || it->second->id < c.backup->id) {
-        kept.push_back(c);
-        continue;
-      }
-      if (!opts.fallback)
-        return fail(Errc::not_found, "the newest copy of '" + c.file->path + "' is in backup " +
-                                         std::to_string(it->second->id) + ", which is expired (" +
-                                         expired_why(*it->second) +
-                                         "); not restoring an older copy (--no-fallback)");
-      if (!S_ISDIR(c.file->mode))
-        fallbacks.push_back({c.file->path, it->second->id, c.backup->id,
-                             "backup " + std::to_string(it->second->id) + " is expired (" +
-                                 expired_why(*it->second) + ")"});
+  if (newest_expired.empty()) return ok();
+  std::vector<Choice> kept;
+  for (const Choice& c : out) {
+    auto it = newest_expired.find(c.file->path);
+    if (it == newest_expired.end() || it->second->id < c.backup->id) {
       kept.push_back(c);
+      continue;
     }
-    out = std::move(kept);
+    if (!opts.fallback)
+      return fail(Errc::not_found, "the newest copy of '" + c.file->path + "' is in backup " +
+                                       std::to_string(it->second->id) + ", which is expired (" +
+                                       expired_why(*it->second) +
+                                       "); not restoring an older copy (--no-fallback)");
+    if (!S_ISDIR(c.file->mode))
+      fallbacks.push_back({c.file->path, it->second->id, c.backup->id,
+                           "backup " + std::to_string(it->second->id) + " is expired (" +
+                               expired_why(*it->second) + ")"});
+    kept.push_back(c);
   }
+  out = std::move(kept);
+  return ok();
+}
+
+// The files to restore, each with the backup it comes from: from a named backup, or the
+// newest copy of each (fallbacks: the files whose newest copy is expired).
+Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
+                                         const std::vector<catalog::Backup>& backups,
+                                         std::vector<Fallback>& fallbacks) {
+  SB_ASSIGN(Candidates candidates,
+            opts.backup_id ? named_backup(opts, backups) : newest_backups(opts, backups));
+  std::vector<std::string> filters;
+  for (const auto& p : opts.paths) filters.push_back(storage::normal_path(p));
+  std::vector<bool> matched(filters.size(), false);
+  std::vector<Choice> out = newest_copies(opts, candidates.usable, filters, matched);
+  SB_TRY(pass_over_expired(opts, candidates.expired, out, fallbacks));
   for (size_t i = 0; i < filters.size(); ++i)
     if (!matched[i])
       return fail(Errc::not_found,
