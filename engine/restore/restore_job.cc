@@ -37,6 +37,73 @@ Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog
   return std::move(job.sum);
 }
 
+// The files of sum.failed_files that have an older copy to try: their paths go to
+// again.paths, and the copies that failed to again.skip.
+std::vector<FailedFile> files_to_retry(const RestoreOptions& opts,
+                                       const std::vector<catalog::Backup>& backups,
+                                       const RestoreSummary& sum, RestoreOptions& again) {
+  again.paths.clear();
+  std::vector<FailedFile> retry;
+  for (const FailedFile& f : sum.failed_files) {
+    again.skip[f.path].insert(f.backup_id);
+    const bool older = std::any_of(backups.begin(), backups.end(), [&](const catalog::Backup& b) {
+      return b.usable() && b.id < f.backup_id && !again.skip[f.path].count(b.id) &&
+             (!opts.tag || b.begin.tag == *opts.tag) &&
+             std::any_of(b.files.begin(), b.files.end(),
+                         [&](const catalog::FileRecord& r) { return r.path == f.path; });
+    });
+    if (older) {
+      again.paths.push_back(f.path);
+      retry.push_back(f);
+    }
+  }
+  return retry;
+}
+
+// Merges into `sum` the round `next` that restored older copies of the files `retry`.
+void merge_round(RestoreSummary& sum, const std::vector<FailedFile>& retry,
+                 RestoreSummary& next) {
+  std::map<std::string, const FailedFile*> failed_again;
+  for (const FailedFile& f : next.failed_files) failed_again[f.path] = &f;
+  std::vector<FailedFile> still;
+  for (const FailedFile& f : sum.failed_files) {
+    const bool retried = std::any_of(retry.begin(), retry.end(),
+                                     [&](const FailedFile& r) { return r.path == f.path; });
+    if (!retried || failed_again.count(f.path)) {
+      if (!retried) still.push_back(f);
+      continue;
+    }
+    // Restored from an older copy: its failure is now a fallback.
+    auto e = std::find(sum.errors.begin(), sum.errors.end(), f.error);
+    if (e != sum.errors.end()) {
+      sum.error_codes.erase(sum.error_codes.begin() + (e - sum.errors.begin()));
+      sum.errors.erase(e);
+    }
+    uint64_t used = 0;
+    for (uint64_t id : next.backups_used) used = std::max(used, id);
+    for (const auto& c : next.fallbacks)
+      if (c.file == f.path) used = c.used_backup;
+    sum.fallbacks.push_back({f.path, f.backup_id, used, "backup " + std::to_string(f.backup_id) +
+                                                            ": " + f.error});
+  }
+  // Files that failed again: their older copy's failure replaces nothing yet; try older.
+  for (const FailedFile& f : next.failed_files) still.push_back(f);
+  for (size_t i = 0; i < next.errors.size(); ++i) {
+    const std::string& e = next.errors[i];
+    if (std::none_of(next.failed_files.begin(), next.failed_files.end(),
+                     [&](const FailedFile& f) { return f.error == e; }))
+      sum.add_error({next.error_codes[i], 0, e});
+  }
+  sum.files += next.files;
+  sum.bytes += next.bytes;
+  sum.piece_bytes_read += next.piece_bytes_read;
+  for (uint64_t id : next.backups_used)
+    if (std::find(sum.backups_used.begin(), sum.backups_used.end(), id) == sum.backups_used.end())
+      sum.backups_used.push_back(id);
+  for (auto& w : next.warnings) sum.warnings.push_back(std::move(w));
+  sum.failed_files = std::move(still);
+}
+
 }  // namespace
 
 Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog& cat) {
@@ -49,66 +116,14 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
   const auto backups = cat.backups();
   for (int round = 0; round < 16 && !sum.failed_files.empty(); ++round) {
     if (opts.cancel && opts.cancel->load()) break;
-    again.paths.clear();
-    std::vector<FailedFile> retry;
-    for (const FailedFile& f : sum.failed_files) {
-      again.skip[f.path].insert(f.backup_id);
-      const bool older = std::any_of(backups.begin(), backups.end(), [&](const catalog::Backup& b) {
-        return b.usable() && b.id < f.backup_id && !again.skip[f.path].count(b.id) &&
-               (!opts.tag || b.begin.tag == *opts.tag) &&
-               std::any_of(b.files.begin(), b.files.end(),
-                           [&](const catalog::FileRecord& r) { return r.path == f.path; });
-      });
-      if (older) {
-        again.paths.push_back(f.path);
-        retry.push_back(f);
-      }
-    }
+    const std::vector<FailedFile> retry = files_to_retry(opts, backups, sum, again);
     if (again.paths.empty()) break;
     auto next = restore_once(again, cat);
     if (!next) {
       sum.warnings.push_back("restoring older copies of the files that failed: " + next.error().what);
       break;
     }
-    std::map<std::string, const FailedFile*> failed_again;
-    for (const FailedFile& f : next->failed_files) failed_again[f.path] = &f;
-    std::vector<FailedFile> still;
-    for (const FailedFile& f : sum.failed_files) {
-      const bool retried = std::any_of(retry.begin(), retry.end(),
-                                       [&](const FailedFile& r) { return r.path == f.path; });
-      if (!retried || failed_again.count(f.path)) {
-        if (!retried) still.push_back(f);
-        continue;
-      }
-      // Restored from an older copy: its failure is now a fallback.
-      auto e = std::find(sum.errors.begin(), sum.errors.end(), f.error);
-      if (e != sum.errors.end()) {
-        sum.error_codes.erase(sum.error_codes.begin() + (e - sum.errors.begin()));
-        sum.errors.erase(e);
-      }
-      uint64_t used = 0;
-      for (uint64_t id : next->backups_used) used = std::max(used, id);
-      for (const auto& c : next->fallbacks)
-        if (c.file == f.path) used = c.used_backup;
-      sum.fallbacks.push_back({f.path, f.backup_id, used, "backup " + std::to_string(f.backup_id) +
-                                                              ": " + f.error});
-    }
-    // Files that failed again: their older copy's failure replaces nothing yet; try older.
-    for (const FailedFile& f : next->failed_files) still.push_back(f);
-    for (size_t i = 0; i < next->errors.size(); ++i) {
-      const std::string& e = next->errors[i];
-      if (std::none_of(next->failed_files.begin(), next->failed_files.end(),
-                       [&](const FailedFile& f) { return f.error == e; }))
-        sum.add_error({next->error_codes[i], 0, e});
-    }
-    sum.files += next->files;
-    sum.bytes += next->bytes;
-    sum.piece_bytes_read += next->piece_bytes_read;
-    for (uint64_t id : next->backups_used)
-      if (std::find(sum.backups_used.begin(), sum.backups_used.end(), id) == sum.backups_used.end())
-        sum.backups_used.push_back(id);
-    for (auto& w : next->warnings) sum.warnings.push_back(std::move(w));
-    sum.failed_files = std::move(still);
+    merge_round(sum, retry, *next);
   }
   for (const auto& fb : sum.fallbacks)
     sum.warnings.push_back("'" + fb.file + "' was restored from backup " +
