@@ -61,8 +61,9 @@ std::vector<FailedFile> files_to_retry(const RestoreOptions& opts,
 }
 
 // Merges into `sum` the round `next` that restored older copies of the files `retry`.
+// `newest`: the failure of each file's newest copy, the one its error in `sum` is.
 void merge_round(RestoreSummary& sum, const std::vector<FailedFile>& retry,
-                 RestoreSummary& next) {
+                 RestoreSummary& next, const std::map<std::string, FailedFile>& newest) {
   std::map<std::string, const FailedFile*> failed_again;
   for (const FailedFile& f : next.failed_files) failed_again[f.path] = &f;
   std::vector<FailedFile> still;
@@ -73,8 +74,11 @@ void merge_round(RestoreSummary& sum, const std::vector<FailedFile>& retry,
       if (!retried) still.push_back(f);
       continue;
     }
-    // Restored from an older copy: its failure is now a fallback.
-    auto e = std::find(sum.errors.begin(), sum.errors.end(), f.error);
+    // Restored from an older copy: the failure of its newest copy is now a fallback (f is
+    // the failure of the copy before this one, which may be older still).
+    auto n = newest.find(f.path);
+    const FailedFile& first = n == newest.end() ? f : n->second;
+    auto e = std::find(sum.errors.begin(), sum.errors.end(), first.error);
     if (e != sum.errors.end()) {
       sum.error_codes.erase(sum.error_codes.begin() + (e - sum.errors.begin()));
       sum.errors.erase(e);
@@ -83,8 +87,8 @@ void merge_round(RestoreSummary& sum, const std::vector<FailedFile>& retry,
     for (uint64_t id : next.backups_used) used = std::max(used, id);
     for (const auto& c : next.fallbacks)
       if (c.file == f.path) used = c.used_backup;
-    sum.fallbacks.push_back({f.path, f.backup_id, used, "backup " + std::to_string(f.backup_id) +
-                                                            ": " + f.error});
+    sum.fallbacks.push_back({f.path, first.backup_id, used,
+                             "backup " + std::to_string(first.backup_id) + ": " + first.error});
   }
   // Files that failed again: their older copy's failure replaces nothing yet; try older.
   for (const FailedFile& f : next.failed_files) still.push_back(f);
@@ -114,6 +118,9 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
   RestoreOptions again = opts;
   again.progress = nullptr;
   const auto backups = cat.backups();
+  // A file that fails again keeps the error of its newest copy in the summary.
+  std::map<std::string, FailedFile> newest;
+  for (const FailedFile& f : sum.failed_files) newest.emplace(f.path, f);
   for (int round = 0; round < 16 && !sum.failed_files.empty(); ++round) {
     if (opts.cancel && opts.cancel->load()) break;
     const std::vector<FailedFile> retry = files_to_retry(opts, backups, sum, again);
@@ -123,7 +130,7 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
       sum.warnings.push_back("restoring older copies of the files that failed: " + next.error().what);
       break;
     }
-    merge_round(sum, retry, *next);
+    merge_round(sum, retry, *next, newest);
   }
   for (const auto& fb : sum.fallbacks)
     sum.warnings.push_back("'" + fb.file + "' was restored from backup " +
