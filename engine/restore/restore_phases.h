@@ -38,8 +38,8 @@ struct Choice {
 
 // The state the phases of one restore or validation share. The phases fill it in order;
 // the channels read what the phases before them set (RestoreContext points into it).
-// Members are declared in the order they are made, so they go in the reverse order: the
-// files, the journal and the target close before the pieces.
+// Members are declared in the order the phases make them, so they are destroyed in the
+// reverse order: the files, the journal and the target close before the pieces.
 struct RestoreJob {
   RestoreJob(const RestoreOptions& o, catalog::Catalog& c)
       : opts(o), cat(c), cache(o.channel.direct, o.keys.get()) {

@@ -194,12 +194,13 @@ Result<void> plan_indexed_file(RestoreJob& job, const Choice& c, uint64_t chosen
 // one of a backup with a level takes what its backup does not hold from those below it.
 Result<void> plan_media_file(RestoreJob& job, const Choice& c) {
   const FrameSelection& select = job.opts.select;
-  if (select.partial())
+  if (select.partial()) {
+    const char* option = select.parts ? "--part" : select.sample ? "--sample" : "--max-duration";
     return fail(Errc::invalid_argument,
-                "validate " + std::string(select.parts ? "--part" : select.sample ? "--sample"
-                                                                                  : "--max-duration") +
+                "validate " + std::string(option) +
                     " reads frames out of order, which removable media cannot; backup " +
                     std::to_string(c.backup->id) + " is on them: validate it whole");
+  }
   if (!c.file->unit) {
     if (auto r = job.stream.add(*c.file, *c.backup); !r) job.sum.add_error(r.error());
     else job.used.insert(c.backup->id);
