@@ -303,6 +303,29 @@ TEST_F(Media, ADamagedNewestCopyIsRestoredFromTheNextNewest) {
   EXPECT_FALSE(exists(t_ / "r2" + (t_ / "src/a.dbf"))) << "nothing half-restored is left";
 }
 
+// The two newest copies are damaged: the second round of fallback restores the file from
+// the third, and the restore is complete, naming the newest copy as the one not used.
+TEST_F(Media, TwoDamagedNewestCopiesAreRestoredFromTheThird) {
+  make_file(t_ / "src/a.dbf", 3 * kMiB, 1);
+  const std::string old_copy = t_ / "old-a";
+  std::filesystem::copy_file(t_ / "src/a.dbf", old_copy);
+  nightly(1, {"--channels", "1"});
+  for (int day : {2, 3}) {
+    make_file(t_ / "src/a.dbf", 3 * kMiB, day);
+    nightly(day, {"--channels", "1"});
+  }
+  for (const auto& p : pieces_in(t_ / "dest"))
+    if (!base_names({p})[0].starts_with("sb1-")) damage_middle(p);
+  Json r = json({"restore", "--to", t_ / "r"}, 6);
+  EXPECT_EQ(r["status"].as_string(), "complete");
+  EXPECT_EQ(r["errors"].size(), 0u);
+  ASSERT_EQ(r["fallbacks"].size(), 1u);
+  EXPECT_EQ(*r["fallbacks"][0]["from_backup"].as_u64(), 3u);
+  EXPECT_EQ(*r["fallbacks"][0]["backup_id"].as_u64(), 1u);
+  EXPECT_TRUE(contains(r["fallbacks"][0]["reason"].as_string(), "backup 3"));
+  EXPECT_TRUE(bytes_of(old_copy) == bytes_of(t_ / "r" + (t_ / "src/a.dbf"))) << "backup 1's copy";
+}
+
 TEST_F(Media, AReusedTagNoLongerHidesOlderBackups) {
   make_file(t_ / "one/a.dbf", 1 * kMiB, 1);
   make_file(t_ / "two/b.dbf", 1 * kMiB, 2);
