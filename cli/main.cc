@@ -14,6 +14,7 @@
 
 #include "cli/catalog_commands.h"
 #include "cli/commands.h"
+#include "cli/environment.h"
 #include "cli/media_commands.h"
 #include "cli/progress_view.h"
 #include "cli/report_commands.h"
@@ -458,6 +459,10 @@ int main(int argc, char** argv) {
 
   set_up_logging(log_level);
   install_signal_handlers();
+  if (auto r = apply_environment(); !r) {
+    print_error(r.error().what);
+    return kExitUsage;
+  }
   if (auto r = apply_nfs_flags(nfs_flags, &g_cancel); !r) {
     print_error(r.error().what);
     return kExitUsage;
