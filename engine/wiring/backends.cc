@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
 
 #include "backends/local/local_storage.h"
-#include "storage/fault_storage.h"
 #include "storage/registry.h"
+#if STRIPEBACK_TEST_HOOKS
+#include "storage/fault_storage.h"
+#endif
 #if STRIPEBACK_WITH_NFS
 #include "backends/nfs/nfs_fs.h"
 #endif
@@ -48,51 +49,39 @@ tape::FirstFreeFile first_free_files(const catalog::Catalog& cat) {
 }
 #endif
 
-// STRIPEBACK_FAULTS (tests only, docs/reliability.md): every storage the program uses is
-// wrapped in a FaultStorage with these rules.
+#if STRIPEBACK_TEST_HOOKS
+// The storages of a program run under faults (test_hooks::set_faults), or none. Each set
+// made is kept until exit: storages handed out point into it.
 struct Wired {
-  std::optional<Error> error;
   std::shared_ptr<storage::FaultStorage> local, nfs;
 };
+std::mutex g_wired_mu;
+std::vector<std::unique_ptr<const Wired>> g_wired_sets;
+const Wired* g_wired = nullptr;
 
-const Wired& wired() {
-  static const Wired w = [] {
-    Wired out;
-    const char* spec = std::getenv("STRIPEBACK_FAULTS");
-    if (spec == nullptr || *spec == '\0') return out;
-    auto rules = storage::parse_fault_rules(spec);
-    if (!rules) {
-      out.error = rules.error().wrap("STRIPEBACK_FAULTS");
-      return out;
-    }
-    auto keep = [](storage::Storage& s) {
-      return std::shared_ptr<storage::Storage>(&s, [](storage::Storage*) {});
-    };
-    out.local = std::make_shared<storage::FaultStorage>(keep(io::local_storage()));
-#if STRIPEBACK_WITH_NFS
-    out.nfs = std::make_shared<storage::FaultStorage>(keep(nfs::nfs_storage()));
-#endif
-    for (const auto& r : *rules) {
-      out.local->add(r);
-      if (out.nfs) out.nfs->add(r);
-    }
-    return out;
-  }();
-  return w;
+const Wired* wired() {
+  std::lock_guard lock(g_wired_mu);
+  return g_wired;
 }
+#endif
 
 }  // namespace
 
 Result<storage::Storage*> storage_for(const storage::Location& at) {
-  const Wired& w = wired();
-  if (w.error) return *w.error;
+#if STRIPEBACK_TEST_HOOKS
+  const Wired* w = wired();
+#endif
   switch (at.scheme) {
     case storage::Scheme::local:
-      if (w.local) return w.local.get();
+#if STRIPEBACK_TEST_HOOKS
+      if (w) return w->local.get();
+#endif
       return &io::local_storage();
     case storage::Scheme::nfs:
 #if STRIPEBACK_WITH_NFS
-      if (w.nfs) return w.nfs.get();
+#if STRIPEBACK_TEST_HOOKS
+      if (w) return w->nfs.get();
+#endif
       return &nfs::nfs_storage();
 #else
       return left_out("NFS", "STRIPEBACK_WITH_NFS", at.str());
@@ -240,5 +229,34 @@ Result<std::unique_ptr<MediaScan>> scan_media_volume(const std::string& drive) {
   return std::unique_ptr<MediaScan>(std::make_unique<TapeScan>(std::move(s), at.str()));
 #endif
 }
+
+#if STRIPEBACK_TEST_HOOKS
+namespace test_hooks {
+
+Result<void> set_faults(std::string_view spec) {
+  std::unique_ptr<Wired> w;
+  if (!spec.empty()) {
+    SB_ASSIGN(auto rules, storage::parse_fault_rules(spec));
+    auto keep = [](storage::Storage& s) {
+      return std::shared_ptr<storage::Storage>(&s, [](storage::Storage*) {});
+    };
+    w = std::make_unique<Wired>();
+    w->local = std::make_shared<storage::FaultStorage>(keep(io::local_storage()));
+#if STRIPEBACK_WITH_NFS
+    w->nfs = std::make_shared<storage::FaultStorage>(keep(nfs::nfs_storage()));
+#endif
+    for (const auto& r : rules) {
+      w->local->add(r);
+      if (w->nfs) w->nfs->add(r);
+    }
+  }
+  std::lock_guard lock(g_wired_mu);
+  g_wired = w.get();
+  if (w) g_wired_sets.push_back(std::move(w));
+  return ok();
+}
+
+}  // namespace test_hooks
+#endif
 
 }  // namespace stripeback::engine
