@@ -165,7 +165,12 @@ int main(int argc, char** argv) {
     std::string what = e.what();
     return stripeback::util::escape_text(what) + text.substr(std::min(what.size(), text.size()));
   });
+  // A build with test hooks says so: the integration tests that need them skip otherwise.
+#if STRIPEBACK_TEST_HOOKS
+  app.set_version_flag("--version", "stripeback 0.1.0 (test hooks)");
+#else
   app.set_version_flag("--version", "stripeback 0.1.0");
+#endif
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "log level: trace, debug, info, warn, error, off")
       ->default_val("warn")

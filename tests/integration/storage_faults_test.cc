@@ -14,6 +14,7 @@ namespace {
 class StorageFaults : public ::testing::Test {
  protected:
   void SetUp() override {
+    SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAULTS");
     src = work / "src";
     // Several files of a few MiB (more than one frame each), with an all-zero stretch.
     make_file(src + "/a.dbf", 6u << 20, 1);
