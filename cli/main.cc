@@ -15,6 +15,7 @@
 
 #include "cli/command_table.h"
 #include "cli/commands.h"
+#include "cli/environment.h"
 #include "cli/nfs_flags.h"
 #include "util/escape.h"
 #include "util/log.h"
@@ -101,7 +102,12 @@ int main(int argc, char** argv) {
     std::string what = e.what();
     return stripeback::util::escape_text(what) + text.substr(std::min(what.size(), text.size()));
   });
+  // A build with test hooks says so: the integration tests that need them skip otherwise.
+#if STRIPEBACK_TEST_HOOKS
+  app.set_version_flag("--version", "stripeback 0.1.0 (test hooks)");
+#else
   app.set_version_flag("--version", "stripeback 0.1.0");
+#endif
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "log level: trace, debug, info, warn, error, off")
       ->default_val("warn")
@@ -130,6 +136,10 @@ int main(int argc, char** argv) {
 
   set_up_logging(log_level);
   install_signal_handlers();
+  if (auto r = apply_environment(); !r) {
+    print_error(r.error().what);
+    return kExitUsage;
+  }
   if (auto r = apply_nfs_flags(line.nfs, &g_cancel); !r) {
     print_error(r.error().what);
     return kExitUsage;

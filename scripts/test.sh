@@ -5,9 +5,11 @@
 # By default, in this order:
 #   ci     install what is needed, build build/ci (warnings are errors) and run the whole
 #          suite (unit and integration) with ctest
-#   minimal  build build/minimal (for size) without NFS, tape and encryption, xxhash compiled in
-#          (STRIPEBACK_WITH_NFS/TAPE/CRYPTO=OFF): the library, the C API tests and the CLI;
-#          run the C API tests, check the CLI refuses nfs://, tape: and keys (exit 2)
+#   minimal  build build/minimal (for size) without NFS, tape, encryption and test hooks,
+#          xxhash compiled in (STRIPEBACK_WITH_NFS/TAPE/CRYPTO=OFF, STRIPEBACK_TEST_HOOKS=OFF):
+#          the library, the C API tests and the CLI; run the C API tests, check that the
+#          library and the CLI hold no test hook (tests/no_test_hooks_check.sh) and that the
+#          CLI refuses nfs://, tape: and keys (exit 2)
 #   asan   build build/dev (ASan + UBSan, a finding fails the test) and run every unit test
 #          (the fuzz corpora replays included) and the integration tests in ASAN_IT
 #   tsan   build build/tsan (ThreadSanitizer) and run the tests in TSAN_TESTS: catalog
@@ -97,7 +99,8 @@ stage_tsan() {
 
 stage_minimal() {
   bash scripts/build.sh minimal stripeback_cli capi_test capi_storage_test stripeback_static || return 1
-  (cd build/minimal && ctest --output-on-failure -j2 --timeout 300 -R '^CApi\.') || return 1
+  (cd build/minimal && ctest --output-on-failure -j2 --timeout 300 -R '^(CApi\.|no_test_hooks$)') \
+    || return 1
   local sb=build/minimal/cli/stripeback out rc
   for to in nfs://127.0.0.1/export/x tape:/dev/sg9; do
     rc=0

@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
 
 #include "backends/local/local_storage.h"
-#include "storage/fault_storage.h"
 #include "storage/registry.h"
+#if STRIPEBACK_TEST_HOOKS
+#include "storage/fault_storage.h"
+#endif
 #if STRIPEBACK_WITH_NFS
 #include "backends/nfs/backend.h"
 #endif
@@ -90,33 +91,22 @@ void add_builtin_backends() {
 // Registered before main() runs in every program that links the engine.
 const bool registered = (register_builtin_backends(), true);
 
-// STRIPEBACK_FAULTS (tests only, docs/reliability.md): every storage the program uses is
-// wrapped in a FaultStorage with these rules.
+#if STRIPEBACK_TEST_HOOKS
+// The storages of a program run under faults (test_hooks::set_faults), or none: each
+// registered storage that channels count, wrapped. Each set made is kept until exit:
+// storages handed out point into it.
 struct Wired {
-  std::optional<Error> error;
   std::map<storage::Storage*, std::shared_ptr<storage::FaultStorage>> faulty;
 };
+std::mutex g_wired_mu;
+std::vector<std::unique_ptr<const Wired>> g_wired_sets;
+const Wired* g_wired = nullptr;
 
-const Wired& wired() {
-  static const Wired w = [] {
-    Wired out;
-    const char* spec = std::getenv("STRIPEBACK_FAULTS");
-    if (spec == nullptr || *spec == '\0') return out;
-    auto rules = storage::parse_fault_rules(spec);
-    if (!rules) {
-      out.error = rules.error().wrap("STRIPEBACK_FAULTS");
-      return out;
-    }
-    for (storage::Storage* s : storage::counted_storages()) {
-      auto keep = std::shared_ptr<storage::Storage>(s, [](storage::Storage*) {});
-      auto f = std::make_shared<storage::FaultStorage>(keep);
-      for (const auto& r : *rules) f->add(r);
-      out.faulty[s] = std::move(f);
-    }
-    return out;
-  }();
-  return w;
+const Wired* wired() {
+  std::lock_guard lock(g_wired_mu);
+  return g_wired;
 }
+#endif
 
 }  // namespace
 
@@ -126,10 +116,11 @@ void register_builtin_backends() {
 }
 
 Result<storage::Storage*> storage_for(const storage::Location& at) {
-  const Wired& w = wired();
-  if (w.error) return *w.error;
   SB_ASSIGN(storage::Storage * st, storage::registered_storage(at));
-  if (auto it = w.faulty.find(st); it != w.faulty.end()) return it->second.get();
+#if STRIPEBACK_TEST_HOOKS
+  if (const Wired* w = wired())
+    if (auto it = w->faulty.find(st); it != w->faulty.end()) return it->second.get();
+#endif
   return st;
 }
 
@@ -259,5 +250,29 @@ Result<std::unique_ptr<MediaScan>> scan_media_volume(const std::string& drive) {
   return std::unique_ptr<MediaScan>(std::make_unique<TapeScan>(std::move(s), at.str()));
 #endif
 }
+
+#if STRIPEBACK_TEST_HOOKS
+namespace test_hooks {
+
+Result<void> set_faults(std::string_view spec) {
+  std::unique_ptr<Wired> w;
+  if (!spec.empty()) {
+    SB_ASSIGN(auto rules, storage::parse_fault_rules(spec));
+    w = std::make_unique<Wired>();
+    for (storage::Storage* st : storage::counted_storages()) {
+      auto f = std::make_shared<storage::FaultStorage>(
+          std::shared_ptr<storage::Storage>(st, [](storage::Storage*) {}));
+      for (const auto& r : rules) f->add(r);
+      w->faulty[st] = std::move(f);
+    }
+  }
+  std::lock_guard lock(g_wired_mu);
+  g_wired = w.get();
+  if (w) g_wired_sets.push_back(std::move(w));
+  return ok();
+}
+
+}  // namespace test_hooks
+#endif
 
 }  // namespace stripeback::engine
