@@ -335,6 +335,37 @@ TEST(MemJobs, TheCatalogCopyBesideThePiecesFollowsTheDestinationsWayOfReplacingA
   }
 }
 
+// Disabled: fails, showing a fault of the restore path left for its owners. A new file is
+// restored by skipping its zero frames ("a new file's preallocated range reads as zeros",
+// restore_channel.cc), which assumes writes at any offset, but only a delta restore checks
+// caps().random_write (restore_choose.cc). On a target that takes its bytes in order
+// (storage::OrderedWrites, as a tape stream does) the write after the zero range waits for
+// bytes that never come and fails: "the write before offset 4194304 never came", after
+// 3 MiB were written. Either outcome below would be right: the target refused before
+// anything is written, or the file restored with its zeros written.
+TEST(MemJobs, DISABLED_ARestoreToATargetThatTakesItsBytesInOrderWritesItsZerosOrIsRefused) {
+  CatalogDir cd;
+  auto mem = std::make_shared<MemStorage>();
+  MemStorage::Options to;
+  to.caps.sequential_only = true;
+  to.caps.random_write = false;
+  to.scheme = "seq";
+  auto target = std::make_shared<MemStorage>(to);
+  SchemeScope scope({{"mem", mem}, {"seq", target}});
+  mem->write_file("/src/a.dbf", mixed_file());
+  ASSERT_EQ(backup_or_fail(backup_options("mem://src", "mem://dest"), cd.cat()).status, "complete");
+  RestoreOptions ro = restore_options("seq://out");
+  ro.channels = 1;
+  auto r = run_restore(ro, cd.cat());
+  if (r) {
+    EXPECT_EQ(r->status, "complete") << errors_of(*r);
+    EXPECT_TRUE(same_bytes(target->contents("/out/mem/src/a.dbf"), mem->contents("/src/a.dbf")));
+  } else {
+    EXPECT_EQ(r.error().code, Errc::unsupported) << r.error().what;
+    EXPECT_TRUE(target->files("/").empty());
+  }
+}
+
 TEST(MemJobs, DeltaRestoreIsRefusedWhereTheTargetCannotBeWrittenInPlace) {
   CatalogDir cd;
   auto mem = std::make_shared<MemStorage>();
