@@ -224,6 +224,13 @@ Result<Next> check_target(RestoreJob& job) {
     return fail(Errc::unsupported, "restore --delta updates files in place, which " +
                                        std::string(place.storage->scheme()) +
                                        " targets cannot ('" + target + "')");
+  // Files are restored as temporaries written at any offset (zero ranges are skipped) and
+  // renamed into place: a medium that takes its bytes in order or cannot rename is refused
+  // before anything is written.
+  if (const auto& caps = place.storage->caps(); !caps.random_write || !caps.rename)
+    return fail(Errc::unsupported,
+                "restore writes files at any offset and renames them into place, which " +
+                    std::string(place.storage->scheme()) + " targets cannot ('" + target + "')");
   std::vector<std::string> existing;
   for (const auto& c : job.choices) {
     SB_TRY(safe_components(c.file->path));
