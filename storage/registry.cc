@@ -31,6 +31,7 @@ void Registry::add(std::string scheme, std::shared_ptr<Storage> st) {
     return loc;
   };
   b.storage = [raw](const Location&) -> Result<Storage*> { return raw; };
+  b.counted = raw;
   add(std::move(b));
 }
 
