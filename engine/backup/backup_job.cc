@@ -505,8 +505,6 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
           .wrap("backup destination is not usable");
     targets.push_back({place->storage, place->at});
   }
-  std::vector<int64_t> last_backup;
-  if (opts.partial) last_backup = order_least_recent_first(plan.files, cat);
   std::optional<ResumePoint> resumed;
   std::vector<std::string> leftover_notes;
   if (opts.resume) {
@@ -530,7 +528,6 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
   so.section_size = opts.section_size;
   so.files_per_set = opts.files_per_set;
   so.channels = opts.channels;
-  so.last_backup = std::move(last_backup);
   std::vector<std::string> parent_warnings;
   std::map<std::string, UnitMap> parents;
   std::vector<catalog::FileRecord> held;  // --optimize: files not read, held elsewhere
@@ -550,6 +547,8 @@ Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& ca
       parent_warnings.push_back(what + ": every file is backed up whole");
     }
   }
+  // After --optimize took its files out: one time for each file still planned.
+  if (opts.partial) so.last_backup = order_least_recent_first(plan.files, cat);
   std::vector<WorkSet> sets = make_sets(plan.files, so);
   std::vector<UnitDone> kept_units;  // --resume: finished before the interruption
   if (resumed) {
