@@ -99,13 +99,16 @@ Result<Crosscheck> decode_crosscheck(std::span<const uint8_t> payload) {
     const uint32_t damaged = r.u32();
     // Each entry takes at least 12 bytes.
     if (r.ok() && damaged > r.remaining() / 12) return malformed("truncated crosscheck damage");
+    // Entries name pieces in increasing order, each once (as encode_crosscheck writes them).
+    uint64_t next = 0;
     for (uint32_t k = 0; k < damaged && r.ok(); ++k) {
       const uint32_t i = r.u32();
       std::string what = r.str();
       const uint32_t files = r.u32();
       if (!r.ok()) break;  // cut short: check_end() below says so
-      if (i >= out.pieces.size() || files > r.remaining() / 4)
+      if (i >= out.pieces.size() || i < next || files > r.remaining() / 4)
         return malformed("crosscheck damage entry out of range");
+      next = uint64_t{i} + 1;
       PieceCheck& p = out.pieces[i];
       p.damaged = true;
       p.damage = std::move(what);
