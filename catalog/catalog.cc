@@ -1,5 +1,8 @@
 // Catalog: ties the framing (record_log), the payloads and the model to the files, under
-// the flock that serialises processes and the mutex that serialises threads.
+// the flock that serialises processes and the mutex that serialises threads. This file
+// opens the catalog, reads and appends to its log, and records backups; the records of
+// checks and jobs are in catalog_checks.cc, media management in catalog_media.cc,
+// compaction in catalog_compact.cc.
 #include "catalog/catalog.h"
 
 #include <fcntl.h>
@@ -14,9 +17,9 @@
 #include <functional>
 #include <optional>
 #include <random>
-#include <set>
 
 #include "catalog/backup_records.h"
+#include "catalog/catalog_state.h"
 #include "catalog/file_ops.h"
 #include "storage/storage.h"
 #include "catalog/model.h"
@@ -68,47 +71,6 @@ uint64_t new_catalog_id() {
 }
 
 }  // namespace
-
-struct Catalog::State {
-  std::string dir, log_path, lock_path;
-  Fd lock_fd;
-  // The log, read and appended to through the storage of the catalog's directory.
-  storage::Storage* st = nullptr;
-  std::unique_ptr<storage::ReadFile> log_in;
-  std::unique_ptr<storage::WriteFile> log_out;
-  Result<uint64_t> log_size() {
-    SB_ASSIGN(storage::FileInfo i, log_in->stat());
-    return i.size;
-  }
-  Result<std::vector<uint8_t>> log_range(uint64_t offset, uint64_t length) {
-    std::vector<uint8_t> out(length);
-    SB_ASSIGN(size_t n, log_in->read_at(reinterpret_cast<std::byte*>(out.data()), out.size(), offset));
-    out.resize(n);
-    return out;
-  }
-  Result<void> log_write(uint64_t at, std::span<const uint8_t> data, const char* what) {
-    auto r = log_out->write_at(reinterpret_cast<const std::byte*>(data.data()), data.size(), at);
-    if (!r) return r.error().wrap(std::string("unable to write ") + what);
-    return ok();
-  }
-  Model model;
-  uint64_t end = kFileHeaderSize;  // offset just past the records read so far
-  uint64_t last_sequence = 0;
-  std::optional<LoadWarning> tail;  // torn tail found by the last read, not yet cut
-
-  Result<void> init_header(bool may_write);
-  // Opens catalog.log (again) for reading and appending.
-  Result<void> open_log();
-  // When catalog.log was replaced by another file since it was opened (a compaction), reopens
-  // it and starts reading from the beginning.
-  Result<void> follow_replaced();
-  Result<void> catch_up();
-  Result<void> cut_tail();
-  Result<uint64_t> write_records(const std::vector<EncodedRecord>& records);
-  // Under the exclusive lock: catch up, let `prepare` (which sees the current model)
-  // produce the records, cut a torn tail, write. Returns the offset written at.
-  Result<uint64_t> append(const std::function<Result<std::vector<EncodedRecord>>()>& prepare);
-};
 
 // Called with the lock held (exclusively when `may_write`).
 Result<void> Catalog::State::init_header(bool may_write) {
@@ -273,176 +235,6 @@ Result<void> Catalog::refresh() {
   return state_->catch_up();
 }
 
-Result<void> Catalog::add_page_check(const PageCheck& check) {
-  std::lock_guard<std::mutex> g(mu_);
-  State& s = *state_;
-  SB_ASSIGN(auto rec, encode_page_check(check));
-  SB_TRY(s.append([&]() -> Result<std::vector<EncodedRecord>> {
-    return std::vector<EncodedRecord>{rec};
-  }));
-  PageCheck kept = check;
-  kept.corrupt_total = std::max<uint64_t>(kept.corrupt_total, kept.corrupt.size());
-  if (kept.corrupt.size() > PageCheck::kMaxCorrupt) kept.corrupt.resize(PageCheck::kMaxCorrupt);
-  s.model.add_page_check(std::move(kept));
-  return ok();
-}
-
-Result<void> Catalog::add_frame_check(const FrameCheck& check) {
-  std::lock_guard<std::mutex> g(mu_);
-  State& s = *state_;
-  SB_ASSIGN(auto rec, encode_frame_check(check));
-  SB_TRY(s.append([&]() -> Result<std::vector<EncodedRecord>> {
-    return std::vector<EncodedRecord>{rec};
-  }));
-  s.model.add_frame_check(check);
-  return ok();
-}
-
-Result<void> Catalog::set_setting(const std::string& key, const std::string& value) {
-  std::lock_guard<std::mutex> g(mu_);
-  State& s = *state_;
-  Setting set{key, value, util::wall_now_ns()};
-  SB_ASSIGN(auto rec, encode_setting(set));
-  SB_TRY(s.append([&]() -> Result<std::vector<EncodedRecord>> {
-    return std::vector<EncodedRecord>{rec};
-  }));
-  s.model.add_setting(set);
-  return ok();
-}
-
-std::vector<Setting> Catalog::settings() const {
-  std::lock_guard<std::mutex> g(mu_);
-  std::vector<Setting> out;
-  for (const auto& [k, v] : state_->model.settings()) out.push_back(v);
-  return out;
-}
-
-std::optional<std::string> Catalog::setting(const std::string& key) const {
-  std::lock_guard<std::mutex> g(mu_);
-  const auto& all = state_->model.settings();
-  auto it = all.find(key);
-  if (it == all.end()) return std::nullopt;
-  return it->second.value;
-}
-
-Result<void> Catalog::add_crosscheck(const Crosscheck& check) {
-  std::lock_guard<std::mutex> g(mu_);
-  State& s = *state_;
-  SB_ASSIGN(auto rec, encode_crosscheck(check));
-  SB_TRY(s.append([&]() -> Result<std::vector<EncodedRecord>> {
-    return std::vector<EncodedRecord>{rec};
-  }));
-  s.model.add_crosscheck(check);
-  return ok();
-}
-
-Result<void> Catalog::add_deletion(const Deletion& d) {
-  std::lock_guard<std::mutex> g(mu_);
-  State& s = *state_;
-  SB_ASSIGN(auto rec, encode_deletion(d));
-  SB_ASSIGN(uint64_t at, s.append([&]() -> Result<std::vector<EncodedRecord>> {
-    if (d.done && !s.model.has_intent(d.id))
-      return fail(Errc::invalid_argument,
-                  "deletion " + std::to_string(d.id) + " has no recorded intent");
-    if (!d.done)
-      for (uint64_t id : d.backups)
-        if (s.model.deleted(id))
-          return fail(Errc::invalid_argument,
-                      "backup " + std::to_string(id) + " has already been deleted");
-    return std::vector<EncodedRecord>{rec};
-  }));
-  s.model.add_deletion(d, at);
-  return ok();
-}
-
-Result<void> Catalog::resume_backup(const Resume& r) {
-  std::lock_guard<std::mutex> g(mu_);
-  State& s = *state_;
-  SB_ASSIGN(auto rec, encode_resume(r));
-  SB_ASSIGN(uint64_t at, s.append([&]() -> Result<std::vector<EncodedRecord>> {
-    SB_TRY(s.model.check_open(r.backup_id));
-    return std::vector<EncodedRecord>{rec};
-  }));
-  s.model.add_resume(r, at);
-  return ok();
-}
-
-std::vector<uint64_t> Catalog::deleted_backups() const {
-  std::lock_guard<std::mutex> g(mu_);
-  const auto& d = state_->model.deleted();
-  return {d.begin(), d.end()};
-}
-
-std::vector<Deletion> Catalog::pending_deletions() const {
-  std::lock_guard<std::mutex> g(mu_);
-  return state_->model.pending_deletions();
-}
-
-Result<uint64_t> Catalog::add_job(const JobRecord& job) {
-  std::lock_guard<std::mutex> g(mu_);
-  State& s = *state_;
-  SB_ASSIGN(auto rec, encode_job(job));
-  SB_TRY(s.append([&]() -> Result<std::vector<EncodedRecord>> {
-    return std::vector<EncodedRecord>{rec};
-  }));
-  JobRecord kept = job;
-  kept.sequence = s.last_sequence;  // that of the record just written
-  kept.files_total = std::max<uint64_t>(kept.files_total, std::min(kept.file_io.size(), JobRecord::kMaxFiles));
-  if (kept.file_io.size() > JobRecord::kMaxFiles) kept.file_io.resize(JobRecord::kMaxFiles);
-  s.model.add_job(std::move(kept));
-  return s.last_sequence;
-}
-
-std::vector<JobRecord> Catalog::jobs() const {
-  std::lock_guard<std::mutex> g(mu_);
-  return state_->model.jobs();
-}
-
-std::vector<PageCheck> Catalog::page_checks() const {
-  std::lock_guard<std::mutex> g(mu_);
-  return state_->model.page_checks();
-}
-
-std::vector<FrameCheck> Catalog::frame_checks() const {
-  std::lock_guard<std::mutex> g(mu_);
-  return state_->model.frame_checks();
-}
-
-namespace {
-// Whether `file` is `source` or lies below it.
-bool lies_in(const std::string& file, const std::string& source) {
-  std::string dir = source;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  if (file == dir) return true;
-  // A URL's query ends it: compare what comes before.
-  const std::string base = dir.substr(0, dir.find('?'));
-  const std::string f = file.substr(0, base.find("://") != std::string::npos ? file.find('?')
-                                                                             : std::string::npos);
-  return f.size() > base.size() && f.compare(0, base.size(), base) == 0 &&
-         (base == "/" || f[base.size()] == '/');
-}
-}  // namespace
-
-std::vector<std::pair<CorruptPage, PageCheck>> Catalog::corrupt_pages() const {
-  auto checks = page_checks();
-  std::vector<std::pair<CorruptPage, PageCheck>> out;
-  for (size_t i = 0; i < checks.size(); ++i) {
-    for (const CorruptPage& p : checks[i].corrupt) {
-      bool superseded = false;
-      for (size_t j = i + 1; j < checks.size() && !superseded; ++j) {
-        if (!checks[j].complete) continue;
-        for (const auto& src : checks[j].sources) superseded = superseded || lies_in(p.file, src);
-      }
-      if (!superseded) {
-        PageCheck by = checks[i];
-        by.corrupt.clear();
-        out.push_back({p, std::move(by)});
-      }
-    }
-  }
-  return out;
-}
-
 std::vector<Backup> Catalog::backups() const {
   std::lock_guard<std::mutex> g(mu_);
   return state_->model.snapshot();
@@ -603,114 +395,6 @@ Result<std::vector<ImportOutcome>> Catalog::import_backups(const std::vector<Bac
     if (b->ended) s.model.add_end(b->id, b->end, at);
   }
   return outcomes;
-}
-
-namespace {
-// The backup a record of a type this build knows is about (every such payload starts with
-// a version byte and the backup id); none for other types. A Resume record belongs to its
-// backup too: left behind by a compaction that drops the backup, it would name a backup
-// without a begin record, which every later load reports as damaged.
-std::optional<uint64_t> record_backup_id(const Frame& f) {
-  const bool per_backup = (f.type >= static_cast<uint16_t>(RecordType::backup_begin) &&
-                           f.type <= static_cast<uint16_t>(RecordType::frame_check)) ||
-                          f.type == static_cast<uint16_t>(RecordType::resume);
-  if (!per_backup || f.payload.size() < 9) return std::nullopt;
-  uint64_t id = 0;
-  for (int i = 0; i < 8; ++i) id |= uint64_t{f.payload[1 + static_cast<size_t>(i)]} << (8 * i);
-  return id;
-}
-}  // namespace
-
-Result<CompactReport> Catalog::compact(const CompactOptions& o) {
-  std::lock_guard<std::mutex> g(mu_);
-  State& s = *state_;
-  SB_ASSIGN(FileLock lock, FileLock::acquire(s.lock_fd.get(), LOCK_EX, s.lock_path));
-  SB_TRY(s.follow_replaced());
-  SB_TRY(s.catch_up());
-  CompactReport rep;
-  SB_ASSIGN(uint64_t size, s.log_size());
-  SB_ASSIGN(auto bytes, s.log_range(0, size));
-  if (bytes.size() < kFileHeaderSize)
-    return fail(Errc::corrupt, "'" + s.log_path + "' is shorter than its file header");
-  ScanResult scan = scan_records(std::span<const uint8_t>(bytes).subspan(kFileHeaderSize),
-                                 kFileHeaderSize, 0);
-  rep.bytes_before = bytes.size();
-  rep.records_before = scan.frames.size();
-  std::set<uint64_t> drop;
-  uint64_t identity_begin = 0, max_id = 0;
-  if (o.drop_backup) {
-    std::set<uint64_t> asked;
-    for (const Frame& f : scan.frames)
-      if (auto id = record_backup_id(f)) {
-        max_id = std::max(max_id, *id);
-        if (asked.insert(*id).second && o.drop_backup(*id)) drop.insert(*id);
-        if (!identity_begin && f.type == static_cast<uint16_t>(RecordType::backup_begin))
-          if (auto b = decode_begin(f.payload); b && b->begin.catalog_id != 0)
-            identity_begin = b->backup_id;
-      }
-  }
-  rep.dropped_backups.assign(drop.begin(), drop.end());
-  std::vector<uint8_t> out = encode_file_header();
-  uint64_t seq = 0;
-  for (const Frame& f : scan.frames) {
-    auto id = record_backup_id(f);
-    // The identity and the next id are the catalog's, not its backups': those begins stay.
-    const bool keeps_catalog = id && f.type == static_cast<uint16_t>(RecordType::backup_begin) &&
-                               (*id == identity_begin || *id == max_id);
-    if (id && drop.count(*id) && !keeps_catalog) continue;
-    append_frame(out, ++seq, static_cast<RecordType>(f.type), f.payload);
-  }
-  rep.records_after = seq;
-  rep.bytes_after = out.size();
-  // The damaged regions are kept for inspection, as a cut torn tail is, before the log
-  // that no longer holds them takes its place.
-  std::vector<LoadWarning> regions;
-  for (const auto& w : scan.warnings)
-    if (w.length > 0) regions.push_back(w);
-  if (scan.torn_tail && scan.torn_tail->length > 0) regions.push_back(*scan.torn_tail);
-  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-      std::chrono::system_clock::now().time_since_epoch());
-  for (const auto& w : regions) {
-    if (w.offset + w.length > bytes.size()) continue;
-    rep.damaged_bytes += w.length;
-    std::string name = std::string(kLogName) + ".dropped-" + std::to_string(now.count()) + "-" +
-                       std::to_string(w.offset);
-    SB_ASSIGN(std::string saved,
-              save_new_file(s.dir, name,
-                            std::span<const uint8_t>(bytes).subspan(w.offset, w.length)));
-    rep.saved.push_back(std::move(saved));
-  }
-  const std::string tmp_path = s.log_path + ".compact";
-  const auto tmp = storage::Location::local(tmp_path);
-  (void)s.st->remove(tmp);  // of a compaction killed half-way
-  storage::CreateOptions co;
-  co.direct = false;
-  co.mode = 0600;
-  SB_ASSIGN(auto file, s.st->create(tmp, co));
-  auto written = [&]() -> Result<void> {
-    SB_TRY(file->write_at(reinterpret_cast<const std::byte*>(out.data()), out.size(), 0));
-    SB_TRY(file->commit());
-    return file->close();
-  }();
-  if (!written) {
-    file->abandon();
-    (void)s.st->remove(tmp);
-    return written.error().wrap("unable to write the compacted catalog log '" + tmp_path + "'");
-  }
-  util::crash_point("catalog-compact-written");
-  if (auto r = s.st->rename(tmp, storage::Location::local(s.log_path), true); !r) {
-    (void)s.st->remove(tmp);
-    return r.error().wrap("unable to put the compacted catalog log in place");
-  }
-  SB_TRY(sync_dir(s.dir));
-  util::crash_point("catalog-compact-renamed");
-  SB_TRY(s.open_log());
-  s.model.clear();
-  s.end = kFileHeaderSize;
-  s.last_sequence = 0;
-  s.tail.reset();
-  SB_TRY(s.catch_up());
-  return rep;
 }
 
 }  // namespace stripeback::catalog

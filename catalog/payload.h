@@ -1,7 +1,8 @@
-// The payloads of the four record types (docs/catalog-format.md). Each payload starts with
-// a version byte; fields are only ever appended, so a reader decodes the fields it knows
-// and ignores trailing bytes of a newer version. File and piece entries inside a payload
-// carry their own length for the same reason.
+// The payloads of the record types (docs/catalog-format.md). Each payload starts with a
+// version byte; fields are only ever appended, so a reader decodes the fields it knows and
+// ignores trailing bytes of a newer version. File and piece entries inside a payload carry
+// their own length for the same reason. One file per record family: payload.cc (backup
+// records), check_payload.cc, media_payload.cc, job_payload.cc.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "catalog/catalog.h"
+#include "cli/job_flags.h"
 #include "engine/wiring/backends.h"
 #include "engine/media/catalog_rebuild.h"
 #include "engine/transform/crypto.h"
@@ -163,8 +164,7 @@ int run_compact(const CommonFlags& c) {
 
 }  // namespace
 
-CLI::App* add_catalog_command(CLI::App& app, CatalogFlags& f, CommonFlags& common) {
-  auto* cat = app.add_subcommand("catalog", "catalog maintenance: rebuild from media, compact");
+void add_catalog_commands(CLI::App* cat, CatalogFlags& f, CommonFlags& common) {
   cat->require_subcommand(1);
   auto* rebuild = cat->add_subcommand(
       "rebuild",
@@ -191,13 +191,8 @@ CLI::App* add_catalog_command(CLI::App& app, CatalogFlags& f, CommonFlags& commo
       "compact",
       "rewrite the catalog's record log without torn or corrupt regions (saved beside it), "
       "atomically, under the catalog's lock");
-  for (auto* sub : {rebuild, compact}) {
-    sub->add_option("--catalog", common.catalog,
-                    "catalog directory (default: $STRIPEBACK_CATALOG, else "
-                    "$XDG_STATE_HOME/stripeback or ~/.local/state/stripeback)");
-    sub->add_flag("--json", common.json, "print the result as one JSON document on stdout");
-  }
-  return cat;
+  add_common(rebuild, common);
+  add_common(compact, common);
 }
 
 int run_catalog_cmd(const CLI::App& cat, const CatalogFlags& f, const CommonFlags& common) {

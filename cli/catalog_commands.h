@@ -21,9 +21,9 @@ struct CatalogFlags {
   std::string catalog_id;  // rebuild: 16 hex digits, whose pieces to take
 };
 
-// Adds `catalog` and its subcommands to `app`; returns the `catalog` command. `common`
-// receives --catalog and --json.
-CLI::App* add_catalog_command(CLI::App& app, CatalogFlags& flags, CommonFlags& common);
+// Adds the subcommands of the `catalog` command to it. `common` receives --catalog and
+// --json.
+void add_catalog_commands(CLI::App* catalog, CatalogFlags& flags, CommonFlags& common);
 // Runs the subcommand of `catalog` that was parsed.
 int run_catalog_cmd(const CLI::App& catalog, const CatalogFlags& flags, const CommonFlags& common);
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "cli/job_flags.h"
 #include "cli/render.h"
 #include "engine/wiring/backends.h"
 #include "engine/media/crosscheck.h"
@@ -78,7 +79,9 @@ int no_catalog(const CommonFlags& c, const char* json) {
   return kExitOk;
 }
 
-int run_configure(const CommonFlags& c, const MediaFlags& f) {
+}  // namespace
+
+int run_configure_cmd(const CommonFlags& c, const MediaFlags& f) {
   const bool change = !f.setting.empty() || !f.clear.empty();
   bool missing = false;
   auto cat = change ? open_catalog(c, catalog::Create::yes) : open_existing(c, &missing);
@@ -130,6 +133,8 @@ int run_configure(const CommonFlags& c, const MediaFlags& f) {
   return kExitOk;
 }
 
+namespace {
+
 void piece_json(util::JsonWriter& w, const catalog::DeletedPiece& p) {
   w.begin_object();
   w.kv("backup_id", p.backup_id);
@@ -138,6 +143,8 @@ void piece_json(util::JsonWriter& w, const catalog::DeletedPiece& p) {
   w.kv("bytes", p.size);
   w.end_object();
 }
+
+}  // namespace
 
 int run_crosscheck_cmd(const CommonFlags& c, const MediaFlags& f) {
   bool missing = false;
@@ -219,6 +226,8 @@ int run_crosscheck_cmd(const CommonFlags& c, const MediaFlags& f) {
   }
   return kExitOk;
 }
+
+namespace {
 
 // What a deletion removes (or would): its pieces and bytes, and once carried out whether it
 // finished and why not.
@@ -442,71 +451,56 @@ Result<void> apply_settings(const CLI::App& sub, const CommonFlags& c, BackupFla
   return ok();
 }
 
-MediaCommands add_media_commands(CLI::App& app, CLI::App& report, CommonFlags& c, MediaFlags& f) {
-  auto common = [&](CLI::App* a) {
-    a->add_option("--catalog", c.catalog,
-                  "catalog directory (default: $STRIPEBACK_CATALOG, else "
-                  "$XDG_STATE_HOME/stripeback or ~/.local/state/stripeback)");
-    a->add_flag("--json", c.json, "print the result as one JSON document on stdout");
-  };
-  MediaCommands m;
-  m.configure = app.add_subcommand(
-      "configure",
-      "store defaults in the catalog: 'configure retention redundancy N', 'configure retention "
-      "recovery-window DAYS', 'configure resume-window DAYS' (how long an interrupted backup "
-      "is kept for backup --resume before it is obsolete; default 7), 'configure channels N', 'configure compression LEVEL', "
-      "'configure key-file PATH' (or passphrase-file PATH, passphrase-env NAME: where the key "
-      "is, never the key), 'configure destination DIR|URL'; flags of a command override them. "
-      "Without a setting, or with --show, prints them all");
-  m.configure->add_option("SETTING", f.setting, "the setting's name, then its value");
-  m.configure->add_flag("--show", f.show, "print every setting");
-  m.configure->add_option("--clear", f.clear, "remove a setting (back to the built-in default)");
-  common(m.configure);
+void add_configure_flags(CLI::App* configure, CommonFlags& c, MediaFlags& f) {
+  configure->add_option("SETTING", f.setting, "the setting's name, then its value");
+  configure->add_flag("--show", f.show, "print every setting");
+  configure->add_option("--clear", f.clear, "remove a setting (back to the built-in default)");
+  add_common(configure, c);
+}
 
-  m.crosscheck = app.add_subcommand(
-      "crosscheck",
-      "check that every recorded piece is on its medium and whole (size, header, footer, "
-      "trailer checksums; --deep reads every byte) and mark pieces and backups available or "
-      "expired (list shows it; restore and validate skip expired backups); --deep marks a "
-      "whole piece with damaged frames 'damaged' with the files they hold, which alone will "
-      "not restore from it");
-  auto* id = m.crosscheck->add_option("--backup", f.backup, "only this backup");
-  m.crosscheck->add_option("--tag", f.tag, "only the backups with this tag")->excludes(id);
-  m.crosscheck->add_flag("--deep", f.deep,
-                         "read every piece whole: every frame's checksums and the piece's");
-  m.crosscheck->add_option("--tape-drive", f.tape_drives,
-                           "look for tape volumes in these drives (by their labels)")
+void add_crosscheck_flags(CLI::App* crosscheck, CommonFlags& c, MediaFlags& f) {
+  auto* id = crosscheck->add_option("--backup", f.backup, "only this backup");
+  crosscheck->add_option("--tag", f.tag, "only the backups with this tag")->excludes(id);
+  crosscheck->add_flag("--deep", f.deep,
+                       "read every piece whole: every frame's checksums and the piece's");
+  crosscheck->add_option("--tape-drive", f.tape_drives,
+                         "look for tape volumes in these drives (by their labels)")
       ->allow_extra_args(false);
-  common(m.crosscheck);
+  add_common(crosscheck, c);
+}
 
-  m.report_obsolete = report.add_subcommand(
+void add_report_obsolete(CLI::App* report, CommonFlags& c) {
+  auto* obsolete = report->add_subcommand(
       "obsolete",
       "list the backups and pieces the retention policy ('configure retention') no longer "
       "needs, failed backups, and pieces of killed backups (docs/media-management.md)");
-  common(m.report_obsolete);
+  add_common(obsolete, c);
+}
 
-  auto* del = app.add_subcommand("delete", "remove backups from the media and the catalog");
+void add_delete_commands(CLI::App* del, CommonFlags& c, MediaFlags& f) {
   del->require_subcommand(1);
-  m.delete_obsolete = del->add_subcommand(
+  auto* obsolete = del->add_subcommand(
       "obsolete",
       "remove what 'report obsolete' lists from every medium, then from the catalog; "
       "crash-safe: a rerun finishes an interrupted deletion");
-  m.delete_obsolete->add_flag("--dry-run", f.dry_run, "say what would be removed, remove nothing");
-  common(m.delete_obsolete);
-  m.delete_expired = del->add_subcommand(
+  obsolete->add_flag("--dry-run", f.dry_run, "say what would be removed, remove nothing");
+  add_common(obsolete, c);
+  auto* expired = del->add_subcommand(
       "expired", "remove the records (and any remaining pieces) of backups crosscheck expired");
-  m.delete_expired->add_flag("--dry-run", f.dry_run, "say what would be removed, remove nothing");
-  common(m.delete_expired);
-  return m;
+  expired->add_flag("--dry-run", f.dry_run, "say what would be removed, remove nothing");
+  add_common(expired, c);
 }
 
-int run_media_cmd(const MediaCommands& m, const CommonFlags& c, const MediaFlags& f) {
-  if (m.configure->parsed()) return run_configure(c, f);
-  if (m.crosscheck->parsed()) return run_crosscheck_cmd(c, f);
-  if (m.report_obsolete->parsed()) return run_obsolete(c, f, false);
-  if (m.delete_obsolete->parsed()) return run_obsolete(c, f, true);
-  if (m.delete_expired->parsed()) return run_delete_expired(c, f);
-  return -1;
+int run_report_obsolete_cmd(const CommonFlags& c, const MediaFlags& f) {
+  return run_obsolete(c, f, false);
+}
+
+int run_delete_cmd(const CLI::App& del, const CommonFlags& c, const MediaFlags& f) {
+  for (const auto* sub : del.get_subcommands()) {
+    if (sub->get_name() == "obsolete") return run_obsolete(c, f, true);
+    if (sub->get_name() == "expired") return run_delete_expired(c, f);
+  }
+  return kExitUsage;
 }
 
 }  // namespace stripeback::cli

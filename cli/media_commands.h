@@ -25,18 +25,17 @@ struct MediaFlags {
   bool dry_run = false;
 };
 
-struct MediaCommands {
-  CLI::App* configure = nullptr;
-  CLI::App* crosscheck = nullptr;
-  CLI::App* report_obsolete = nullptr;
-  CLI::App* delete_obsolete = nullptr;
-  CLI::App* delete_expired = nullptr;
-};
-
-// Adds configure, crosscheck and delete to `app`, and `obsolete` under `report`.
-MediaCommands add_media_commands(CLI::App& app, CLI::App& report, CommonFlags& c, MediaFlags& f);
-// Runs whichever of them was parsed; -1 when none was.
-int run_media_cmd(const MediaCommands& m, const CommonFlags& c, const MediaFlags& f);
+// The flags of configure and crosscheck, added to their commands; the `obsolete` and
+// `expired` subcommands of `delete`; `obsolete` under `report`.
+void add_configure_flags(CLI::App* configure, CommonFlags& c, MediaFlags& f);
+void add_crosscheck_flags(CLI::App* crosscheck, CommonFlags& c, MediaFlags& f);
+void add_delete_commands(CLI::App* del, CommonFlags& c, MediaFlags& f);
+void add_report_obsolete(CLI::App* report, CommonFlags& c);
+int run_configure_cmd(const CommonFlags& c, const MediaFlags& f);
+int run_crosscheck_cmd(const CommonFlags& c, const MediaFlags& f);
+int run_report_obsolete_cmd(const CommonFlags& c, const MediaFlags& f);
+// Runs the subcommand of `delete` that was parsed.
+int run_delete_cmd(const CLI::App& del, const CommonFlags& c, const MediaFlags& f);
 
 // The settings `configure` knows: retention, channels, compression, key-file,
 // passphrase-file, passphrase-env, destination. A backup, restore or validate flag given on

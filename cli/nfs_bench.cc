@@ -205,6 +205,47 @@ void print_table(const NfsBenchFlags& f, bool mount, const std::vector<Run>& run
   }
 }
 
+// The result as one JSON document: each run, and the ratios libnfs / kernel.
+void print_json(const NfsBenchFlags& f, bool mount, uint64_t per, const std::vector<Run>& runs) {
+  util::JsonWriter w;
+  w.begin_object();
+  w.kv("kernel_path", f.kernel_path);
+  w.kv("kernel_is_nfs_mount", mount);
+  w.kv("nfs_url", f.nfs_url);
+  w.kv("channels", f.channels);
+  w.kv("bytes_per_direction", per * f.channels);
+  w.begin_array("runs");
+  for (const Run& r : runs) {
+    w.begin_object();
+    w.kv("op", r.op);
+    w.kv("path", r.path);
+    w.kv("bytes", r.bytes);
+    w.kv("wall_s", r.wall_s);
+    w.kv("mb_per_s", r.mb_per_s());
+    w.kv("cpu_user_s", r.user_s);
+    w.kv("cpu_sys_s", r.sys_s);
+    w.kv("cpu_s_per_gib", r.cpu_per_gib());
+    w.kv("ctx_switches_per_gib", r.cs_per_gib());
+    w.kv("iowait_share", r.iowait_share);
+    w.end_object();
+  }
+  w.end_array();
+  w.begin_object("ratios");  // libnfs / kernel
+  for (size_t i = 0; i + 1 < runs.size(); i += 2) {
+    const Run& k = runs[i];
+    const Run& n = runs[i + 1];
+    auto ratio = [](double a, double b) { return a > 0 ? b / a : 0.0; };
+    w.begin_object(k.op);
+    w.kv("mb_per_s", ratio(k.mb_per_s(), n.mb_per_s()));
+    w.kv("cpu_s_per_gib", ratio(k.cpu_per_gib(), n.cpu_per_gib()));
+    w.kv("ctx_switches_per_gib", ratio(k.cs_per_gib(), n.cs_per_gib()));
+    w.end_object();
+  }
+  w.end_object();
+  w.end_object();
+  std::printf("%s\n", w.str().c_str());
+}
+
 }  // namespace
 #endif
 
@@ -242,9 +283,9 @@ int run_nfs_bench_cmd(const NfsBenchFlags& f) {
   }
   uint64_t per = (*size / f.channels + kIo - 1) / kIo * kIo;
   auto url = storage::Location::parse(f.nfs_url);
-  if (!url || url->scheme != storage::Scheme::nfs || !nfs::nfs_storage().stat(*url, false)) {
+  if (!url || url->scheme != "nfs" || !nfs::nfs_storage().stat(*url, false)) {
     std::string why = !url ? url.error().what
-                      : url->scheme != storage::Scheme::nfs
+                      : url->scheme != "nfs"
                           ? std::string("not an nfs:// URL")
                           : nfs::nfs_storage().stat(*url, false).error().what;
     print_error("--nfs-url '" + f.nfs_url + "' is not usable: " + why);
@@ -311,43 +352,7 @@ int run_nfs_bench_cmd(const NfsBenchFlags& f) {
     print_table(f, mount, runs);
     return kExitOk;
   }
-  util::JsonWriter w;
-  w.begin_object();
-  w.kv("kernel_path", f.kernel_path);
-  w.kv("kernel_is_nfs_mount", mount);
-  w.kv("nfs_url", f.nfs_url);
-  w.kv("channels", f.channels);
-  w.kv("bytes_per_direction", per * f.channels);
-  w.begin_array("runs");
-  for (const Run& r : runs) {
-    w.begin_object();
-    w.kv("op", r.op);
-    w.kv("path", r.path);
-    w.kv("bytes", r.bytes);
-    w.kv("wall_s", r.wall_s);
-    w.kv("mb_per_s", r.mb_per_s());
-    w.kv("cpu_user_s", r.user_s);
-    w.kv("cpu_sys_s", r.sys_s);
-    w.kv("cpu_s_per_gib", r.cpu_per_gib());
-    w.kv("ctx_switches_per_gib", r.cs_per_gib());
-    w.kv("iowait_share", r.iowait_share);
-    w.end_object();
-  }
-  w.end_array();
-  w.begin_object("ratios");  // libnfs / kernel
-  for (size_t i = 0; i + 1 < runs.size(); i += 2) {
-    const Run& k = runs[i];
-    const Run& n = runs[i + 1];
-    auto ratio = [](double a, double b) { return a > 0 ? b / a : 0.0; };
-    w.begin_object(k.op);
-    w.kv("mb_per_s", ratio(k.mb_per_s(), n.mb_per_s()));
-    w.kv("cpu_s_per_gib", ratio(k.cpu_per_gib(), n.cpu_per_gib()));
-    w.kv("ctx_switches_per_gib", ratio(k.cs_per_gib(), n.cs_per_gib()));
-    w.end_object();
-  }
-  w.end_object();
-  w.end_object();
-  std::printf("%s\n", w.str().c_str());
+  print_json(f, mount, per, runs);
   return kExitOk;
 #endif
 }

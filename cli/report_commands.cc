@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <vector>
 
+#include "cli/job_flags.h"
 #include "cli/render.h"
 #include "engine/wiring/backends.h"
 #include "util/escape.h"
@@ -357,33 +358,28 @@ int report_io(const ReportFlags& f) {
 
 }  // namespace
 
-ReportCommands add_report_commands(CLI::App& report, ReportFlags& f) {
-  auto common = [&](CLI::App* sub) {
-    sub->add_option("--catalog", f.common.catalog,
-                    "catalog directory (default: $STRIPEBACK_CATALOG, else "
-                    "$XDG_STATE_HOME/stripeback or ~/.local/state/stripeback)");
-    sub->add_flag("--json", f.common.json, "print the result as one JSON document on stdout");
-  };
-  auto* jobs = report.add_subcommand(
+void add_report_commands(CLI::App* report, ReportFlags& f) {
+  auto* jobs = report->add_subcommand(
       "jobs", "every backup, restore and validation the catalog recorded, oldest first: id, "
               "type, status, start and end (UTC), backups, bytes read and written, MB/s, "
               "compression ratio and what bounded it");
   jobs->add_option("--limit", f.limit, "the newest N jobs only")->check(CLI::Range(1, 1 << 30));
-  common(jobs);
-  auto* io = report.add_subcommand(
+  add_common(jobs, f.common);
+  auto* io = report->add_subcommand(
       "io", "the I/O of one job per channel and per file: requests, bytes, MB/s while busy, "
             "time busy, waits for completions (ready < 1 ms, short < 100 ms, long), buffers, "
             "multiplexing, sync or async I/O");
   io->add_option("--backup", f.backup, "the job that wrote this backup (else the newest that used it)");
   io->add_option("--job", f.job, "the job with this id (report jobs)");
-  common(io);
-  return {jobs, io};
+  add_common(io, f.common);
 }
 
-int run_report_cmd(const ReportCommands& r, const ReportFlags& f) {
-  if (r.jobs->parsed()) return report_jobs(f);
-  if (r.io->parsed()) return report_io(f);
-  return -1;
+int run_report_cmd(const CLI::App& report, const ReportFlags& f) {
+  for (const auto* sub : report.get_subcommands()) {
+    if (sub->get_name() == "jobs") return report_jobs(f);
+    if (sub->get_name() == "io") return report_io(f);
+  }
+  return kExitUsage;
 }
 
 void record_job(catalog::Catalog& cat, const catalog::JobRecord& job) {

@@ -20,15 +20,10 @@ struct ReportFlags {
   std::optional<uint64_t> job;     // report io: the job with this id
 };
 
-struct ReportCommands {
-  CLI::App* jobs = nullptr;
-  CLI::App* io = nullptr;
-};
-
 // Adds `jobs` and `io` under the `report` command.
-ReportCommands add_report_commands(CLI::App& report, ReportFlags& f);
-// Runs whichever of them was parsed; -1 when none was.
-int run_report_cmd(const ReportCommands& r, const ReportFlags& f);
+void add_report_commands(CLI::App* report, ReportFlags& f);
+// Runs whichever of them was parsed.
+int run_report_cmd(const CLI::App& report, const ReportFlags& f);
 
 // Appends a finished job's record to its catalog. A failure to do so is a warning: the job's
 // own outcome stands.

@@ -274,9 +274,7 @@ Result<std::optional<engine::MediaOptions>> tape_backup_options(const BackupFlag
   return std::optional<engine::MediaOptions>(std::move(t));
 }
 
-CLI::App* add_tape_command(CLI::App& app, TapeFlags& f) {
-  auto* tape = app.add_subcommand(
-      "tape", "operate tape drives: tape:iscsi://HOST:PORT/IQN/LUN or tape:/dev/sgN");
+void add_tape_commands(CLI::App* tape, TapeFlags& f) {
   tape->require_subcommand(1);
   auto url_help = "drive URL: tape:iscsi://HOST:PORT/IQN/LUN or tape:/dev/sgN";
   auto* status = tape->add_subcommand(
@@ -308,7 +306,6 @@ CLI::App* add_tape_command(CLI::App& app, TapeFlags& f) {
   test->add_option("--tape-block-size", f.block_size, "block size of the end-of-medium test")
       ->default_val("256K");
   test->add_flag("--json", f.json, "print one JSON document");
-  return tape;
 }
 
 int run_tape_cmd(const CLI::App& tape, const TapeFlags& f, const std::atomic<bool>& cancel) {

@@ -35,8 +35,8 @@ Result<void> resolve_backup_destinations(BackupFlags& f);
 // The tape options of a backup to tape, nullopt for a backup to a directory.
 Result<std::optional<engine::MediaOptions>> tape_backup_options(const BackupFlags& f);
 
-// Adds the `tape` command and its subcommands to `app`; returns the `tape` command.
-CLI::App* add_tape_command(CLI::App& app, TapeFlags& flags);
+// Adds the subcommands of the `tape` command to it.
+void add_tape_commands(CLI::App* tape, TapeFlags& flags);
 // Runs the subcommand of `tape` that was parsed.
 int run_tape_cmd(const CLI::App& tape, const TapeFlags& flags, const std::atomic<bool>& cancel);
 

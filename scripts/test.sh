@@ -6,9 +6,11 @@
 #   ci     install what is needed, build build/ci-asan (ASan + UBSan, a finding fails the
 #          test; warnings are errors) and run the whole suite with ctest: unit tests, the
 #          fuzz corpora replays, integration tests (real ganesha and tgtd), reliability runs
-#   minimal  build build/minimal (for size) without NFS, tape and encryption, xxhash compiled in
-#          (STRIPEBACK_WITH_NFS/TAPE/CRYPTO=OFF): the library, the C API tests and the CLI;
-#          run the C API tests and the examples, check the CLI refuses nfs://, tape: and keys
+#   minimal  build build/minimal (for size) without NFS, tape, encryption and test hooks,
+#          xxhash compiled in (STRIPEBACK_WITH_NFS/TAPE/CRYPTO=OFF, STRIPEBACK_TEST_HOOKS=OFF):
+#          the library, the C API tests and the CLI; run the C API tests and the examples,
+#          check that the library and the CLI hold no test hook
+#          (tests/no_test_hooks_check.sh) and that the CLI refuses nfs://, tape: and keys
 #          (exit 2)
 #   tsan   build build/tsan (ThreadSanitizer) and run the tests in TSAN_TESTS: catalog
 #          writers on threads and processes, multi-channel backups and restores, the NFS
@@ -52,7 +54,7 @@ while (($#)); do
     --fuzz-time) fuzz_time=${2:?--fuzz-time needs seconds}; shift 2 ;;
     --long) long=1; shift ;;
     --only) only=${2:?--only needs stages (ci, minimal, tsan, fuzz)}; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -78,7 +80,8 @@ build_minimal() {
   bash scripts/build.sh minimal stripeback_cli capi_test capi_storage_test stripeback_static
 }
 test_minimal() {
-  (cd build/minimal && ctest --output-on-failure -j2 --timeout 300 -R '^CApi\.') || return 1
+  (cd build/minimal && ctest --output-on-failure -j2 --timeout 300 -R '^(CApi\.|no_test_hooks$)') \
+    || return 1
   local sb=build/minimal/cli/stripeback out rc
   for to in nfs://127.0.0.1/export/x tape:/dev/sg9; do
     rc=0

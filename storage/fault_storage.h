@@ -111,7 +111,8 @@ struct FaultRule {
   FaultRule only(std::string substring) const;
 };
 
-// Rules from text, for running the whole program under faults (STRIPEBACK_FAULTS, see
+// Rules from text, for running the whole program under faults (engine::test_hooks::
+// set_faults, which the CLI of a test build feeds from STRIPEBACK_FAULTS; see
 // docs/reliability.md): rules separated by ';', each "OP:N[+]:EFFECT[:MATCH]" where OP is
 // a kind above by name, N the occurrence ("+": and every one after it), EFFECT an errno
 // name (EIO, ENOSPC, EDQUOT, EROFS, EACCES, EPERM), "short=BYTES" or "delay=MS", and MATCH

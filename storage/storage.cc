@@ -86,4 +86,42 @@ std::optional<std::string> Storage::pseudo_file_system(const Location&, const Fi
   return std::nullopt;
 }
 
+Result<void> Storage::put(const Location& at, std::span<const std::byte>, mode_t) {
+  return unsupported("put", at);
+}
+
+Result<void> write_file_atomic(Storage& st, const Location& at, std::span<const std::byte> data,
+                               const AtomicWriteOptions& o) {
+  const StorageCaps& caps = st.caps();
+  if (caps.atomic_put) {
+    if (o.before_replace) o.before_replace();
+    return st.put(at, data, o.mode);
+  }
+  if (!caps.rename)
+    return Error{Errc::unsupported, 0,
+                 "'" + at.str() + "' cannot be replaced whole on " + st.scheme() +
+                     " storage (it has neither rename nor atomic put)"};
+  const Location dir = at.parent();
+  const Location tmp = dir.join("." + at.name() + ".tmp");
+  (void)st.remove(tmp);  // of an earlier attempt killed half-way
+  CreateOptions co;
+  co.direct = false;
+  co.mode = o.mode;
+  SB_ASSIGN(auto out, st.create(tmp, co));
+  auto written = [&]() -> Result<void> {
+    SB_TRY(out->write_at(data.data(), data.size(), 0));
+    SB_TRY(out->commit());
+    SB_TRY(out->close());
+    if (o.before_replace) o.before_replace();
+    SB_TRY(st.rename(tmp, at, /*replace=*/true));
+    if (caps.dir_sync) SB_TRY(st.sync_dir(dir));
+    return ok();
+  }();
+  if (!written) {
+    out->abandon();
+    (void)st.remove(tmp);
+  }
+  return written;
+}
+
 }  // namespace stripeback::storage

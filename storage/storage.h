@@ -19,8 +19,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,12 @@ struct StorageCaps {
   bool directories = true;       // names are organised in directories (list, rename, ...)
   bool removable = false;        // data lives on volumes that come and go (tape)
   bool durable_writes = false;   // a completed write is already durable (commit is cheap)
+  // What an object store lacks and has (a file system has rename and append, and neither of
+  // the others):
+  bool rename = true;            // a name can be renamed over another (temporaries go in place)
+  bool append = true;            // an existing file can be opened and written again
+  bool atomic_put = false;       // put() replaces a whole object at once
+  bool multipart = false;        // a new file is written as parts in order, then completed
   uint32_t alignment = 1;        // offsets and lengths of direct I/O are multiples of this
   uint32_t max_io = 1u << 20;    // largest request worth issuing
 };
@@ -232,6 +240,9 @@ class Storage {
   virtual Result<void> set_attrs(const Location& at, const Attrs& a);
   virtual Result<void> make_dirs(const Location& at, mode_t mode = 0755);
   virtual Result<void> sync_dir(const Location& dir);
+  // Replaces the whole object at `at` with `data` at once: a reader sees the old bytes or
+  // the new ones, never part of either (with caps().atomic_put; Errc::unsupported elsewhere).
+  virtual Result<void> put(const Location& at, std::span<const std::byte> data, mode_t mode);
   // The calling thread's counters of this backend (nullopt when the thread used none).
   // Call at the end of a channel, on its thread; `close_thread` drops its connections.
   virtual std::optional<CounterGroup> thread_counters(bool close_thread);
@@ -244,5 +255,17 @@ class Storage {
   // "<op> is not supported on <scheme> storage ('<location>')", Errc::unsupported.
   Error unsupported(const char* op, const Location& at) const;
 };
+
+// Writes `data` as the whole file `at`, so that a crash leaves the old file or the new one:
+// with atomic_put, one put(); with rename, a temporary next to it (".NAME.tmp", a leftover
+// of an earlier attempt removed first) written, made durable and renamed over `at`, then
+// the directory synced (with dir_sync). Fails with Errc::unsupported on a medium with
+// neither. `before_replace` runs once the temporary is durable, before it goes in place.
+struct AtomicWriteOptions {
+  mode_t mode = 0600;
+  std::function<void()> before_replace;
+};
+Result<void> write_file_atomic(Storage& st, const Location& at, std::span<const std::byte> data,
+                               const AtomicWriteOptions& o = {});
 
 }  // namespace stripeback::storage

@@ -2,8 +2,11 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <ctime>
+#if STRIPEBACK_TEST_HOOKS
+#include <atomic>
+#include <limits>
+#endif
 
 namespace stripeback::util {
 
@@ -27,9 +30,41 @@ std::optional<int64_t> parse_utc_seconds(const std::string& text) {
   return static_cast<int64_t>(timegm(&tm));
 }
 
+#if STRIPEBACK_TEST_HOOKS
+namespace {
+
+constexpr int64_t kRealClock = std::numeric_limits<int64_t>::min();
+std::atomic<int64_t> g_fake_ns{kRealClock};
+
+}  // namespace
+
+namespace test_hooks {
+
+Result<void> set_fake_now(std::string_view when) {
+  if (when.empty()) {
+    g_fake_ns.store(kRealClock, std::memory_order_relaxed);
+    return ok();
+  }
+  const auto s = parse_utc_seconds(std::string(when));
+  // Beyond about the year 2262 the nanoseconds do not fit in 64 bits.
+  constexpr int64_t kMaxSeconds = std::numeric_limits<int64_t>::max() / 1'000'000'000;
+  if (!s || *s > kMaxSeconds)
+    return fail(Errc::invalid_argument,
+                "fake time '" + std::string(when) +
+                    "' is neither seconds since the epoch nor a UTC time like "
+                    "2026-12-01T02:00:00Z");
+  g_fake_ns.store(*s * 1'000'000'000, std::memory_order_relaxed);
+  return ok();
+}
+
+}  // namespace test_hooks
+#endif
+
 int64_t wall_now_ns() {
-  if (const char* fake = std::getenv("STRIPEBACK_FAKE_NOW"))
-    if (auto s = parse_utc_seconds(fake)) return *s * 1'000'000'000;
+#if STRIPEBACK_TEST_HOOKS
+  if (const int64_t fake = g_fake_ns.load(std::memory_order_relaxed); fake != kRealClock)
+    return fake;
+#endif
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();

@@ -397,4 +397,14 @@ storage::Storage& local_storage() {
   return s;
 }
 
+storage::Backend local_backend() {
+  storage::Backend b;
+  b.parse = [](std::string_view text) -> Result<Location> {
+    return Location::local(std::string(text));
+  };
+  b.storage = [](const Location&) -> Result<storage::Storage*> { return &local_storage(); };
+  b.counted = &local_storage();
+  return b;
+}
+
 }  // namespace stripeback::io

@@ -7,11 +7,15 @@
 
 #include <memory>
 
+#include "storage/registry.h"
 #include "storage/storage.h"
 
 namespace stripeback::io {
 
 // The process's local storage (stateless; shared by every thread).
 storage::Storage& local_storage();
+
+// Its entry in the registry: local paths (no scheme).
+storage::Backend local_backend();
 
 }  // namespace stripeback::io

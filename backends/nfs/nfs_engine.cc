@@ -85,15 +85,15 @@ struct FileState {
 // pinned until then); it also commits whenever the file has no write in progress.
 constexpr uint64_t kCommitEvery = 8u << 20;
 
-// Test hook: STRIPEBACK_TEST_NFS_VERIFIER_CHANGE=1 makes the first COMMIT reply look as if
-// the server had restarted (another verifier), to exercise the rewrite path.
-bool test_verifier_change() {
-  static std::atomic<bool> armed = [] {
-    const char* e = std::getenv("STRIPEBACK_TEST_NFS_VERIFIER_CHANGE");
-    return e != nullptr && std::string(e) == "1";
-  }();
-  return armed.load(std::memory_order_relaxed) && armed.exchange(false);
+#if STRIPEBACK_TEST_HOOKS
+// test_hooks::fake_verifier_change() arms it; the next COMMIT reply takes it.
+std::atomic<bool> g_fake_verifier_change{false};
+
+bool take_fake_verifier_change() {
+  return g_fake_verifier_change.load(std::memory_order_relaxed) &&
+         g_fake_verifier_change.exchange(false);
 }
+#endif
 
 class NfsEngine final : public io::IoEngine {
  public:
@@ -275,7 +275,9 @@ class NfsEngine final : public io::IoEngine {
   // under that verifier; the others are sent again (and the fsync op, if any, waits again).
   void settle(Connection& c, Op& commit, const Verifier& verf) {
     Verifier v = verf;
-    if (test_verifier_change()) v[0] = static_cast<char>(v[0] ^ 1);
+#if STRIPEBACK_TEST_HOOKS
+    if (take_fake_verifier_change()) v[0] = static_cast<char>(v[0] ^ 1);
+#endif
     FileState& fs = file(commit);
     fs.commit_out = false;
     ++c.stats.commits;
@@ -581,5 +583,11 @@ class NfsEngine final : public io::IoEngine {
 }  // namespace
 
 std::unique_ptr<io::IoEngine> make_nfs_engine() { return std::make_unique<NfsEngine>(); }
+
+#if STRIPEBACK_TEST_HOOKS
+void test_hooks::fake_verifier_change() {
+  g_fake_verifier_change.store(true, std::memory_order_relaxed);
+}
+#endif
 
 }  // namespace stripeback::nfs

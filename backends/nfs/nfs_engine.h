@@ -24,3 +24,14 @@ namespace stripeback::nfs {
 std::unique_ptr<io::IoEngine> make_nfs_engine();
 
 }  // namespace stripeback::nfs
+
+#if STRIPEBACK_TEST_HOOKS
+namespace stripeback::nfs::test_hooks {
+
+// The next COMMIT reply any engine of this process receives looks as if the server had
+// restarted (another write verifier), so the writes it covers are sent again: the rewrite
+// path, run against a server that does not restart. Once per call. Any thread.
+void fake_verifier_change();
+
+}  // namespace stripeback::nfs::test_hooks
+#endif

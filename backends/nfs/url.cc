@@ -11,32 +11,97 @@ Error bad(const std::string& url, const std::string& why) {
   return Error{Errc::invalid_argument, 0, "invalid NFS URL '" + url + "': " + why};
 }
 
-Result<std::string> normalize(const std::string& url, const std::string& raw) {
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i <= raw.size()) {
-    size_t j = raw.find('/', i);
-    if (j == std::string::npos) j = raw.size();
-    std::string c = raw.substr(i, j - i);
-    if (c == "..") return bad(url, "'..' is not allowed in the path");
-    if (!c.empty() && c != ".") parts.push_back(c);
-    i = j + 1;
-  }
-  std::string out;
-  for (const auto& p : parts) out += "/" + p;
-  return out.empty() ? std::string("/") : out;
-}
+}  // namespace
 
-Result<uint32_t> number(const std::string& url, const std::string& key, const std::string& v,
-                        uint32_t max) {
+namespace {
+
+using storage::absolute_path;
+using storage::check_address;
+using storage::has_component;
+using storage::invalid_location;
+using storage::Location;
+
+Result<uint32_t> check_number(std::string_view text, std::string_view key, std::string_view v,
+                              uint32_t max) {
   uint32_t n = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || p != v.data() + v.size() || n > max)
-    return bad(url, "option " + key + "=" + v + " is not a number up to " + std::to_string(max));
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || n > max)
+    return invalid_location(text, "option " + std::string(key) + "=" + std::string(v) +
+                             " is not a number up to " + std::to_string(max));
   return n;
 }
 
+// The options the NFS client knows (url_of() reads them into an NfsUrl).
+Result<void> check_nfs_query(std::string_view text, std::string_view query) {
+  bool nfsport = false, mountport = false;
+  size_t i = 0;
+  while (!query.empty() && i <= query.size()) {
+    size_t j = query.find('&', i);
+    if (j == std::string_view::npos) j = query.size();
+    std::string_view kv = query.substr(i, j - i);
+    i = j + 1;
+    if (kv.empty()) continue;
+    size_t eq = kv.find('=');
+    std::string_view key = kv.substr(0, eq);
+    std::string_view val = eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1);
+    if (key == "nfsport" || key == "mountport") {
+      // 0 means "not given", as for the NFS client.
+      SB_ASSIGN(uint32_t port, check_number(text, key, val, 65535));
+      (key == "nfsport" ? nfsport : mountport) = port != 0;
+    } else if (key == "uid" || key == "gid") {
+      SB_TRY(check_number(text, key, val, 0x7fffffff));
+    } else if (key == "version") {
+      if (val == "4" || val == "4.0" || val == "4.1")
+        return Error{Errc::unsupported, 0,
+                     "NFS URL '" + std::string(text) +
+                         "': NFS version 4 is not supported (libnfs 4.0.0 cannot write over "
+                         "NFSv4); use NFSv3 (version=3 or no version)"};
+      if (val != "3")
+        return invalid_location(text,
+                       "unknown NFS version '" + std::string(val) + "' (only 3 is supported)");
+    } else {
+      return invalid_location(text, "unknown option '" + std::string(key) +
+                               "' (known: nfsport, mountport, version, uid, gid)");
+    }
+  }
+  if (nfsport != mountport)
+    return invalid_location(text,
+                   "give both nfsport and mountport, or neither (then the portmapper is asked)");
+  return ok();
+}
 }  // namespace
+
+Result<Location> parse_location(std::string_view text) {
+  Location loc = storage::split_url(text, "nfs");
+  std::string_view authority = loc.authority;
+  if (authority.empty()) return invalid_location(text, "no server address (empty server list; use nfs://host/path)");
+  size_t i = 0;
+  while (i <= authority.size()) {
+    size_t j = authority.find(',', i);
+    if (j == std::string_view::npos) j = authority.size();
+    std::string_view server = authority.substr(i, j - i);
+    if (server.empty()) return invalid_location(text, "empty server address in the list");
+    SB_TRY(check_address(text, server, "server"));
+    i = j + 1;
+  }
+  if (has_component(loc.path, "..")) return invalid_location(text, "'..' is not allowed in an nfs path");
+  SB_TRY(check_nfs_query(text, loc.query));
+  loc.path = absolute_path("", loc.path);
+  return loc;
+}
+
+std::vector<std::string> servers_of(const Location& at) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= at.authority.size()) {
+    size_t j = at.authority.find(',', i);
+    if (j == std::string::npos) j = at.authority.size();
+    if (j > i) out.push_back(at.authority.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
 
 bool is_nfs_url(const std::string& s) { return s.rfind(kScheme, 0) == 0; }
 
@@ -77,67 +142,45 @@ std::string NfsUrl::str() const {
 
 Result<NfsUrl> parse_nfs_url(const std::string& url) {
   if (!is_nfs_url(url)) return bad(url, "it does not start with nfs://");
-  std::string rest = url.substr(kScheme.size());
-  size_t slash = rest.find('/');
-  size_t qmark = rest.find('?');
-  if (slash == std::string::npos || (qmark != std::string::npos && qmark < slash))
+  SB_ASSIGN(storage::Location at, parse_location(url));
+  // What the grammar accepts that the NFS client cannot use: it mounts an export (a path
+  // is needed) and takes its ports from the options.
+  size_t end = url.find_first_of("/?", kScheme.size());
+  if (end == std::string::npos || url[end] == '?')
     return bad(url, "no path after the server address (nfs://server/export/path)");
-  std::string authority = rest.substr(0, slash);
-  std::string path = rest.substr(slash), query;
-  if (size_t q = path.find('?'); q != std::string::npos) {
-    query = path.substr(q + 1);
-    path.resize(q);
-    // A path appended after the query belongs to the path.
-    if (size_t s = query.find('/'); s != std::string::npos) {
-      path += query.substr(s);
-      query.resize(s);
-    }
-  }
-  NfsUrl u;
-  size_t i = 0;
-  while (i <= authority.size()) {
-    size_t j = authority.find(',', i);
-    if (j == std::string::npos) j = authority.size();
-    std::string host = authority.substr(i, j - i);
-    if (host.empty()) return bad(url, "empty server address");
-    if (host.find(':') != std::string::npos || host.find('@') != std::string::npos)
+  for (const auto& host : servers_of(at)) {
+    size_t close = host[0] == '[' ? host.find(']') : 0;
+    if (host.find(':', close) != std::string::npos || host.find('@') != std::string::npos)
       return bad(url, "'" + host + "': give ports as ?nfsport=N&mountport=M, not host:port");
-    u.servers.push_back(host);
-    i = j + 1;
   }
-  SB_ASSIGN(u.path, normalize(url, path));
-  i = 0;
+  return url_of(at);
+}
+
+NfsUrl url_of(const storage::Location& at) {
+  NfsUrl u;
+  u.servers = servers_of(at);
+  u.path = at.path;
+  // The options were checked by the grammar (backend.cc): numbers in range, keys known.
+  auto number = [](std::string_view v) {
+    uint32_t n = 0;
+    std::from_chars(v.data(), v.data() + v.size(), n);
+    return n;
+  };
+  std::string_view query = at.query;
+  size_t i = 0;
   while (!query.empty() && i <= query.size()) {
     size_t j = query.find('&', i);
-    if (j == std::string::npos) j = query.size();
-    std::string kv = query.substr(i, j - i);
+    if (j == std::string_view::npos) j = query.size();
+    std::string_view kv = query.substr(i, j - i);
     i = j + 1;
-    if (kv.empty()) continue;
     size_t eq = kv.find('=');
-    std::string key = kv.substr(0, eq), val = eq == std::string::npos ? "" : kv.substr(eq + 1);
-    if (key == "nfsport") {
-      SB_ASSIGN(u.nfsport, number(url, key, val, 65535));
-    } else if (key == "mountport") {
-      SB_ASSIGN(u.mountport, number(url, key, val, 65535));
-    } else if (key == "uid") {
-      SB_ASSIGN(uint32_t v, number(url, key, val, 0x7fffffff));
-      u.uid = static_cast<int>(v);
-    } else if (key == "gid") {
-      SB_ASSIGN(uint32_t v, number(url, key, val, 0x7fffffff));
-      u.gid = static_cast<int>(v);
-    } else if (key == "version") {
-      if (val == "4" || val == "4.0" || val == "4.1")
-        return Error{Errc::unsupported, 0,
-                     "NFS URL '" + url + "': NFS version 4 is not supported (libnfs 4.0.0 " +
-                         "cannot write over NFSv4); use NFSv3 (version=3 or no version)"};
-      if (val != "3") return bad(url, "unknown NFS version '" + val + "' (only 3 is supported)");
-    } else {
-      return bad(url, "unknown option '" + key +
-                          "' (known: nfsport, mountport, version, uid, gid)");
-    }
+    std::string_view key = kv.substr(0, eq);
+    std::string_view val = eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1);
+    if (key == "nfsport") u.nfsport = number(val);
+    if (key == "mountport") u.mountport = number(val);
+    if (key == "uid") u.uid = static_cast<int>(number(val));
+    if (key == "gid") u.gid = static_cast<int>(number(val));
   }
-  if ((u.nfsport == 0) != (u.mountport == 0))
-    return bad(url, "give both nfsport and mountport, or neither (then the portmapper is asked)");
   return u;
 }
 

@@ -9,8 +9,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "storage/location.h"
 #include "stripeback/result.h"
 
 namespace stripeback::nfs {
@@ -30,8 +32,20 @@ struct NfsUrl {
 };
 
 bool is_nfs_url(const std::string& s);  // starts with "nfs://"
-// Errors (Errc::invalid_argument or unsupported) name the URL and what is wrong with it.
+// Through the one grammar of NFS locations (backend.h's parse_location). Errors
+// (Errc::invalid_argument or unsupported) name the URL and what is wrong with it.
 Result<NfsUrl> parse_nfs_url(const std::string& url);
+// The URL of a location the grammar read.
+NfsUrl url_of(const storage::Location& at);
+
+// The grammar of NFS locations: several servers for multipath (a server is "host", "host:port",
+// "[v6]" or "[v6]:port"); the query holds the NFS client's options nfsport, mountport,
+// version, uid, gid (NFS version 4 is Errc::unsupported); '..' is refused in the path.
+Result<storage::Location> parse_location(std::string_view text);
+
+// The servers of an NFS location's authority, in the given order.
+std::vector<std::string> servers_of(const storage::Location& at);
+
 // The parent directory of an absolute normalized path ("/" for "/x" and "/").
 std::string parent_of(const std::string& path);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "storage/io_loop.h"
+#include "storage/ordered_writes.h"
 #include "util/log.h"
 
 namespace stripeback::tape {
@@ -19,82 +20,38 @@ namespace {
 using storage::Completion;
 using storage::Request;
 
-// Completions of tape writes: a write completes once its bytes are in piece order and
-// copied toward the drive, which happens while it is submitted (or when the gap before it
-// closes), so nothing here ever waits.
-class TapeFile;
-class TapeQueue final : public storage::Queue {
- public:
-  const char* name() const override { return "tape"; }
-  void done(Completion c) { ready_.push_back(std::move(c)); }
-  ~TapeQueue() override;
-  void attach(TapeFile* f) { files_.push_back(f); }
-  void hold() { ++held_; }
-  void release(size_t n) { held_ -= n; }
-  void forget(TapeFile* f) { files_.erase(std::remove(files_.begin(), files_.end(), f), files_.end()); }
-  size_t reap(std::span<Completion> out, size_t min_complete, storage::Clock::time_point) override;
-
-  size_t take(std::span<Completion> out) {
-    size_t n = 0;
-    while (n < out.size() && !ready_.empty()) {
-      out[n++] = std::move(ready_.front());
-      ready_.pop_front();
-    }
-    return n;
-  }
-  size_t in_flight() const override { return ready_.size() + held_; }
-
- private:
-  std::deque<Completion> ready_;
-  size_t held_ = 0;
-  std::vector<TapeFile*> files_;  // that queue here
-};
-
 class TapeStorage;
 
+// A tape stream being written: its writes, which a channel submits out of order, go to the
+// drive's helper in piece order (storage::OrderedWrites) and complete once copied toward it.
 class TapeFile final : public storage::WriteFile {
  public:
-  TapeFile(TapeStorage& st, StreamId id, std::string name) : st_(st), id_(id), name_(std::move(name)) {}
+  TapeFile(TapeStorage& st, StreamId id, std::string name);
   ~TapeFile() override;
   const std::string& name() const override { return name_; }
   Result<void> submit(storage::IoLoop& loop, const Request& r) override;
-  Result<void> write_at(const std::byte* buf, size_t len, uint64_t offset) override;
+  Result<void> write_at(const std::byte* buf, size_t len, uint64_t offset) override {
+    return w_.write_at(buf, len, offset);
+  }
   Result<void> preallocate(uint64_t, uint64_t) override { return ok(); }
   Result<void> truncate(uint64_t size) override {
-    if (size == next_ && held_.empty()) return ok();
+    if (size == w_.next() && !w_.has_held()) return ok();
     return fail(Errc::unsupported, "'" + name_ + "': a tape stream cannot be resized");
   }
   Result<void> commit() override;
   Result<void> set_attrs(const storage::Attrs&) override { return ok(); }
   Result<void> close() override { return ok(); }
-  void abandon() override;
+  void abandon() override { w_.fail_held(); }
   std::optional<storage::MediaPlacement> placement() const override { return placement_; }
 
  private:
   friend class TapeStorage;
-  struct Held {
-    const std::byte* data;
-    uint32_t len;
-    std::optional<uint64_t> tag;  // a request's; none for write_at copies
-    std::vector<std::byte> copy;
-  };
-  Result<void> append(std::span<const std::byte> data);
-  void drain();
- public:
-  // Completes every held write as failed (the write before it never came).
-  void fail_held();
-  void detach() { queue_ = nullptr; }
- private:
-
   TapeStorage& st_;
   StreamId id_;
   std::string name_;
-  TapeQueue* queue_ = nullptr;  // of the loop writing this file
-  uint64_t next_ = 0;           // bytes delivered in order so far
-  std::map<uint64_t, Held> held_;
+  storage::OrderedWrites w_;
   std::vector<std::byte> backlog_;  // in-order bytes waiting for the drive (not active yet)
   bool active_ = false, done_ = false;
-  std::optional<Error> error_;
   std::optional<storage::MediaPlacement> placement_;
 };
 
@@ -108,6 +65,8 @@ class TapeStorage final : public storage::Storage {
     caps_.sequential_only = true;
     caps_.directories = false;
     caps_.removable = true;
+    caps_.rename = false;
+    caps_.append = false;
     caps_.alignment = 1;
     caps_.max_io = 1u << 20;
   }
@@ -214,95 +173,27 @@ class TapeStorage final : public storage::Storage {
   bool have_buf_ = false;
 };
 
-TapeQueue::~TapeQueue() {
-  for (TapeFile* f : files_) f->detach();
-}
-
-size_t TapeQueue::reap(std::span<Completion> out, size_t min_complete, storage::Clock::time_point) {
-  if (ready_.empty() && min_complete > 0) {
-    // Held writes wait for one the caller has not sent, and the caller waits here: they
-    // can never complete.
-    auto files = files_;
-    for (TapeFile* f : files) f->fail_held();
-  }
-  return take(out);
-}
+TapeFile::TapeFile(TapeStorage& st, StreamId id, std::string name)
+    : st_(st), id_(id), name_(std::move(name)),
+      w_(name_, "tape", [this](std::span<const std::byte> data) { return st_.deliver(*this, data); }) {}
 
 TapeFile::~TapeFile() {
-  if (queue_) {
-    queue_->release(held_.size());
-    queue_->forget(this);
-  }
   if (!done_) st_.forget(*this);
 }
 
-Result<void> TapeFile::append(std::span<const std::byte> data) {
-  if (error_) return *error_;
-  auto r = st_.deliver(*this, data);
-  if (!r) error_ = r.error();
-  return r;
-}
-
-void TapeFile::drain() {
-  while (!held_.empty() && held_.begin()->first == next_) {
-    Held h = std::move(held_.begin()->second);
-    held_.erase(held_.begin());
-    auto r = append({h.copy.empty() ? h.data : h.copy.data(), h.len});
-    next_ += h.len;
-    if (h.tag && queue_) {
-      queue_->release(1);
-      queue_->done({*h.tag, storage::OpKind::write,
-                    r ? Result<uint32_t>(h.len) : Result<uint32_t>(r.error())});
-    }
-  }
-}
-
 Result<void> TapeFile::submit(storage::IoLoop& loop, const Request& r) {
-  if (!queue_) {
-    queue_ = &loop.queue<TapeQueue>(&st_, [] { return std::make_unique<TapeQueue>(); });
-    queue_->attach(this);
-  }
-  if (r.kind != storage::OpKind::write) {
-    // Durability is commit()'s job on tape, and nothing is read back by offset.
-    queue_->done({r.tag, r.kind,
-                  r.kind == storage::OpKind::sync
-                      ? Result<uint32_t>(uint32_t{0})
-                      : Result<uint32_t>(Error{Errc::unsupported, 0,
-                                               "'" + name_ + "' cannot be read back by offset"})});
-    return ok();
-  }
-  if (r.offset < next_ || held_.count(r.offset)) {
-    queue_->done({r.tag, r.kind,
-                  Error{Errc::invalid_argument, 0,
-                        "'" + name_ + "': offset " + std::to_string(r.offset) +
-                            " written twice to an append-only tape stream"}});
-    return ok();
-  }
-  held_.emplace(r.offset, Held{r.buf, r.len, r.tag, {}});
-  queue_->hold();
-  drain();
-  return ok();
-}
-
-Result<void> TapeFile::write_at(const std::byte* buf, size_t len, uint64_t offset) {
-  if (offset < next_ || held_.count(offset))
-    return fail(Errc::invalid_argument, "'" + name_ + "': a tape stream is append-only, offset " +
-                                            std::to_string(offset) + " written twice");
-  held_.emplace(offset, Held{nullptr, static_cast<uint32_t>(len), std::nullopt,
-                             std::vector<std::byte>(buf, buf + len)});
-  drain();
-  return error_ ? Result<void>(*error_) : ok();
+  return w_.submit(loop, &st_, r);
 }
 
 Result<void> TapeFile::commit() {
-  if (error_) return *error_;
-  if (!held_.empty())
-    return fail(Errc::io, "'" + name_ + "': a gap at offset " + std::to_string(next_) +
+  if (w_.error()) return *w_.error();
+  if (w_.has_held())
+    return fail(Errc::io, "'" + name_ + "': a gap at offset " + std::to_string(w_.next()) +
                               " remains before the tape stream can be closed");
   auto loc = st_.finish(*this);
   done_ = true;
   if (!loc) {
-    error_ = loc.error();
+    w_.set_error(loc.error());
     return loc.error();
   }
   storage::MediaPlacement p;
@@ -312,24 +203,6 @@ Result<void> TapeFile::commit() {
     p.spans.push_back({s.volume_id, s.url, s.file, s.block, s.first_seq, s.blocks, s.address});
   placement_ = std::move(p);
   return ok();
-}
-
-void TapeFile::abandon() { fail_held(); }
-
-void TapeFile::fail_held() {
-  if (queue_) {
-    // Writes held for a gap that will never close complete as failed.
-    for (auto& [offset, h] : held_)
-      if (h.tag) {
-        queue_->release(1);
-        queue_->done({*h.tag, storage::OpKind::write,
-                      Error{Errc::io, 0,
-                            "'" + name_ + "': the write before offset " + std::to_string(offset) +
-                                " never came"}});
-      }
-  }
-  held_.clear();
-  if (!error_) error_ = Error{Errc::io, 0, "'" + name_ + "': writes missing"};
 }
 
 // Completions of reads of a tape stream, served from the read-ahead in submission order.

@@ -1,7 +1,8 @@
 // A backup job: plans the sources into backup sets, registers the backup in the catalog,
 // runs N channels in parallel and records the outcome. The catalog shows the backup
 // complete (or partial) only after every piece it names is durable and recorded, and every
-// file it lists is complete in them.
+// file it lists is complete in them. run_backup() runs the job as a list of named phases
+// over one state (backup_job_state.h), from the options' check to the catalog autobackup.
 #pragma once
 
 #include <atomic>

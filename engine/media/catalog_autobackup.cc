@@ -127,25 +127,9 @@ Result<std::string> write_catalog_autobackup(const catalog::Catalog& cat, const 
   auto what = [&](const Error& e) {
     return e.wrap("unable to write the catalog autobackup '" + shown + "'");
   };
-  const storage::Location tmp = dir.at.join("." + name + ".tmp");
-  storage::CreateOptions co;
-  co.direct = false;
-  co.mode = 0600;
-  auto out = dir.storage->create(tmp, co);
-  if (!out) return what(out.error());
-  auto written = [&]() -> Result<void> {
-    SB_TRY((*out)->write_at(reinterpret_cast<const std::byte*>(file.data()), file.size(), 0));
-    SB_TRY((*out)->commit());
-    SB_TRY((*out)->close());
-    SB_TRY(dir.storage->rename(tmp, dir.at.join(name), /*replace=*/true));
-    if (dir.storage->caps().dir_sync) SB_TRY(dir.storage->sync_dir(dir.at));
-    return ok();
-  }();
-  if (!written) {
-    (*out)->abandon();
-    (void)dir.storage->remove(tmp);
-    return what(written.error());
-  }
+  auto bytes = std::as_bytes(std::span(file));
+  if (auto r = storage::write_file_atomic(*dir.storage, dir.at.join(name), bytes); !r)
+    return what(r.error());
   // Only the newest few are kept; one that cannot be removed stays (and is harmless).
   if (auto names = dir.storage->list(dir.at)) {
     std::vector<std::pair<AutobackupName, std::string>> own;

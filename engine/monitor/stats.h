@@ -25,7 +25,7 @@ namespace stripeback::engine {
 
 struct ChannelStats {
   uint32_t channel = 0;
-  std::string io_engine;  // the loop's queues, IoLoop::names(): "io_uring", "sync", "io_uring+nfs"
+  std::string io_engine;  // the loop's queues, IoLoop::names(): "io_uring", "sync", or several joined by "+"
   bool direct_source = false, direct_sink = false;
   uint64_t files = 0;
   uint64_t bytes_read = 0;

@@ -189,26 +189,9 @@ Result<void> save_media_maps(const std::string& catalog_dir, uint64_t backup_id,
                   " with the catalog ('" + shown + "')");
   };
   if (auto r = dir.storage->make_dirs(dir.at, 0700); !r) return what(r.error());
-  const storage::Location tmp = dir.at.join(maps_name(backup_id) + ".tmp");
-  (void)dir.storage->remove(tmp);  // of an earlier attempt killed half-way
-  storage::CreateOptions co;
-  co.direct = false;
-  co.mode = 0600;
-  auto out = dir.storage->create(tmp, co);
-  if (!out) return what(out.error());
-  auto written = [&]() -> Result<void> {
-    SB_TRY((*out)->write_at(reinterpret_cast<const std::byte*>(w.buffer().data()), w.size(), 0));
-    SB_TRY((*out)->commit());
-    SB_TRY((*out)->close());
-    SB_TRY(dir.storage->rename(tmp, dir.at.join(maps_name(backup_id)), /*replace=*/true));
-    if (dir.storage->caps().dir_sync) SB_TRY(dir.storage->sync_dir(dir.at));
-    return ok();
-  }();
-  if (!written) {
-    (*out)->abandon();
-    (void)dir.storage->remove(tmp);
-    return what(written.error());
-  }
+  auto bytes = std::as_bytes(std::span(w.buffer()));
+  if (auto r = storage::write_file_atomic(*dir.storage, dir.at.join(maps_name(backup_id)), bytes); !r)
+    return what(r.error());
   return ok();
 }
 

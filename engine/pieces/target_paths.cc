@@ -23,12 +23,14 @@ Result<std::vector<std::string>> safe_components(const std::string& original) {
   };
   std::vector<std::string> comps;
   std::string path = original;
-  // A file backed up from a server is restored under <host>/<path on the server>; the host is a
-  // component like any other and passes the same check.
+  // A file backed up from a server is restored under <host>/<path on the server> (the first
+  // server of a list); the host is a component like any other and passes the same check.
   if (storage::has_scheme(original)) {
     auto at = storage::Location::parse(original);
-    if (!at || at->is_local() || at->servers.empty()) return unsafe();
-    comps.push_back(at->servers.front());
+    if (!at || at->is_local()) return unsafe();
+    // An embedder's storage (a location without authority) is its own host: name/a/b.
+    comps.push_back(at->authority.empty() ? at->scheme
+                                          : at->authority.substr(0, at->authority.find(',')));
     path = at->path == "/" ? "" : at->path;
   } else if (original.empty()) {
     return unsafe();

@@ -189,7 +189,7 @@ class PostgresValidator final : public PageValidator {
   long segment_of(const std::string& text) const {
     auto at = storage::has_scheme(text) ? storage::Location::parse(text)
                                         : Result<storage::Location>(storage::Location::local(text));
-    if (!at || at->scheme != dir_.scheme || at->servers != dir_.servers || at->query != dir_.query)
+    if (!at || at->scheme != dir_.scheme || at->authority != dir_.authority || at->query != dir_.query)
       return -1;
     const std::string& path = at->path;
     const std::string& dir = dir_.path;

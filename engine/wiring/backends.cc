@@ -2,18 +2,20 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
 
 #include "backends/local/local_storage.h"
-#include "storage/fault_storage.h"
 #include "storage/registry.h"
+#if STRIPEBACK_TEST_HOOKS
+#include "storage/fault_storage.h"
+#endif
 #if STRIPEBACK_WITH_NFS
-#include "backends/nfs/nfs_fs.h"
+#include "backends/nfs/backend.h"
 #endif
 #if STRIPEBACK_WITH_TAPE
+#include "backends/tape/backend.h"
 #include "backends/tape/tape_storage.h"
 #include "backends/tape/volume.h"
 #endif
@@ -48,67 +50,78 @@ tape::FirstFreeFile first_free_files(const catalog::Catalog& cat) {
 }
 #endif
 
-// STRIPEBACK_FAULTS (tests only, docs/reliability.md): every storage the program uses is
-// wrapped in a FaultStorage with these rules.
-struct Wired {
-  std::optional<Error> error;
-  std::shared_ptr<storage::FaultStorage> local, nfs;
-};
-
-const Wired& wired() {
-  static const Wired w = [] {
-    Wired out;
-    const char* spec = std::getenv("STRIPEBACK_FAULTS");
-    if (spec == nullptr || *spec == '\0') return out;
-    auto rules = storage::parse_fault_rules(spec);
-    if (!rules) {
-      out.error = rules.error().wrap("STRIPEBACK_FAULTS");
-      return out;
-    }
-    auto keep = [](storage::Storage& s) {
-      return std::shared_ptr<storage::Storage>(&s, [](storage::Storage*) {});
-    };
-    out.local = std::make_shared<storage::FaultStorage>(keep(io::local_storage()));
-#if STRIPEBACK_WITH_NFS
-    out.nfs = std::make_shared<storage::FaultStorage>(keep(nfs::nfs_storage()));
-#endif
-    for (const auto& r : *rules) {
-      out.local->add(r);
-      if (out.nfs) out.nfs->add(r);
-    }
-    return out;
-  }();
-  return w;
+// A backend left out of this build (STRIPEBACK_WITH_NFS=OFF, ...): its locations still
+// parse (as URLs of its form), and using one says which option left it out.
+[[maybe_unused]] storage::Backend left_out_backend(std::string scheme, bool opaque, const char* what,
+                                  const char* option, std::string example) {
+  storage::Backend b;
+  b.scheme = scheme;
+  b.opaque = opaque;
+  b.example = std::move(example);
+  b.parse = [scheme, opaque](std::string_view text) -> Result<storage::Location> {
+    if (!opaque) return storage::split_url(text, scheme);
+    storage::Location loc;
+    loc.scheme = scheme;
+    loc.opaque = true;
+    loc.authority = std::string(text.substr(scheme.size() + 1));
+    return loc;
+  };
+  b.storage = [what, option](const storage::Location& at) -> Result<storage::Storage*> {
+    return left_out(what, option, at.str());
+  };
+  return b;
 }
+
+// The backends built into this library, one line each.
+void add_builtin_backends() {
+  storage::Registry& r = storage::builtin_registry();
+  r.add(io::local_backend());
+#if STRIPEBACK_WITH_NFS
+  r.add(nfs::backend());
+#else
+  r.add(left_out_backend("nfs", false, "NFS", "STRIPEBACK_WITH_NFS", "nfs://host/path"));
+#endif
+#if STRIPEBACK_WITH_TAPE
+  r.add(tape::backend());
+#else
+  r.add(left_out_backend("tape", true, "tape", "STRIPEBACK_WITH_TAPE", "tape:..."));
+#endif
+}
+
+// Registered before main() runs in every program that links the engine.
+const bool registered = (register_builtin_backends(), true);
+
+#if STRIPEBACK_TEST_HOOKS
+// The storages of a program run under faults (test_hooks::set_faults), or none: each
+// registered storage that channels count, wrapped. Each set made is kept until exit:
+// storages handed out point into it.
+struct Wired {
+  std::map<storage::Storage*, std::shared_ptr<storage::FaultStorage>> faulty;
+};
+std::mutex g_wired_mu;
+std::vector<std::unique_ptr<const Wired>> g_wired_sets;
+const Wired* g_wired = nullptr;
+
+const Wired* wired() {
+  std::lock_guard lock(g_wired_mu);
+  return g_wired;
+}
+#endif
 
 }  // namespace
 
+void register_builtin_backends() {
+  static std::once_flag once;
+  std::call_once(once, add_builtin_backends);
+}
+
 Result<storage::Storage*> storage_for(const storage::Location& at) {
-  const Wired& w = wired();
-  if (w.error) return *w.error;
-  switch (at.scheme) {
-    case storage::Scheme::local:
-      if (w.local) return w.local.get();
-      return &io::local_storage();
-    case storage::Scheme::nfs:
-#if STRIPEBACK_WITH_NFS
-      if (w.nfs) return w.nfs.get();
-      return &nfs::nfs_storage();
-#else
-      return left_out("NFS", "STRIPEBACK_WITH_NFS", at.str());
+  SB_ASSIGN(storage::Storage * st, storage::registered_storage(at));
+#if STRIPEBACK_TEST_HOOKS
+  if (const Wired* w = wired())
+    if (auto it = w->faulty.find(st); it != w->faulty.end()) return it->second.get();
 #endif
-    case storage::Scheme::custom: {
-      // Registered per job by the embedding program (storage/registry.h).
-      auto reg = storage::current_registry();
-      storage::Storage* st = reg ? reg->find(at.servers.at(0)) : nullptr;
-      if (st == nullptr)
-        return fail(Errc::invalid_argument, "no storage is registered for '" + at.str() + "'");
-      return st;
-    }
-    case storage::Scheme::tape: break;
-  }
-  return fail(Errc::invalid_argument,
-              "'" + at.str() + "' is a drive of removable media, not a directory or file");
+  return st;
 }
 
 Result<Place> place_of(const std::string& text) {
@@ -118,10 +131,7 @@ Result<Place> place_of(const std::string& text) {
 }
 
 std::vector<storage::CounterGroup> thread_counters(const std::vector<storage::Storage*>& also) {
-  std::vector<storage::Storage*> all{&io::local_storage()};
-#if STRIPEBACK_WITH_NFS
-  all.push_back(&nfs::nfs_storage());
-#endif
+  std::vector<storage::Storage*> all = storage::counted_storages();
   for (auto* s : also)
     if (s && std::find(all.begin(), all.end(), s) == all.end()) all.push_back(s);
   std::vector<storage::CounterGroup> out;
@@ -190,7 +200,7 @@ Result<std::unique_ptr<storage::ReadFile>> open_media_piece(const catalog::Piece
 
 bool is_media_drive(const std::string& text) {
   auto at = storage::Location::parse(text);
-  return at && at->scheme == storage::Scheme::tape;
+  return at && at->scheme == "tape";
 }
 
 #if STRIPEBACK_WITH_TAPE
@@ -234,11 +244,35 @@ Result<std::unique_ptr<MediaScan>> scan_media_volume(const std::string& drive) {
   return left_out("tape", "STRIPEBACK_WITH_TAPE", drive);
 #else
   SB_ASSIGN(storage::Location at, storage::Location::parse(drive));
-  if (at.scheme != storage::Scheme::tape)
+  if (at.scheme != "tape")
     return fail(Errc::invalid_argument, "'" + drive + "' is not a drive of removable media");
   SB_ASSIGN(auto s, tape::VolumeScanner::open(strip(drive)));
   return std::unique_ptr<MediaScan>(std::make_unique<TapeScan>(std::move(s), at.str()));
 #endif
 }
+
+#if STRIPEBACK_TEST_HOOKS
+namespace test_hooks {
+
+Result<void> set_faults(std::string_view spec) {
+  std::unique_ptr<Wired> w;
+  if (!spec.empty()) {
+    SB_ASSIGN(auto rules, storage::parse_fault_rules(spec));
+    w = std::make_unique<Wired>();
+    for (storage::Storage* st : storage::counted_storages()) {
+      auto f = std::make_shared<storage::FaultStorage>(
+          std::shared_ptr<storage::Storage>(st, [](storage::Storage*) {}));
+      for (const auto& r : rules) f->add(r);
+      w->faulty[st] = std::move(f);
+    }
+  }
+  std::lock_guard lock(g_wired_mu);
+  g_wired = w.get();
+  if (w) g_wired_sets.push_back(std::move(w));
+  return ok();
+}
+
+}  // namespace test_hooks
+#endif
 
 }  // namespace stripeback::engine

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "catalog/catalog.h"
@@ -20,6 +21,11 @@ namespace stripeback::engine {
 // A part left out of this build (STRIPEBACK_WITH_NFS=OFF, ...) asked for: invalid_argument
 // with sys_errno ENOTSUP, "this build has no NFS support (STRIPEBACK_WITH_NFS=OFF): URL".
 Error left_out(const char* what, const char* option, const std::string& asked);
+
+// Registers the backends built into this library (storage/registry.h) in the process's
+// built-in registry. Runs before main() in a program that links this file; a program that
+// parses locations without calling into the engine calls it first. Idempotent.
+void register_builtin_backends();
 
 // The storage that serves `at` (local files or NFS). A drive of removable media is not
 // found by location: it is opened with open_media_destination.
@@ -114,3 +120,17 @@ class MediaScan {
 Result<std::unique_ptr<MediaScan>> scan_media_volume(const std::string& drive);
 
 }  // namespace stripeback::engine
+
+#if STRIPEBACK_TEST_HOOKS
+namespace stripeback::engine::test_hooks {
+
+// Runs the program under storage faults: from now on storage_for() hands out the local and
+// NFS storages wrapped in one storage::FaultStorage (a pair shared by every job) with the
+// rules `spec` gives, in parse_fault_rules' grammar (storage/fault_storage.h); an empty
+// spec removes the wrapping. A spec that does not parse fails with invalid_argument naming
+// the rule and what is wrong, and changes nothing. Storages handed out before keep their
+// rules. Any thread; meant for a program's start-up.
+Result<void> set_faults(std::string_view spec);
+
+}  // namespace stripeback::engine::test_hooks
+#endif

@@ -1,16 +1,14 @@
 // What both engines share: completion semantics for partial transfers, and the choice of
 // engine for a process.
 #include "storage/async/io_engine.h"
-#include "util/log.h"
 
-
+#include <atomic>
 #include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <utility>
 
 #include "storage/async/op_progress.h"
+#include "util/log.h"
 
 namespace stripeback::io {
 namespace detail {
@@ -77,12 +75,21 @@ std::optional<IoCompletion> apply_result(OpProgress& p, int64_t res) {
 
 }  // namespace detail
 
+namespace {
+
+std::atomic<EngineChoice> g_choice{EngineChoice::automatic};
+
+}  // namespace
+
+void set_engine_choice(EngineChoice choice) { g_choice.store(choice, std::memory_order_relaxed); }
+
+EngineChoice engine_choice() { return g_choice.load(std::memory_order_relaxed); }
+
 std::unique_ptr<IoEngine> make_engine(const EngineOptions& opts) {
-  const char* forced = std::getenv("STRIPEBACK_IO");
-  if (forced != nullptr && std::strcmp(forced, "sync") == 0) {
+  if (engine_choice() == EngineChoice::sync) {
     static std::once_flag logged;
     std::call_once(logged, [] {
-      util::log_info("io_uring disabled by STRIPEBACK_IO=sync; using pread/pwrite");
+      util::log_info("io_uring not used: the program chose the pread/pwrite engine");
     });
     return make_sync_engine();
   }

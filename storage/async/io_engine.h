@@ -6,8 +6,8 @@
 //   - UringEngine: one io_uring ring (liburing); reads and writes are IORING_OP_READ/WRITE,
 //     durability is IORING_OP_FSYNC (with IORING_FSYNC_DATASYNC for fdatasync).
 //   - SyncEngine: the pread/pwrite fallback used where io_uring is unavailable (seccomp,
-//     old kernel) or forced with STRIPEBACK_IO=sync; it performs each op inside submit()
-//     and queues the completion.
+//     old kernel) or chosen for the process (set_engine_choice); it performs each op
+//     inside submit() and queues the completion.
 // Both resubmit the remainder of a short transfer and retry -EAGAIN/-EINTR, the way
 // liburing's examples do (giving up after 1000 retries in a row without progress, so a
 // non-blocking fd cannot spin forever); a read that returns 0 bytes (end of file) completes
@@ -78,8 +78,19 @@ struct EngineOptions {
   unsigned queue_depth = 64;  // 1..4096: ops the kernel holds at once; more wait in a FIFO
 };
 
-// Creates an io_uring engine, or the sync fallback when io_uring cannot be set up or
-// STRIPEBACK_IO=sync is set. The first fallback in a process logs one warning saying why.
+// Which engine make_engine() makes, for the whole process.
+enum class EngineChoice : uint8_t {
+  automatic,  // io_uring, or the sync engine where io_uring cannot be set up
+  sync,       // always the sync engine (pread/pwrite)
+};
+// Applies to engines made from now on; those made before keep theirs. Any thread. The
+// program decides (the CLI chooses `sync` for STRIPEBACK_IO=sync): the library does not
+// look at the environment for it.
+void set_engine_choice(EngineChoice choice);
+EngineChoice engine_choice();
+
+// Creates an io_uring engine, or the sync engine when io_uring cannot be set up or the
+// process chose it. The first fallback in a process logs one warning saying why.
 std::unique_ptr<IoEngine> make_engine(const EngineOptions& opts);
 std::unique_ptr<IoEngine> make_sync_engine();
 // Returns the io_uring engine or the error that prevented it.

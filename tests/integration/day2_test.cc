@@ -50,6 +50,7 @@ RunResult kill_then_resume(const std::vector<std::string>& args, const std::stri
 // its size and mtime put back. The resume must not keep the old sections: the restored file
 // is the file as it is now, not old head + new tail.
 TEST(Day2Resume, AFileRewrittenWithItsMtimePutBackIsReadAgainWhole) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT");
   TempDir t("sbit-resume-ctime");
   const std::string src = t / "src", cat = t / "cat";
   make_file(src + "/big.dbf", 32 * kMiB, 91);
@@ -77,6 +78,7 @@ TEST(Day2Resume, AFileRewrittenWithItsMtimePutBackIsReadAgainWhole) {
 // lists it, so the backup is complete, restores and validates (it ended "damaged: names no
 // piece" while the resume exited 0).
 TEST(Day2Resume, AResumedBackupWithAnEmptyFileIsCompleteAndRestores) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT");
   TempDir t("sbit-resume-empty");
   const std::string src = t / "mini", cat = t / "cat";
   make_file(src + "/a.dbf", 48 * kMiB, 81);
@@ -99,6 +101,7 @@ TEST(Day2Resume, AResumedBackupWithAnEmptyFileIsCompleteAndRestores) {
 // Killed after its file records and before its end record: the resume records the files
 // again and the backup is complete, not "damaged: 4 of its 2 file records".
 TEST(Day2Resume, AResumeAfterAKillBetweenFilesAndEndIsComplete) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT");
   TempDir t("sbit-resume-files-end");
   const std::string src = t / "src", cat = t / "cat";
   make_file(src + "/a.dbf", 3 * kMiB, 111);
@@ -119,6 +122,7 @@ TEST(Day2Resume, AResumeAfterAKillBetweenFilesAndEndIsComplete) {
 // a rebuild from the destination takes the autobackup the resume wrote (the newest, though
 // its backup id is the smaller) and finds the resumed backup complete with every file.
 TEST(Day2Resume, ARebuildAfterAResumeFindsTheResumedBackupComplete) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT");
   TempDir t("sbit-resume-rebuild");
   const std::string src = t / "src", cat = t / "cat";
   for (int i = 0; i < 6; ++i) make_file(src + "/f" + std::to_string(i), 3 * kMiB, 160 + i);
@@ -147,6 +151,7 @@ TEST(Day2Resume, ARebuildAfterAResumeFindsTheResumedBackupComplete) {
 // checkpoints, the resume keeps the finished start of the file and reads only the rest
 // (before checkpoints, the one open piece held everything and a resume kept nothing).
 TEST(Day2Resume, CheckpointsMakeAKilledBackupResumable) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT");
   TempDir t("sbit-checkpoints");
   const std::string src = t / "src", cat = t / "cat";
   make_file(src + "/one.dbf", 40 * kMiB, 101);
@@ -275,6 +280,7 @@ TEST(Day2Report, EmptyJobsDeltaWithForceProgressAndJobTotals) {
 // Two `delete obsolete` at once: one deletes, the other waits and finds nothing left; no
 // deletion is reported twice. The text summary counts the pieces actually removed.
 TEST(Day2Delete, TwoDeletesAtOnceNeverReportTheSameDeletion) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT");
   TempDir t("sbit-delete-twice");
   make_file(t / "src/a.dbf", 4 * kMiB, 141);
   for (int i = 0; i < 4; ++i)

@@ -164,6 +164,7 @@ std::map<std::string, std::string> contents(const Fixture& fx) {
 }
 
 TEST(DeltaRestore, KilledAtEveryStepLeavesEachFileAsItWasOrVerifiedNew) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT");
   for (const char* point : {"delta-undo-synced", "delta-file-renamed", "delta-block-written:3",
                             "restore-file-synced", "restore-file-renamed"}) {
     SCOPED_TRACE(point);
@@ -228,6 +229,7 @@ TEST(DeltaRestore, KilledAtRandomMomentsNeverLeavesAFileHalfWritten) {
 }
 
 TEST(DeltaRestore, AFailedWritePutsTheFileBackAsItWas) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAULTS");
   Fixture fx({"--level", "0", "--change-unit", "8K"});
   const std::string a = fx.src + "/a.dbf";
   scribble(fx.at(a), 3, 90);

@@ -436,6 +436,25 @@ TEST(Incremental, PartialLevelZeroWindowIsFinishedByTheNextLevelOne) {
   EXPECT_TRUE(restored_tree(work / "r", src));
 }
 
+// --partial puts files last backed up at different times in different sets, the most
+// overdue first; the files --optimize takes out of the plan do not undo that.
+TEST(Incremental, OptimizedPartialRunKeepsFilesOfDifferentAgesInSeparateSets) {
+  TempDir work("sb-inc-opt-partial");
+  std::string src = work / "src", cat = work / "cat";
+  make_file(src + "/held.dbf", 1u << 20, 1);
+  make_file(src + "/changed.dbf", 1u << 20, 2);
+  backup({"backup", src, "--to", work / "p", "--catalog", cat, "--json", "--level", "0"});
+  make_file(src + "/changed.dbf", 2u << 20, 3);
+  make_file(src + "/new.dbf", 1u << 20, 4);
+  Json l1 = backup({"backup", src, "--to", work / "p", "--catalog", cat, "--json", "--level",
+                    "1", "--optimize", "--partial", "--duration", "0:10:00", "--channels", "1"});
+  EXPECT_EQ(change_of(l1, src + "/held.dbf"), "skipped");
+  EXPECT_EQ(change_of(l1, src + "/changed.dbf"), "changed");
+  EXPECT_EQ(change_of(l1, src + "/new.dbf"), "new");
+  EXPECT_EQ(l1["sets"].as_u64(), 2u)
+      << "new.dbf (never backed up) and changed.dbf (backed up by the level 0) share a set";
+}
+
 TEST(Incremental, NoParentAndBadUsage) {
   TempDir work("sb-inc-usage");
   std::string src = work / "src", cat = work / "cat";

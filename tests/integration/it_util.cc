@@ -72,6 +72,15 @@ const char* binary() {
   return bin;
 }
 
+bool cli_has_test_hooks() {
+  static const bool has = [] {
+    RunResult r = sb({"--version"});
+    if (!r.exited(0)) ADD_FAILURE() << "unable to ask the CLI its version:\n" << r.describe();
+    return r.out.find("(test hooks)") != std::string::npos;
+  }();
+  return has;
+}
+
 namespace {
 
 std::vector<std::string> sb_argv(const std::vector<std::string>& args) {
@@ -85,6 +94,10 @@ RunOptions sb_options(const Env& env, std::chrono::milliseconds timeout) {
   o.timeout = timeout;
   o.env = {{"STRIPEBACK_IO", std::nullopt},
            {"STRIPEBACK_CATALOG", std::nullopt},
+           {"STRIPEBACK_CRASH_AT", std::nullopt},
+           {"STRIPEBACK_FAKE_NOW", std::nullopt},
+           {"STRIPEBACK_FAULTS", std::nullopt},
+           {"STRIPEBACK_TEST_NFS_VERIFIER_CHANGE", std::nullopt},
            {"XDG_STATE_HOME", "/dev/null/not-a-catalog"},
            {"SPDLOG_LEVEL", std::nullopt}};
   for (const auto& e : env) o.env.push_back(e);

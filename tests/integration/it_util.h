@@ -28,9 +28,13 @@ using Env = std::vector<std::pair<std::string, std::optional<std::string>>>;
 // Path of the binary under test.
 const char* binary();
 
-// Runs `stripeback args...`. The child's environment has STRIPEBACK_IO and
-// STRIPEBACK_CATALOG removed and the default catalog location made unusable, so every test
-// states its catalog; `env` applies on top.
+// Whether the CLI under test was built with test hooks (STRIPEBACK_TEST_HOOKS=ON): its
+// --version says "(test hooks)". Asked once per process.
+bool cli_has_test_hooks();
+
+// Runs `stripeback args...`. The child's environment has STRIPEBACK_IO, STRIPEBACK_CATALOG
+// and the test hooks' variables removed and the default catalog location made unusable, so
+// every test states its catalog; `env` applies on top.
 RunResult sb(const std::vector<std::string>& args, const Env& env = {},
              std::chrono::milliseconds timeout = std::chrono::minutes(3));
 
@@ -113,6 +117,17 @@ std::vector<std::string> quoted_pieces(const std::string& text);
 std::vector<std::string> base_names(const std::vector<std::string>& paths);
 
 }  // namespace stripeback::it
+
+// Skips the current test, saying why, when the CLI under test has no test hooks; for tests
+// that arm one through its variable (`hook`: STRIPEBACK_CRASH_AT, STRIPEBACK_FAKE_NOW,
+// STRIPEBACK_FAULTS or STRIPEBACK_TEST_NFS_VERIFIER_CHANGE), which such a CLI ignores.
+#define SB_REQUIRE_TEST_HOOK(hook)                                                        \
+  if (stripeback::it::cli_has_test_hooks()) {                                             \
+  } else                                                                                  \
+    GTEST_SKIP() << "needs the test hook " hook ", and the CLI under test ("              \
+                 << stripeback::it::binary()                                              \
+                 << ") was built without test hooks (STRIPEBACK_TEST_HOOKS=OFF: its "     \
+                    "--version does not say \"(test hooks)\")"
 
 // Asserts that a command exited normally with `code`, printing its command and output
 // otherwise.

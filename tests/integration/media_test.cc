@@ -79,6 +79,7 @@ class Media : public ::testing::Test {
 };
 
 TEST_F(Media, AWeekUnderRedundancyTwoKeepsTwoWholeCopies) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAKE_NOW");
   make_file(t_ / "src/a.dbf", 3 * kMiB, 1);
   make_file(t_ / "src/b.dbf", 2 * kMiB, 2);
   for (int d = 1; d <= 7; ++d) {
@@ -107,6 +108,7 @@ TEST_F(Media, AWeekUnderRedundancyTwoKeepsTwoWholeCopies) {
 }
 
 TEST_F(Media, AThreeDayRecoveryWindowKeepsWhatARestoreToItsStartNeeds) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAKE_NOW");
   make_file(t_ / "src/a.dbf", 2 * kMiB, 1);
   for (int d = 1; d <= 7; ++d) {
     make_file(t_ / "src/a.dbf", 2 * kMiB, static_cast<uint32_t>(20 + d));
@@ -127,6 +129,7 @@ TEST_F(Media, AThreeDayRecoveryWindowKeepsWhatARestoreToItsStartNeeds) {
 }
 
 TEST_F(Media, AnIncrementalsParentIsNeverObsolete) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAKE_NOW");
   make_file(t_ / "src/a.dbf", 4 * kMiB, 1);
   nightly(1, {"--level", "0"});
   for (int d = 2; d <= 3; ++d) {
@@ -148,6 +151,7 @@ TEST_F(Media, AnIncrementalsParentIsNeverObsolete) {
 }
 
 TEST_F(Media, PiecesOfAKilledBackupAreOrphansThatDeleteObsoleteRemoves) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT and STRIPEBACK_FAKE_NOW");
   make_file(t_ / "src/a.dbf", 3 * kMiB, 1);
   make_file(t_ / "src/b.dbf", 3 * kMiB, 2);
   nightly(1);
@@ -192,6 +196,7 @@ TEST_F(Media, PiecesOfAKilledBackupAreOrphansThatDeleteObsoleteRemoves) {
 // A delete killed at each of its durability points, then run again, ends as one that was
 // never interrupted; in between the catalog opens and the backups are "deleting".
 TEST_F(Media, DeleteObsoleteKilledAtAnyPointIsFinishedByARerun) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT and STRIPEBACK_FAKE_NOW");
   make_file(t_ / "src/a.dbf", 2 * kMiB, 1);
   for (const std::string point : {"delete-intent-recorded", "delete-pieces-removed"}) {
     SCOPED_TRACE(point);
@@ -214,6 +219,7 @@ TEST_F(Media, DeleteObsoleteKilledAtAnyPointIsFinishedByARerun) {
 }
 
 TEST_F(Media, AMovedPieceIsExpiredAndTheRestoreFallsBackSayingSo) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAKE_NOW");
   make_file(t_ / "src/a.dbf", 3 * kMiB, 1);
   make_file(t_ / "src/b.dbf", 2 * kMiB, 2);
   nightly(1, {"--channels", "1"});
@@ -268,6 +274,7 @@ TEST_F(Media, AMovedPieceIsExpiredAndTheRestoreFallsBackSayingSo) {
 }
 
 TEST_F(Media, DeepCrosscheckFindsADamagedFrameTheQuickOneCannot) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAKE_NOW");
   make_file(t_ / "src/a.dbf", 3 * kMiB, 1);
   nightly(1, {"--channels", "1"});
   damage_middle(pieces_in(t_ / "dest").at(0));
@@ -284,6 +291,7 @@ TEST_F(Media, DeepCrosscheckFindsADamagedFrameTheQuickOneCannot) {
 }
 
 TEST_F(Media, ADamagedNewestCopyIsRestoredFromTheNextNewest) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAKE_NOW");
   make_file(t_ / "src/a.dbf", 3 * kMiB, 1);
   const std::string old_copy = t_ / "old-a";
   std::filesystem::copy_file(t_ / "src/a.dbf", old_copy);
@@ -301,6 +309,29 @@ TEST_F(Media, ADamagedNewestCopyIsRestoredFromTheNextNewest) {
   RunResult strict = run({"restore", "--to", t_ / "r2", "--no-fallback"});
   EXPECT_TRUE(strict.exited(1)) << strict.describe();
   EXPECT_FALSE(exists(t_ / "r2" + (t_ / "src/a.dbf"))) << "nothing half-restored is left";
+}
+
+// The two newest copies are damaged: the second round of fallback restores the file from
+// the third, and the restore is complete, naming the newest copy as the one not used.
+TEST_F(Media, TwoDamagedNewestCopiesAreRestoredFromTheThird) {
+  make_file(t_ / "src/a.dbf", 3 * kMiB, 1);
+  const std::string old_copy = t_ / "old-a";
+  std::filesystem::copy_file(t_ / "src/a.dbf", old_copy);
+  nightly(1, {"--channels", "1"});
+  for (int day : {2, 3}) {
+    make_file(t_ / "src/a.dbf", 3 * kMiB, day);
+    nightly(day, {"--channels", "1"});
+  }
+  for (const auto& p : pieces_in(t_ / "dest"))
+    if (!base_names({p})[0].starts_with("sb1-")) damage_middle(p);
+  Json r = json({"restore", "--to", t_ / "r"}, 6);
+  EXPECT_EQ(r["status"].as_string(), "complete");
+  EXPECT_EQ(r["errors"].size(), 0u);
+  ASSERT_EQ(r["fallbacks"].size(), 1u);
+  EXPECT_EQ(*r["fallbacks"][0]["from_backup"].as_u64(), 3u);
+  EXPECT_EQ(*r["fallbacks"][0]["backup_id"].as_u64(), 1u);
+  EXPECT_TRUE(contains(r["fallbacks"][0]["reason"].as_string(), "backup 3"));
+  EXPECT_TRUE(bytes_of(old_copy) == bytes_of(t_ / "r" + (t_ / "src/a.dbf"))) << "backup 1's copy";
 }
 
 TEST_F(Media, AReusedTagNoLongerHidesOlderBackups) {
@@ -323,6 +354,7 @@ TEST_F(Media, AReusedTagNoLongerHidesOlderBackups) {
 }
 
 TEST_F(Media, ListFilesOfABackup) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAKE_NOW");
   make_file(t_ / "src/a.dbf", 2 * kMiB, 1);
   make_file(t_ / "src/sub/b.dbf", 1 * kMiB, 2);
   nightly(1);
@@ -381,6 +413,7 @@ TEST_F(Media, ConfigureChecksValuesAndCommandFlagsOverride) {
 // A backup killed halfway is resumed: the files its durable pieces finished are not read
 // again, the rest is, and the one backup restores identical.
 TEST_F(Media, AResumeAfterAKillAtHalfwayReadsOnlyTheOtherHalf) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT");
   for (int i = 1; i <= 8; ++i)
     make_file(t_ / ("src/f" + std::to_string(i)), 4 * kMiB, static_cast<uint32_t>(50 + i));
   const std::vector<std::string> args{"backup", t_ / "src", "--to", t_ / "dest", "--tag", "big",
@@ -418,6 +451,7 @@ TEST_F(Media, AResumeAfterAKillAtHalfwayReadsOnlyTheOtherHalf) {
 // One large file backed up in sections, killed when a few sections are durable: the resume
 // keeps those sections, reads only the others, and the file restores identical.
 TEST_F(Media, AResumeKeepsTheFinishedSectionsOfALargeFile) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT");
   // One channel takes the 4 MiB sections one after another into 5 MiB pieces; the fifth
   // sync kills the job with four pieces durable.
   make_file(t_ / "src/big.dbf", 32 * kMiB, 77);
@@ -446,6 +480,7 @@ TEST_F(Media, AResumeKeepsTheFinishedSectionsOfALargeFile) {
 }
 
 TEST_F(Media, AResumeChecksWhatItResumes) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT");
   make_file(t_ / "src/a", 3 * kMiB, 1);
   make_file(t_ / "other/b", 1 * kMiB, 2);
   RunResult killed = run({"backup", t_ / "src", "--to", t_ / "dest", "--channels", "1"},
@@ -466,6 +501,7 @@ TEST_F(Media, AResumeChecksWhatItResumes) {
 // delete obsolete while a backup to the same destination and catalog runs: the running
 // backup is never obsolete, none of its pieces is touched, and it ends complete.
 TEST_F(Media, DeleteObsoleteLeavesARunningBackupAlone) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAKE_NOW");
   make_file(t_ / "src/a.dbf", 3 * kMiB, 1);
   for (int d = 1; d <= 3; ++d) nightly(d);
   make_file(t_ / "big/b.dbf", 24 * kMiB, 2);

@@ -444,6 +444,7 @@ TEST(CatalogCompact, DropsDamageAndKeepsEveryBackup) {
 class CatalogCompactKilled : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CatalogCompactKilled, LeavesACatalogWithEveryBackup) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT");
   TempDir work("sb-compact-kill");
   const std::string src = work / "src", cat = work / "cat", p = work / "p";
   make_file(src + "/a.dbf", 2u << 20, 1);

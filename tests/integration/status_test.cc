@@ -205,6 +205,7 @@ TEST_F(Status, PruneRemovesDeadJobsAndSaysWhichButLeavesARunningOne) {
 }
 
 TEST_F(Status, AJobWhoseReadsHangIsStalledAfterHangAfter) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAULTS");
   // The 8th read of a source file takes 8 s: no progress meanwhile.
   auto child = start({"--hang-after", "2", "--channels", "1"},
                      {{"STRIPEBACK_FAULTS", "read:8:delay=8000:a.dbf"}});

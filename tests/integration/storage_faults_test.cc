@@ -1,5 +1,5 @@
-// The whole program on a storage that fails on purpose (STRIPEBACK_FAULTS wraps every
-// storage in a FaultStorage, storage/fault_storage.h): an I/O error on a piece write, a
+// The whole program on a storage that fails on purpose (STRIPEBACK_FAULTS, a test hook,
+// wraps every storage in a FaultStorage, storage/fault_storage.h): an I/O error on a piece write, a
 // full disk on a catalog append, a failed sync of a piece, a failed rename of a restored
 // file, short writes. Each gives exit code 1 and a message naming the object and the
 // cause; the catalog still opens; an earlier backup still restores identical; no restored
@@ -14,6 +14,7 @@ namespace {
 class StorageFaults : public ::testing::Test {
  protected:
   void SetUp() override {
+    SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAULTS");
     src = work / "src";
     // Several files of a few MiB (more than one frame each), with an all-zero stretch.
     make_file(src + "/a.dbf", 6u << 20, 1);
@@ -127,10 +128,11 @@ TEST_F(StorageFaults, ShortRestoreWriteAndFailedSyncLeaveNoFileUnderItsFinalName
   earlier_backup_is_intact();
 }
 
-TEST_F(StorageFaults, BadFaultSpecIsAClearError) {
+TEST_F(StorageFaults, BadFaultSpecIsAUsageErrorNamingTheVariable) {
   auto r = sb({"list", "--catalog", cat}, faults("scribble:1:EIO"));
-  EXPECT_FALSE(r.exited(0)) << r.describe();
-  EXPECT_TRUE(contains(r.err, "unknown operation 'scribble'"));
+  SB_EXPECT_EXIT(r, 2);
+  EXPECT_TRUE(contains(r.err, "STRIPEBACK_FAULTS: fault rule 'scribble:1:EIO': unknown "
+                              "operation 'scribble'"));
 }
 
 }  // namespace

@@ -449,6 +449,7 @@ TEST_F(TapeBackup, LabelBlankLabelsABlankTapeWithAGeneratedId) {
 // volume whose every piece is gone is written again from its start (it would be full
 // otherwise: two 6 MiB backups fill most of a 16 MiB tape).
 TEST_F(TapeBackup, DeleteObsoleteFreesAVolumeForReuse) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAKE_NOW");
   label(0, "RU-A");
   label(1, "RU-B");
   const std::string src = tmp / "src";

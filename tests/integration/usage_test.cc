@@ -179,5 +179,33 @@ TEST_F(Usage, BufferMemoryBeyondTheLimitIsRefusedBeforeStarting) {
   EXPECT_EQ(parse_json(ok)["buffers"].as_u64(), 64u);
 }
 
+// A test hook's variable with a value that does not parse stops the CLI before it does
+// anything, naming the variable and what is wrong (the library itself prints nothing).
+TEST_F(Usage, AMalformedTestHookIsRefusedNamingTheVariable) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT, STRIPEBACK_FAKE_NOW and STRIPEBACK_FAULTS");
+  const std::vector<std::string> backup{"backup", src(), "--to", t_ / "p", "--catalog", cat()};
+  expect_usage_error(sb(backup, {{"STRIPEBACK_CRASH_AT", "piece-synced:0"}}),
+                     {"STRIPEBACK_CRASH_AT: crash point 'piece-synced:0': the count after ':' "
+                      "must be a whole number from 1"});
+  expect_usage_error(sb(backup, {{"STRIPEBACK_CRASH_AT", ":2"}}),
+                     {"STRIPEBACK_CRASH_AT: crash point ':2' has no point name"});
+  expect_usage_error(sb(backup, {{"STRIPEBACK_FAKE_NOW", "tomorrow"}}),
+                     {"STRIPEBACK_FAKE_NOW: fake time 'tomorrow' is neither seconds since the "
+                      "epoch nor a UTC time like 2026-12-01T02:00:00Z"});
+  expect_usage_error(sb(backup, {{"STRIPEBACK_FAULTS", "write:0:EIO"}}),
+                     {"STRIPEBACK_FAULTS: fault rule 'write:0:EIO'", "not a number from 1"});
+#if STRIPEBACK_WITH_NFS
+  expect_usage_error(sb(backup, {{"STRIPEBACK_TEST_NFS_VERIFIER_CHANGE", "yes"}}),
+                     {"STRIPEBACK_TEST_NFS_VERIFIER_CHANGE: 'yes' is neither 1"});
+#endif
+  EXPECT_FALSE(exists(t_ / "p"));
+  EXPECT_EQ(backups_listed(), 1u);
+  // Empty is unset.
+  SB_EXPECT_EXIT(sb({"list", "--catalog", cat()}, {{"STRIPEBACK_CRASH_AT", ""},
+                                                   {"STRIPEBACK_FAKE_NOW", ""},
+                                                   {"STRIPEBACK_FAULTS", ""}}),
+                 0);
+}
+
 }  // namespace
 }  // namespace stripeback::it

@@ -109,6 +109,7 @@ TEST_F(ValidateSome, PartsCoverEveryFrameOnceAndFindTheDamageInOnePart) {
 }
 
 TEST_F(ValidateSome, MaxDurationChecksTheOldestFirstUntilEveryFrameIsCovered) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAULTS");
   // Every piece read takes 300 ms: a run of 1 s checks one file's chunk (a.dbf's 41 frames,
   // 8 reads in flight), then stops at the deadline.
   const Env slow{{"STRIPEBACK_FAULTS", "read:1+:delay=300:.sbp"}};

@@ -38,6 +38,7 @@ TEST_F(VerdictTest, ARateIsTheThrottle) {
 }
 
 TEST_F(VerdictTest, ASlowTargetIsTheTargetWrite) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAULTS");
   make_file(t_ / "src/a.dbf", 24 * kMiB, 32);
   Json v = backup(t_ / "src", {"--channels", "1"},
                   {{"STRIPEBACK_FAULTS", "write:1+:delay=40:.sbp"}});

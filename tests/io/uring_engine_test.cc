@@ -94,12 +94,19 @@ TEST_F(UringTest, DestroyingWithOpsPendingCancelsThem) {
   EXPECT_LT(Clock::now() - start, 5s);
 }
 
-TEST(MakeEngine, HonoursStripebackIoSync) {
-  ASSERT_EQ(::setenv("STRIPEBACK_IO", "sync", 1), 0);
+TEST(MakeEngine, HonoursTheProcessChoiceOfTheSyncEngine) {
+  set_engine_choice(EngineChoice::sync);
   EXPECT_STREQ(make_engine(EngineOptions{})->name(), "sync");
-  ASSERT_EQ(::unsetenv("STRIPEBACK_IO"), 0);
+  set_engine_choice(EngineChoice::automatic);
   const bool uring = make_uring_engine(EngineOptions{}).has_value();
   EXPECT_STREQ(make_engine(EngineOptions{})->name(), uring ? "io_uring" : "sync");
+}
+
+TEST(MakeEngine, ReadsNoEnvironment) {
+  ASSERT_EQ(::setenv("STRIPEBACK_IO", "sync", 1), 0);
+  const bool uring = make_uring_engine(EngineOptions{}).has_value();
+  EXPECT_STREQ(make_engine(EngineOptions{})->name(), uring ? "io_uring" : "sync");
+  ASSERT_EQ(::unsetenv("STRIPEBACK_IO"), 0);
 }
 
 TEST(MakeEngine, RejectsBadQueueDepth) {

@@ -308,6 +308,7 @@ TEST(NfsIntegration, UnstableWritesAreCommittedAndStableWritesNeedNoCommit) {
 }
 
 TEST(NfsIntegration, NewWriteVerifierAtCommitMakesTheDataWrittenAgain) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_TEST_NFS_VERIFIER_CHANGE");
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
   TempDir t("sbnfs");

@@ -25,6 +25,7 @@ std::set<uint64_t> backups_on(const std::string& dir) {
 }
 
 TEST(NfsMedia, DeleteObsoleteAndCrosscheckOnAnExport) {
+  SB_REQUIRE_TEST_HOOK("STRIPEBACK_FAKE_NOW");
   SB_REQUIRE_NFS();
   auto& s = NfsServer::get();
   TempDir t("sbnfs-media");

@@ -1,7 +1,7 @@
 """Shared helpers of the reliability harnesses (kill_harness.py, bitflip.py).
 
 They drive the real `stripeback` binary as child processes: `Stripeback` runs it with a
-clean environment (no inherited catalog, I/O mode or crash point), `snapshot()` records a
+clean environment (no inherited catalog, I/O mode or test hook), `snapshot()` records a
 source tree by content digest so a restore can be compared with the files as they were at
 their backup, and `make_source()` / `mutate()` build and change small data sets with the
 shapes that matter to the piece format (compressible pages, incompressible runs, all-zero
@@ -54,7 +54,8 @@ class Stripeback:
         self.timeout = timeout
         env = dict(os.environ)
         for name in ("STRIPEBACK_IO", "STRIPEBACK_CATALOG", "STRIPEBACK_CRASH_AT",
-                     "SPDLOG_LEVEL"):
+                     "STRIPEBACK_FAKE_NOW", "STRIPEBACK_FAULTS",
+                     "STRIPEBACK_TEST_NFS_VERIFIER_CHANGE", "SPDLOG_LEVEL"):
             env.pop(name, None)
         env["XDG_STATE_HOME"] = "/dev/null/not-a-catalog"
         self.env = env
@@ -83,6 +84,12 @@ class Stripeback:
 
     def run(self, args, env=None):
         return self.finish(self.start(args, env))
+
+    def has_test_hooks(self):
+        """Whether the binary was built with test hooks (STRIPEBACK_TEST_HOOKS=ON): its
+        --version says "(test hooks)". Without them STRIPEBACK_CRASH_AT arms nothing."""
+        r = self.run(["--version"])
+        return r.returncode == 0 and "(test hooks)" in r.out
 
 
 def file_digest(path):

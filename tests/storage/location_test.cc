@@ -1,6 +1,9 @@
 // Location parsing and joining (see location.h).
 #include "storage/location.h"
 
+#include "backends/nfs/url.h"
+#include "engine/wiring/backends.h"
+
 #include <gtest/gtest.h>
 
 #include <ostream>
@@ -12,12 +15,31 @@ namespace stripeback::storage {
 
 // Failed comparisons show the spelling.
 void PrintTo(const Location& l, std::ostream* os) {
-  *os << scheme_name(l.scheme) << " '" << l.str() << "'";
+  *os << (l.scheme.empty() ? std::string("local") : l.scheme) << " '" << l.str() << "'";
 }
 
 namespace {
 
 using Strings = std::vector<std::string>;
+
+// The built-in backends' grammars (nfs, tape) are what these tests read.
+const bool kRegistered = (engine::register_builtin_backends(), true);
+
+// The backends' names as Location::scheme holds them.
+namespace Scheme {
+const std::string local, nfs = "nfs", tape = "tape";
+}  // namespace Scheme
+
+// The servers of a location: an NFS location's list, a drive's address.
+Strings servers(const Location& l) {
+  if (l.scheme == "nfs") return nfs::servers_of(l);
+  return l.authority.empty() ? Strings{} : Strings{l.authority};
+}
+// The server for a thread that picks the i-th (round robin over the servers).
+std::string server(const Location& l, size_t i) {
+  Strings all = servers(l);
+  return all[i % all.size()];
+}
 
 // The parsed location, or a failed test and an empty Location.
 Location parsed(std::string_view text) {
@@ -45,20 +67,12 @@ void expect_invalid(std::string_view text, std::string_view part) {
   expect_error(text, Errc::invalid_argument, part);
 }
 
-TEST(SchemeName, NamesEachScheme) {
-  EXPECT_STREQ(scheme_name(Scheme::local), "local");
-  EXPECT_STREQ(scheme_name(Scheme::nfs), "nfs");
-  EXPECT_STREQ(scheme_name(Scheme::tape), "tape");
-}
-
-// --- local ---------------------------------------------------------------------------------
-
 TEST(LocationLocal, AbsolutePath) {
   Location l = parsed("/var/backups/db");
   EXPECT_EQ(l.scheme, Scheme::local);
   EXPECT_TRUE(l.is_local());
   EXPECT_EQ(l.path, "/var/backups/db");
-  EXPECT_TRUE(l.servers.empty());
+  EXPECT_TRUE(servers(l).empty());
   EXPECT_TRUE(l.query.empty());
   EXPECT_EQ(l.str(), "/var/backups/db");
 }
@@ -150,7 +164,7 @@ TEST(LocationNfs, OneServer) {
   Location l = parsed("nfs://filer/export/dir");
   EXPECT_EQ(l.scheme, Scheme::nfs);
   EXPECT_FALSE(l.is_local());
-  EXPECT_EQ(l.servers, Strings{"filer"});
+  EXPECT_EQ(servers(l), Strings{"filer"});
   EXPECT_EQ(l.path, "/export/dir");
   EXPECT_EQ(l.query, "");
   EXPECT_EQ(l.str(), "nfs://filer/export/dir");
@@ -158,23 +172,23 @@ TEST(LocationNfs, OneServer) {
 
 TEST(LocationNfs, SeveralServersInOrder) {
   Location l = parsed("nfs://b.example,a.example,10.0.0.7/export");
-  EXPECT_EQ(l.servers, (Strings{"b.example", "a.example", "10.0.0.7"}));
+  EXPECT_EQ(servers(l), (Strings{"b.example", "a.example", "10.0.0.7"}));
   EXPECT_EQ(l.path, "/export");
   EXPECT_EQ(l.str(), "nfs://b.example,a.example,10.0.0.7/export");
 }
 
 TEST(LocationNfs, Ports) {
   Location l = parsed("nfs://h1:2049,h2,h3:12049/x");
-  EXPECT_EQ(l.servers, (Strings{"h1:2049", "h2", "h3:12049"}));
-  EXPECT_EQ(parsed("nfs://h:65535/x").servers, Strings{"h:65535"});
+  EXPECT_EQ(servers(l), (Strings{"h1:2049", "h2", "h3:12049"}));
+  EXPECT_EQ(servers(parsed("nfs://h:65535/x")), Strings{"h:65535"});
 }
 
 TEST(LocationNfs, Ipv6InBrackets) {
-  EXPECT_EQ(parsed("nfs://[::1]:2049/x").servers, Strings{"[::1]:2049"});
+  EXPECT_EQ(servers(parsed("nfs://[::1]:2049/x")), Strings{"[::1]:2049"});
   Location l = parsed("nfs://[fe80::1],[2001:db8::7]:2049,h/x");
-  EXPECT_EQ(l.servers, (Strings{"[fe80::1]", "[2001:db8::7]:2049", "h"}));
+  EXPECT_EQ(servers(l), (Strings{"[fe80::1]", "[2001:db8::7]:2049", "h"}));
   EXPECT_EQ(l.path, "/x");
-  EXPECT_EQ(parsed("nfs://[::ffff:10.0.0.1]/x").servers, Strings{"[::ffff:10.0.0.1]"});
+  EXPECT_EQ(servers(parsed("nfs://[::ffff:10.0.0.1]/x")), Strings{"[::ffff:10.0.0.1]"});
 }
 
 TEST(LocationNfs, RootPath) {
@@ -210,7 +224,7 @@ TEST(LocationNfs, EmptyQueryIsNoQuery) {
 
 TEST(LocationNfs, QueryOnTheRoot) {
   Location l = parsed("nfs://h?uid=1");
-  EXPECT_EQ(l.servers, Strings{"h"});
+  EXPECT_EQ(servers(l), Strings{"h"});
   EXPECT_EQ(l.path, "/");
   EXPECT_EQ(l.query, "uid=1");
   EXPECT_EQ(l.str(), "nfs://h/?uid=1");
@@ -219,7 +233,7 @@ TEST(LocationNfs, QueryOnTheRoot) {
 
 TEST(LocationNfs, LegacyJoinedQuery) {
   Location l = parsed("nfs://h/dir?nfsport=1&mountport=2/name");
-  EXPECT_EQ(l.servers, Strings{"h"});
+  EXPECT_EQ(servers(l), Strings{"h"});
   EXPECT_EQ(l.path, "/dir/name");
   EXPECT_EQ(l.query, "nfsport=1&mountport=2");
   EXPECT_EQ(l.str(), "nfs://h/dir/name?nfsport=1&mountport=2");
@@ -228,7 +242,7 @@ TEST(LocationNfs, LegacyJoinedQuery) {
 
 TEST(LocationNfs, LegacyJoinedQuerySeveralComponents) {
   Location l = parsed("nfs://a,b/dir?uid=3/x//y/");
-  EXPECT_EQ(l.servers, (Strings{"a", "b"}));
+  EXPECT_EQ(servers(l), (Strings{"a", "b"}));
   EXPECT_EQ(l.path, "/dir/x/y");
   EXPECT_EQ(l.query, "uid=3");
   EXPECT_EQ(parsed("nfs://h?uid=3/x").path, "/x");
@@ -249,12 +263,12 @@ TEST(LocationNfs, QuestionMarkAfterTheQueryBelongsToThePath) {
 
 TEST(LocationNfs, ServerRoundRobin) {
   Location l = parsed("nfs://a,b,c/x");
-  EXPECT_EQ(l.server(0), "a");
-  EXPECT_EQ(l.server(1), "b");
-  EXPECT_EQ(l.server(2), "c");
-  EXPECT_EQ(l.server(3), "a");
-  EXPECT_EQ(l.server(7), "b");
-  EXPECT_EQ(parsed("nfs://only/x").server(5), "only");
+  EXPECT_EQ(server(l, 0), "a");
+  EXPECT_EQ(server(l, 1), "b");
+  EXPECT_EQ(server(l, 2), "c");
+  EXPECT_EQ(server(l, 3), "a");
+  EXPECT_EQ(server(l, 7), "b");
+  EXPECT_EQ(server(parsed("nfs://only/x"), 5), "only");
 }
 
 // --- tape ----------------------------------------------------------------------------------
@@ -263,35 +277,35 @@ TEST(LocationTape, Iscsi) {
   Location l = parsed("tape:iscsi://portal.example:3260/iqn.2026-11.org.example:tape1/0");
   EXPECT_EQ(l.scheme, Scheme::tape);
   EXPECT_FALSE(l.is_local());
-  EXPECT_EQ(l.servers, Strings{"iscsi://portal.example:3260/iqn.2026-11.org.example:tape1/0"});
+  EXPECT_EQ(servers(l), Strings{"iscsi://portal.example:3260/iqn.2026-11.org.example:tape1/0"});
   EXPECT_EQ(l.path, "");
   EXPECT_EQ(l.query, "");
   EXPECT_EQ(l.str(), "tape:iscsi://portal.example:3260/iqn.2026-11.org.example:tape1/0");
 }
 
 TEST(LocationTape, IscsiWithoutPortAndIpv6Portal) {
-  EXPECT_EQ(parsed("tape:iscsi://10.0.0.5/iqn.x/12").servers, Strings{"iscsi://10.0.0.5/iqn.x/12"});
-  EXPECT_EQ(parsed("tape:iscsi://[::1]:3260/iqn.x/2").servers,
+  EXPECT_EQ(servers(parsed("tape:iscsi://10.0.0.5/iqn.x/12")), Strings{"iscsi://10.0.0.5/iqn.x/12"});
+  EXPECT_EQ(servers(parsed("tape:iscsi://[::1]:3260/iqn.x/2")),
             Strings{"iscsi://[::1]:3260/iqn.x/2"});
 }
 
 TEST(LocationTape, DevicePaths) {
   Location sg = parsed("tape:/dev/sg3");
   EXPECT_EQ(sg.scheme, Scheme::tape);
-  EXPECT_EQ(sg.servers, Strings{"/dev/sg3"});
+  EXPECT_EQ(servers(sg), Strings{"/dev/sg3"});
   EXPECT_EQ(sg.path, "");
   EXPECT_EQ(sg.str(), "tape:/dev/sg3");
-  EXPECT_EQ(parsed("tape:/dev/nst0").servers, Strings{"/dev/nst0"});
-  EXPECT_EQ(parsed("tape:/dev/tape/by-id/scsi-HP_Ultrium-nst").servers,
+  EXPECT_EQ(servers(parsed("tape:/dev/nst0")), Strings{"/dev/nst0"});
+  EXPECT_EQ(servers(parsed("tape:/dev/tape/by-id/scsi-HP_Ultrium-nst")),
             Strings{"/dev/tape/by-id/scsi-HP_Ultrium-nst"});
-  EXPECT_EQ(parsed("tape:/dev//sg1").servers, Strings{"/dev/sg1"});
+  EXPECT_EQ(servers(parsed("tape:/dev//sg1")), Strings{"/dev/sg1"});
 }
 
 TEST(LocationTape, JoinedEntry) {
   Location drive = parsed("tape:/dev/sg0");
   Location e = drive.join("users01.dbf");
   EXPECT_EQ(e.scheme, Scheme::tape);
-  EXPECT_EQ(e.servers, Strings{"/dev/sg0"});
+  EXPECT_EQ(servers(e), Strings{"/dev/sg0"});
   EXPECT_EQ(e.path, "/users01.dbf");
   EXPECT_EQ(e.name(), "users01.dbf");
   EXPECT_EQ(e.str(), "tape:/dev/sg0#users01.dbf");
@@ -301,7 +315,7 @@ TEST(LocationTape, JoinedEntry) {
 
 TEST(LocationTape, ParsedEntry) {
   Location e = parsed("tape:iscsi://h:3260/iqn.x/1#db/users");
-  EXPECT_EQ(e.servers, Strings{"iscsi://h:3260/iqn.x/1"});
+  EXPECT_EQ(servers(e), Strings{"iscsi://h:3260/iqn.x/1"});
   EXPECT_EQ(e.path, "/db/users");
   EXPECT_EQ(e.name(), "users");
   EXPECT_EQ(e.parent().path, "/db");
@@ -317,8 +331,8 @@ TEST(LocationTape, DriveItself) {
   EXPECT_EQ(d.parent(), d);
   EXPECT_EQ(d.join(""), d);
   EXPECT_EQ(d.join("/"), d);
-  EXPECT_EQ(d.server(0), "/dev/sg0");
-  EXPECT_EQ(d.server(3), "/dev/sg0");
+  EXPECT_EQ(server(d, 0), "/dev/sg0");
+  EXPECT_EQ(server(d, 3), "/dev/sg0");
 }
 
 // --- join, parent, name --------------------------------------------------------------------
@@ -341,7 +355,7 @@ TEST(LocationJoin, NfsKeepsServersAndQuery) {
   Location base = parsed("nfs://a:2049,b/export?nfsport=2049&mountport=20048");
   Location l = base.join("db/users01.dbf");
   EXPECT_EQ(l.scheme, Scheme::nfs);
-  EXPECT_EQ(l.servers, (Strings{"a:2049", "b"}));
+  EXPECT_EQ(servers(l), (Strings{"a:2049", "b"}));
   EXPECT_EQ(l.path, "/export/db/users01.dbf");
   EXPECT_EQ(l.query, "nfsport=2049&mountport=20048");
   EXPECT_EQ(l.str(), "nfs://a:2049,b/export/db/users01.dbf?nfsport=2049&mountport=20048");
@@ -379,7 +393,7 @@ TEST(LocationParent, Local) {
 
 TEST(LocationParent, NfsKeepsServersAndQuery) {
   Location l = parsed("nfs://a,b/x/y?uid=1").parent();
-  EXPECT_EQ(l.servers, (Strings{"a", "b"}));
+  EXPECT_EQ(servers(l), (Strings{"a", "b"}));
   EXPECT_EQ(l.path, "/x");
   EXPECT_EQ(l.query, "uid=1");
   EXPECT_EQ(l.str(), "nfs://a,b/x?uid=1");

@@ -1,0 +1,128 @@
+// Compaction: the log rewritten without its damaged regions and the records of the
+// backups dropped, put in place by an atomic rename.
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <sys/file.h>
+
+#include "catalog/catalog.h"
+#include "catalog/catalog_state.h"
+#include "util/crash_point.h"
+
+namespace stripeback::catalog {
+
+namespace {
+// The backup a record of a type this build knows is about (every such payload starts with
+// a version byte and the backup id); none for other types. A Resume record belongs to its
+// backup too: left behind by a compaction that drops the backup, it would name a backup
+// without a begin record, which every later load reports as damaged.
+std::optional<uint64_t> record_backup_id(const Frame& f) {
+  const bool per_backup = (f.type >= static_cast<uint16_t>(RecordType::backup_begin) &&
+                           f.type <= static_cast<uint16_t>(RecordType::frame_check)) ||
+                          f.type == static_cast<uint16_t>(RecordType::resume);
+  if (!per_backup || f.payload.size() < 9) return std::nullopt;
+  uint64_t id = 0;
+  for (int i = 0; i < 8; ++i) id |= uint64_t{f.payload[1 + static_cast<size_t>(i)]} << (8 * i);
+  return id;
+}
+}  // namespace
+
+Result<CompactReport> Catalog::compact(const CompactOptions& o) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  SB_ASSIGN(FileLock lock, FileLock::acquire(s.lock_fd.get(), LOCK_EX, s.lock_path));
+  SB_TRY(s.follow_replaced());
+  SB_TRY(s.catch_up());
+  CompactReport rep;
+  SB_ASSIGN(uint64_t size, s.log_size());
+  SB_ASSIGN(auto bytes, s.log_range(0, size));
+  if (bytes.size() < kFileHeaderSize)
+    return fail(Errc::corrupt, "'" + s.log_path + "' is shorter than its file header");
+  ScanResult scan = scan_records(std::span<const uint8_t>(bytes).subspan(kFileHeaderSize),
+                                 kFileHeaderSize, 0);
+  rep.bytes_before = bytes.size();
+  rep.records_before = scan.frames.size();
+  std::set<uint64_t> drop;
+  uint64_t identity_begin = 0, max_id = 0;
+  if (o.drop_backup) {
+    std::set<uint64_t> asked;
+    for (const Frame& f : scan.frames)
+      if (auto id = record_backup_id(f)) {
+        max_id = std::max(max_id, *id);
+        if (asked.insert(*id).second && o.drop_backup(*id)) drop.insert(*id);
+        if (!identity_begin && f.type == static_cast<uint16_t>(RecordType::backup_begin))
+          if (auto b = decode_begin(f.payload); b && b->begin.catalog_id != 0)
+            identity_begin = b->backup_id;
+      }
+  }
+  rep.dropped_backups.assign(drop.begin(), drop.end());
+  std::vector<uint8_t> out = encode_file_header();
+  uint64_t seq = 0;
+  for (const Frame& f : scan.frames) {
+    auto id = record_backup_id(f);
+    // The identity and the next id are the catalog's, not its backups': those begins stay.
+    const bool keeps_catalog = id && f.type == static_cast<uint16_t>(RecordType::backup_begin) &&
+                               (*id == identity_begin || *id == max_id);
+    if (id && drop.count(*id) && !keeps_catalog) continue;
+    append_frame(out, ++seq, static_cast<RecordType>(f.type), f.payload);
+  }
+  rep.records_after = seq;
+  rep.bytes_after = out.size();
+  // The damaged regions are kept for inspection, as a cut torn tail is, before the log
+  // that no longer holds them takes its place.
+  std::vector<LoadWarning> regions;
+  for (const auto& w : scan.warnings)
+    if (w.length > 0) regions.push_back(w);
+  if (scan.torn_tail && scan.torn_tail->length > 0) regions.push_back(*scan.torn_tail);
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  for (const auto& w : regions) {
+    if (w.offset + w.length > bytes.size()) continue;
+    rep.damaged_bytes += w.length;
+    std::string name = std::string(kLogName) + ".dropped-" + std::to_string(now.count()) + "-" +
+                       std::to_string(w.offset);
+    SB_ASSIGN(std::string saved,
+              save_new_file(s.dir, name,
+                            std::span<const uint8_t>(bytes).subspan(w.offset, w.length)));
+    rep.saved.push_back(std::move(saved));
+  }
+  const std::string tmp_path = s.log_path + ".compact";
+  const auto tmp = storage::Location::local(tmp_path);
+  (void)s.st->remove(tmp);  // of a compaction killed half-way
+  storage::CreateOptions co;
+  co.direct = false;
+  co.mode = 0600;
+  SB_ASSIGN(auto file, s.st->create(tmp, co));
+  auto written = [&]() -> Result<void> {
+    SB_TRY(file->write_at(reinterpret_cast<const std::byte*>(out.data()), out.size(), 0));
+    SB_TRY(file->commit());
+    return file->close();
+  }();
+  if (!written) {
+    file->abandon();
+    (void)s.st->remove(tmp);
+    return written.error().wrap("unable to write the compacted catalog log '" + tmp_path + "'");
+  }
+  util::crash_point("catalog-compact-written");
+  if (auto r = s.st->rename(tmp, storage::Location::local(s.log_path), true); !r) {
+    (void)s.st->remove(tmp);
+    return r.error().wrap("unable to put the compacted catalog log in place");
+  }
+  SB_TRY(sync_dir(s.dir));
+  util::crash_point("catalog-compact-renamed");
+  SB_TRY(s.open_log());
+  s.model.clear();
+  s.end = kFileHeaderSize;
+  s.last_sequence = 0;
+  s.tail.reset();
+  SB_TRY(s.catch_up());
+  return rep;
+}
+
+}  // namespace stripeback::catalog

@@ -1,0 +1,23 @@
+// The flags of the job commands (backup, restore, validate), and --catalog and --json,
+// which every command that reads a catalog takes. Each function adds flags to a command's
+// CLI11 App, in the order its --help lists them, bound to the structures given (which must
+// outlive the parse).
+#pragma once
+
+#include "cli/commands.h"
+#include "cli/nfs_flags.h"
+
+namespace CLI {
+class App;
+}
+
+namespace stripeback::cli {
+
+// --catalog and --json.
+void add_common(CLI::App* app, CommonFlags& c);
+void add_backup_flags(CLI::App* backup, BackupFlags& f, CommonFlags& c, NfsFlags& nfs);
+void add_restore_flags(CLI::App* restore, RestoreFlags& f, CommonFlags& c, NfsFlags& nfs);
+// Sets f.verify_only: validate runs the restore job without writing.
+void add_validate_flags(CLI::App* validate, RestoreFlags& f, CommonFlags& c);
+
+}  // namespace stripeback::cli

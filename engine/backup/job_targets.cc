@@ -1,0 +1,116 @@
+// Where the backup goes and under which id: the targets opened (a directory, the drives of
+// removable media, or none for a validation), the interrupted backup a resume carries on,
+// what earlier jobs left at the destination, and the catalog's begin record.
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include "engine/backup/backup_job_state.h"
+#include "engine/format/piece_name.h"
+#include "engine/monitor/status_file.h"
+#include "storage/registry.h"
+#include "util/process.h"
+
+namespace stripeback::engine::backup_internal {
+
+Result<Next> open_targets(BackupJob& job) {
+  const BackupOptions& opts = job.opts;
+  if (opts.validate_only) {
+    // Nothing is written: the channels get a target they never use.
+    SB_ASSIGN(Place nowhere, place_of("/"));
+    job.targets.push_back({nowhere.storage, nowhere.at});
+  } else if (opts.media) {
+    // Drives, labels and block size are checked before anything is written.
+    SB_ASSIGN(MediaDestination md, open_media_destination(*opts.media, job.cat));
+    job.media = std::move(md);
+    for (size_t i = 0; i < job.media->drives.size(); ++i)
+      job.targets.push_back({job.media->drives[i].get(), job.media->locations[i]});
+  } else {
+    const std::string& dest = job.dest;
+    auto place = place_of(dest);
+    if (!place) return place.error().wrap("backup destination is not usable");
+    if (auto r = place->storage->make_dirs(place->at); !r)
+      return fail(Errc::invalid_argument, "backup destination is not usable: " + r.error().what);
+    if (place->at.is_local() && ::access(dest.c_str(), W_OK) != 0)
+      return sys_error(errno, "backup destination '" + dest + "' is not writable")
+          .wrap("backup destination is not usable");
+    job.targets.push_back({place->storage, place->at});
+  }
+  return Next::go_on;
+}
+
+Result<Next> find_resume(BackupJob& job) {
+  const BackupOptions& opts = job.opts;
+  if (opts.resume) {
+    if (opts.validate_only || opts.media)
+      return fail(Errc::invalid_argument, "--resume continues a backup to a directory");
+    std::vector<std::string> srcs;
+    for (const auto& s : opts.sources) srcs.push_back(storage::normal_path(s));
+    SB_ASSIGN(ResumePoint rp,
+              find_resume_point(*opts.resume, srcs, job.dest, opts.level.has_value(), job.cat,
+                                opts.channel.direct, opts.keys.get()));
+    job.resumed = std::move(rp);
+  }
+  if (!opts.media && !opts.validate_only)
+    job.leftovers = find_unused_pieces(job.cat.backups(), job.dest);
+  if (job.resumed) {
+    // The pieces of the backup being resumed are its own, not leftovers.
+    const std::string own = piece_name_prefix(job.resumed->backup_id, job.cat.identity());
+    std::erase_if(job.leftovers, [&](const PieceFile& p) { return p.name.starts_with(own); });
+  }
+  return Next::go_on;
+}
+
+namespace {
+
+// The catalog hears that this job now writes the interrupted backup; what the killed job
+// left that a resume does not keep goes.
+Result<void> take_over_backup(BackupJob& job) {
+  const uint64_t id = job.id = job.resumed->backup_id;
+  SB_TRY(job.cat.resume_backup({id, job.begin.start_time_ns, job.begin.host, job.begin.pid}));
+  // The status file the killed job left (`stripeback status` would list it dead) is of
+  // no more use: this job carries the backup on.
+  remove_dead_jobs_of(job.cat.dir(), id);
+  // The killed job's pieces that were never recorded (unfinished, or finished just before
+  // the kill) are this job's to remove now.
+  std::set<std::string> kept;
+  for (const auto& p : job.resumed->pieces) kept.insert(p.name);
+  std::vector<PieceFile> stale;
+  for (auto& p : pieces_with_prefix(job.dest, piece_name_prefix(id, job.cat.identity())))
+    if (!kept.count(p.name)) stale.push_back(std::move(p));
+  if (auto w = remove_own_pieces(stale, job.dest, "", "left unfinished by the interrupted job"))
+    job.leftover_notes.push_back(*w);
+  return ok();
+}
+
+}  // namespace
+
+Result<Next> begin_job(BackupJob& job) {
+  const BackupOptions& opts = job.opts;
+  // The job key is derived (scrypt) before the catalog hears of the backup.
+  if (opts.keys) SB_TRY(opts.keys->start_job());
+
+  job.start = std::chrono::steady_clock::now();
+  catalog::BackupBegin& begin = job.begin;
+  begin.tag = opts.tag;
+  begin.start_time_ns = wall_ns();
+  begin.destination = job.dest;
+  for (const auto& s : opts.sources) begin.sources.push_back(storage::normal_path(s));
+  begin.channels = opts.channels;
+  begin.host = util::hostname();
+  begin.pid = static_cast<int32_t>(::getpid());
+  if (opts.level) {
+    begin.level = *opts.level;
+    begin.cumulative = opts.cumulative;
+    begin.change_unit = opts.change_unit;
+  }
+  if (job.resumed) {
+    SB_TRY(take_over_backup(job));
+  } else if (!opts.validate_only) {
+    SB_ASSIGN(job.id, job.cat.begin_backup(begin));
+  }
+  return Next::go_on;
+}
+
+}  // namespace stripeback::engine::backup_internal
