@@ -3,7 +3,9 @@
 # it as an embedder would: with pkg-config (shared, and the static archive) and with CMake's
 # find_package(Stripeback); then runs each: a backup with the firmware example, a listing
 # and validation with the C++ one. Usage: scripts/examples_check.sh BUILD_DIR
-# (ctest runs it as CApi.examples).
+# (ctest runs it as CApi.examples). A sanitized build's library needs its sanitizer runtime
+# in the programs too: SB_EXAMPLES_FLAGS (ctest sets it from the build, e.g.
+# -fsanitize=address,undefined) is added to every compile and link.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: examples_check.sh BUILD_DIR}" && pwd)
@@ -18,16 +20,17 @@ done
 ls "$prefix"/lib/libstripeback.so.* >/dev/null
 
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+read -r -a sanitize <<<"${SB_EXAMPLES_FLAGS:-}"
 ex=$src/examples
 bin=$work/bin
 mkdir -p "$bin"
 # pkg-config, shared library
-cc -std=c99 -Wall -Werror "$ex/backup_firmware.c" -o "$bin/backup_firmware" \
+cc -std=c99 -Wall -Werror "${sanitize[@]}" "$ex/backup_firmware.c" -o "$bin/backup_firmware" \
    $(pkg-config --cflags --libs stripeback) -Wl,-rpath,"$prefix/lib"
-c++ -std=c++17 -Wall -Werror "$ex/list_backups.cpp" -o "$bin/list_backups" \
+c++ -std=c++17 -Wall -Werror "${sanitize[@]}" "$ex/list_backups.cpp" -o "$bin/list_backups" \
    $(pkg-config --cflags --libs stripeback) -Wl,-rpath,"$prefix/lib"
 # pkg-config, the static archive (its dependencies from Requires.private / Libs.private)
-cc -std=c99 -Wall -Werror "$ex/backup_firmware.c" -o "$bin/backup_firmware_static" \
+cc -std=c99 -Wall -Werror "${sanitize[@]}" "$ex/backup_firmware.c" -o "$bin/backup_firmware_static" \
    $(pkg-config --cflags stripeback) "$prefix/lib/libstripeback.a" \
    $(pkg-config --libs --static stripeback | sed 's/-lstripeback//')
 if ldd "$bin/backup_firmware_static" | grep -q libstripeback; then
@@ -36,7 +39,8 @@ if ldd "$bin/backup_firmware_static" | grep -q libstripeback; then
 fi
 # CMake find_package
 cmake -S "$ex" -B "$work/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-      -DCMAKE_BUILD_RPATH="$prefix/lib" >/dev/null
+      -DCMAKE_BUILD_RPATH="$prefix/lib" -DCMAKE_C_FLAGS="${sanitize[*]}" \
+      -DCMAKE_CXX_FLAGS="${sanitize[*]}" >/dev/null
 cmake --build "$work/cmake" >/dev/null
 
 data=$work/data

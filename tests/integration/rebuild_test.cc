@@ -391,7 +391,9 @@ TEST(CatalogAutobackup, NewestTwoKeptAndNeverTakenForPieces) {
   make_file(p + "/.tmp-not-a-piece", 10, 1);
   auto b = sb({"backup", src, "--to", p, "--catalog", cat, "--json"});
   SB_ASSERT_EXIT(b, 0);
-  for (const auto& w : parse_json(b)["warnings"].items())
+  // The document must outlive the loop: a range-for keeps only the last temporary alive.
+  const Json bj = parse_json(b);
+  for (const auto& w : bj["warnings"].items())
     EXPECT_FALSE(contains(w.as_string(), ".sbcat")) << w.as_string();
   SB_EXPECT_EXIT(sb({"validate", "--catalog", cat}), 0);
   // The autobackup of an encrypted backup holds no path in the clear.
