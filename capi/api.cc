@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "capi/handles.h"
+#include "options/schema.h"
 
 namespace stripeback::capi {
 
@@ -25,59 +26,14 @@ sb_status status_of(Errc code) {
   return SB_ERROR;
 }
 
-namespace {
-
-// Whole phrases first: where the CLI's wording is more than a flag's name.
-constexpr std::pair<std::string_view, std::string_view> kPhrases[] = {
-    {"Name a backup to use with --backup ID (see 'stripeback list')",
-     "Name a backup to use with 'backup_id' (see sb_catalog_list)"},
-    {"--cumulative and --require-parent need --level 1", "'cumulative' needs 'level' 1"},
-    {"backup --validate writes nothing", "a source validation writes nothing"},
-    {"invalid --compress '", "invalid value '"},
-    {"(use --force to ", "(set 'force' to "},
-    {"(use --partial to ", "(set 'partial' to "},
-    {"restore --delta updates", "a restore with 'delta' updates"},
-    {"restore it without --delta and with --force", "restore it without 'delta' and with 'force'"},
-};
-
-bool flag_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }
-
-}  // namespace
-
-std::string option_wording(std::string message) {
-  for (const auto& [cli, key] : kPhrases)
-    for (size_t at = message.find(cli); at != std::string::npos; at = message.find(cli, at))
-      message.replace(at, cli.size(), key), at += key.size();
-  // Then each "--name" whose name, with '_' for '-', is an option key: "'name'".
-  std::string out;
-  out.reserve(message.size());
-  for (size_t i = 0; i < message.size();) {
-    const bool starts = message.compare(i, 2, "--") == 0 && i + 2 < message.size() &&
-                        message[i + 2] >= 'a' && message[i + 2] <= 'z' &&
-                        (i == 0 || !flag_char(message[i - 1]));
-    if (starts) {
-      size_t end = i + 2;
-      while (end < message.size() && flag_char(message[end])) ++end;
-      std::string key = message.substr(i + 2, end - i - 2);
-      for (char& c : key)
-        if (c == '-') c = '_';
-      if (is_option_key(key)) {
-        out += "'" + key + "'";
-        i = end;
-        continue;
-      }
-    }
-    out += message[i++];
-  }
-  return out;
-}
+void use_api_wording() { util::set_option_wording(&options::api_wording()); }
 
 sb_status fail_with(Header& h, const Error& e) {
   // A part left out of this build (engine::left_out) is bad input to the CLI, and to an
   // embedder a feature this library does not have.
   if (e.code == Errc::invalid_argument && e.sys_errno == ENOTSUP)
-    return fail_with(h, SB_UNSUPPORTED, option_wording(e.what));
-  return fail_with(h, status_of(e.code), option_wording(e.what));
+    return fail_with(h, SB_UNSUPPORTED, e.what);
+  return fail_with(h, status_of(e.code), e.what);
 }
 
 sb_status fail_with(Header& h, sb_status s, std::string message) {

@@ -39,6 +39,7 @@ using stripeback::capi::Kind;
 extern "C" {
 
 sb_status sb_catalog_open(const char* dir, unsigned flags, sb_catalog** out) {
+  stripeback::capi::use_api_wording();
   if (out == nullptr) return SB_INVALID_ARGUMENT;
   *out = nullptr;
   sb_catalog* c = nullptr;

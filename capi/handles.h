@@ -14,6 +14,7 @@
 
 #include "catalog/catalog.h"
 #include "engine/transform/crypto.h"
+#include "options/settings.h"
 #include "stripeback/result.h"
 #include "stripeback/stripeback.h"
 
@@ -31,39 +32,15 @@ struct Header {
   std::string error;  // the last failure's message, "" after success
 };
 
-// Turns an engine error into the status and message of `h`, in the embedder's words
-// (option_wording).
+// Turns an engine error into the status and message of `h`.
 sb_status fail_with(Header& h, const Error& e);
-// An engine message as the C API says it: the CLI's flags it names ("--max-piece-size",
-// "use --force") become the option keys that set them ("'max_piece_size'", "set 'force'").
-std::string option_wording(std::string message);
-// A key sb_options_set knows ("channels", "max_piece_size", ...).
-bool is_option_key(std::string_view name);
 sb_status fail_with(Header& h, sb_status s, std::string message);
 sb_status status_of(Errc code);
 
-// Settings of a job, checked as they are set.
+// Settings of a job: its options (through the option schema, options/schema.h, checked as
+// they are set) and the embedder's callbacks and storage.
 struct Settings {
-  std::vector<std::string> sources, paths;
-  std::string destination, target, tag;
-  std::optional<uint64_t> backup_id;
-  uint32_t channels = 2;
-  std::string compress = "none";
-  uint32_t files_per_set = 64, max_open_files = 8;
-  uint64_t max_piece_size = 0, section_size = 0, rate = 0, job_rate = 0;
-  std::optional<size_t> buffers, buffer_size;  // unset: the buffer rule chooses
-  std::optional<std::chrono::seconds> duration;
-  bool partial = false;
-  bool one_file_system = false, skip_unreadable = false;
-  std::optional<int> level;
-  bool cumulative = false, optimize = false, force = false, delta = false, encrypt = false;
-  engine::KeySource keys;
-  bool direct = true;
-  std::optional<double> sample;
-  std::optional<uint64_t> seed;
-  uint32_t progress_interval_ms = 250;
-  bool status_file = true;  // <catalog>/jobs/<host>.<pid>[-n].status while the job runs
-  bool nfs_tune_malloc = false;
+  options::Settings job;
   sb_progress_fn progress_fn = nullptr;
   void* progress_user = nullptr;
   sb_log_fn log_fn = nullptr;
@@ -71,6 +48,10 @@ struct Settings {
   sb_log_level log_min = SB_LOG_WARN;
   std::map<std::string, sb_storage_ops> storages;  // by scheme
 };
+
+// Makes messages name options as the C API does ('files_per_set'); called by the entry
+// points that make handles, before anything can fail.
+void use_api_wording();
 
 }  // namespace stripeback::capi
 

@@ -12,17 +12,16 @@
 #include "capi/progress_map.h"
 #include "cli/render.h"
 #include "engine/backup/backup_job.h"
-#include "engine/backup/buffer_budget.h"
-#include "engine/transform/compress.h"
 #include "engine/monitor/progress.h"
 #include "engine/restore/restore_job.h"
 #include "engine/monitor/status_file.h"
+#include "engine/wiring/backends.h"
+#include "options/job_options.h"
 #include "storage/registry.h"
 #include "util/log.h"
 #include "util/units.h"
 
 using stripeback::capi::fail_with;
-using stripeback::capi::option_wording;
 using stripeback::capi::Kind;
 using stripeback::capi::Settings;
 namespace engine = stripeback::engine;
@@ -50,104 +49,17 @@ struct sb_job {
 namespace stripeback::capi {
 namespace {
 
-Result<void> check_memory(uint32_t channels, uint64_t per_channel) {
-  uint64_t physical = 0;
-  const uint64_t limit = engine::buffer_memory_limit(&physical);
-  if (per_channel * channels <= limit) return ok();
-  return fail(Errc::invalid_argument,
-              "I/O buffers would take " + util::format_bytes(per_channel * channels) + " (" +
-                  util::format_bytes(per_channel) + " per channel x " + std::to_string(channels) +
-                  " channels), above the limit of " + util::format_bytes(limit) +
-                  "; lower 'buffers', 'buffer_size' or 'channels'");
-}
-
-Result<std::shared_ptr<engine::Keyring>> keys_of(const Settings& s) {
-  return engine::Keyring::load(s.keys);
-}
-
 Result<void> backup_options(sb_job& j) {
-  const Settings& s = j.s;
-  engine::BackupOptions& o = j.backup;
-  o.validate_only = j.op == SB_OP_VALIDATE_SOURCE;
-  if (s.sources.empty()) return fail(Errc::invalid_argument, "no 'source' given");
-  if (o.validate_only && !s.destination.empty())
-    return fail(Errc::invalid_argument, "a source validation writes nothing: it takes no 'destination'");
-  if (!o.validate_only && s.destination.empty())
-    return fail(Errc::invalid_argument, "backup needs a 'destination'");
-  o.sources = s.sources;
-  o.destination = s.destination;
-  o.one_file_system = s.one_file_system;
-  o.skip_unreadable = s.skip_unreadable;
-  o.tag = s.tag;
-  o.channels = s.channels;
-  o.channel.direct = s.direct ? io::Direct::yes : io::Direct::no;
-  // As the CLI: the overrides go to the channel's configuration and to the buffer rule.
-  if (s.buffers) o.channel.buffers = *s.buffers;
-  if (s.buffer_size) o.channel.buffer_size = *s.buffer_size;
-  o.buffers = s.buffers;
-  o.buffer_size = s.buffer_size;
-  o.files_per_set = s.files_per_set;
-  o.channel.max_open_files = s.max_open_files;
-  o.channel.max_piece_size = s.max_piece_size;
-  o.section_size = s.section_size;
-  o.channel.rate = static_cast<double>(s.rate);
-  o.job_rate = static_cast<double>(s.job_rate);
-  o.duration = s.duration;
-  o.partial = s.partial;
-  if (s.partial && !s.duration) return fail(Errc::invalid_argument, "'partial' needs 'duration'");
-  SB_ASSIGN(o.channel.compress_level, engine::parse_compress(s.compress));
-  o.level = s.level;
-  o.cumulative = s.cumulative;
-  o.optimize = s.optimize;
-  o.force = s.force;
-  SB_ASSIGN(o.keys, keys_of(s));
-  if (s.encrypt && !o.keys)
-    return fail(Errc::invalid_argument,
-                "'encrypt' needs 'passphrase_file', 'passphrase_env' or 'key_file'");
-  if (!s.encrypt && o.keys)
-    return fail(Errc::invalid_argument,
-                "a passphrase or key was given without 'encrypt': set 'encrypt' to encrypt "
-                "this backup");
-  const bool compressing = o.channel.compress_level != 0;
-  SB_TRY(check_memory(o.channels, engine::backup_channel_buffer_bytes(
-                                      o.buffers, o.buffer_size, compressing, o.validate_only)));
-  o.cancel = &j.cancel;
+  options::Settings s = j.s.job;
+  s.validate = j.op == SB_OP_VALIDATE_SOURCE;
+  SB_ASSIGN(j.backup, options::backup_options(s));
+  j.backup.cancel = &j.cancel;
   return ok();
 }
 
 Result<void> restore_options(sb_job& j) {
-  const Settings& s = j.s;
-  engine::RestoreOptions& o = j.restore;
-  o.verify_only = j.op == SB_OP_VALIDATE;
-  if (o.verify_only && !s.target.empty())
-    return fail(Errc::invalid_argument, "a validation writes nothing: it takes no 'target'");
-  if (!o.verify_only && s.target.empty())
-    return fail(Errc::invalid_argument, "restore needs a 'target'");
-  if (s.force && s.delta)
-    return fail(Errc::invalid_argument, "'force' and 'delta' do not go together");
-  o.target = s.target;
-  if (!s.tag.empty()) o.tag = s.tag;
-  o.backup_id = s.backup_id;
-  o.paths = s.paths;
-  o.channels = s.channels;
-  o.force = s.force;
-  o.delta = s.delta;
-  o.channel.direct = s.direct ? io::Direct::yes : io::Direct::no;
-  if (s.buffers) o.channel.buffers = *s.buffers;
-  if (s.buffer_size) o.channel.buffer_size = *s.buffer_size;
-  if (s.duration || s.partial)
-    return fail(Errc::invalid_argument, "'duration' and 'partial' are for backups");
-  if (s.sample) {
-    if (!o.verify_only) return fail(Errc::invalid_argument, "'sample' is for validations");
-    o.select.sample = *s.sample;
-    o.select.seed = s.seed ? *s.seed : (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
-  } else if (s.seed) {
-    return fail(Errc::invalid_argument, "'seed' goes with 'sample'");
-  }
-  SB_ASSIGN(o.keys, keys_of(s));
-  SB_TRY(check_memory(o.channels, engine::restore_channel_buffer_bytes(o.channel.buffers,
-                                                                       o.channel.buffer_size)));
-  o.cancel = &j.cancel;
+  SB_ASSIGN(j.restore, options::restore_options(j.s.job, j.op == SB_OP_VALIDATE));
+  j.restore.cancel = &j.cancel;
   return ok();
 }
 
@@ -178,13 +90,13 @@ sb_status finish_backup(sb_job& j, const Result<engine::BackupSummary>& sum) {
   j.bytes_written = sum->bytes_written;
   j.elapsed_s = sum->elapsed_s;
   if (sum->status == "partial")
-    return fail_with(j.h, SB_PARTIAL, "backup is partial: " + option_wording(sum->error));
+    return fail_with(j.h, SB_PARTIAL, "backup is partial: " + sum->error);
   if (sum->status != "complete") {
     // The kind of the failure the engine kept: a full destination is SB_NO_SPACE, a
     // duration that ended SB_TIMED_OUT, damaged pages SB_CORRUPT, as the statuses promise.
     const sb_status st = j.cancel.load() ? SB_CANCELLED : status_of(sum->error_code);
     std::string what = sum->validate_only ? "validation failed: " : "backup failed: ";
-    return fail_with(j.h, st, what + option_wording(sum->error));
+    return fail_with(j.h, st, what + sum->error);
   }
   if (sum->validate_only && !sum->pages.corrupt.empty()) {
     const auto& p = sum->pages.corrupt.front();
@@ -211,7 +123,7 @@ sb_status finish_restore(sb_job& j, const Result<engine::RestoreSummary>& sum) {
   j.elapsed_s = sum->elapsed_s;
   if (sum->status != "complete") {
     std::string what =
-        sum->errors.empty() ? std::string("failed") : option_wording(sum->errors.front());
+        sum->errors.empty() ? std::string("failed") : sum->errors.front();
     if (j.cancel.load()) return fail_with(j.h, SB_CANCELLED, what);
     return fail_with(j.h, status_of(sum->error_code()), what);
   }
@@ -231,15 +143,16 @@ const char* operation_name(sb_operation op) {
 
 sb_status run(sb_job& j) {
   util::ScopedLogSink logs(log_sink_of(j.s));
+  if (j.s.job.nfs_tune_malloc) engine::allow_nfs_malloc_tuning();
   storage::ScopedRegistry registered(j.storages);
   // The status file is rewritten every progress interval: `stripeback status` calls a job
   // stalled after its hang-after without an update, so that is at least three intervals.
-  const double hang_after_s = std::max(60.0, 3 * j.s.progress_interval_ms / 1000.0);
-  engine::JobProgress progress(operation_name(j.op), j.s.tag, hang_after_s);
+  const double hang_after_s = std::max(60.0, 3 * j.s.job.progress_interval_ms / 1000.0);
+  engine::JobProgress progress(operation_name(j.op), j.s.job.tag, hang_after_s);
   // What `stripeback status` in another process reads, as for a job of the CLI; a job runs
   // without it when it cannot be made (the job's log says why).
   std::unique_ptr<engine::StatusFile> status;
-  if (j.s.status_file) {
+  if (j.s.job.status_file) {
     auto st = engine::StatusFile::create(j.cat->cat->dir());
     if (st) status = std::move(*st);
     else util::log_warn("no status file for this job: " + st.error().what);
@@ -258,7 +171,7 @@ sb_status run(sb_job& j) {
   std::unique_ptr<engine::ProgressPublisher> publisher;
   if (!sinks.empty())
     publisher = std::make_unique<engine::ProgressPublisher>(
-        progress, std::move(sinks), std::chrono::milliseconds(j.s.progress_interval_ms));
+        progress, std::move(sinks), std::chrono::milliseconds(j.s.job.progress_interval_ms));
   // The file goes with the job: after the publisher's last snapshot, before the result.
   auto stop_publishing = [&] {
     if (publisher) publisher->stop();
@@ -318,6 +231,7 @@ sb_status sb_job_new(sb_catalog* cat, sb_operation op, const sb_options* opts, s
     return SB_NOMEM;
   }
   *out = j;
+  stripeback::capi::use_api_wording();
   return stripeback::capi::guarded(*j, [&]() -> sb_status {
     if (cat == nullptr || cat->h.kind != Kind::catalog || !cat->cat)
       return fail_with(j->h, SB_INVALID_ARGUMENT, "catalog handle is null or not open");

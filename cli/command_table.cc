@@ -18,25 +18,24 @@ const CLI::App* parsed_sub(const CLI::App& cmd) {
 
 // backup, restore and validate take what the command line leaves out from the catalog's
 // settings (configure).
-int run_backup(const CLI::App& cmd, CommandLine& l, const Cancel& cancel) {
-  if (auto ok = apply_settings(cmd, l.common, &l.backup, nullptr); !ok) {
+int run_backup(const CLI::App&, CommandLine& l, const Cancel& cancel) {
+  Result<void> ok = l.backup.apply();
+  if (ok) ok = apply_settings(l.common, l.backup.settings, true);
+  if (!ok) {
     print_error(ok.error().what);
     return kExitUsage;
   }
-  if (auto r = resolve_backup_destinations(l.backup); !r) {
-    print_error(r.error().what);
-    return kExitUsage;
-  }
-  return run_backup_cmd(l.common, l.backup, cancel);
+  return run_backup_cmd(l.common, l.backup.settings, cancel);
 }
 
-int run_restore_or_validate(const CLI::App& cmd, CommandLine& l, RestoreFlags& f,
-                            const Cancel& cancel) {
-  if (auto ok = apply_settings(cmd, l.common, nullptr, &f); !ok) {
+int run_restore_or_validate(CommandLine& l, JobFlags& f, bool verify_only, const Cancel& cancel) {
+  Result<void> ok = f.apply();
+  if (ok) ok = apply_settings(l.common, f.settings, false);
+  if (!ok) {
     print_error(ok.error().what);
     return kExitUsage;
   }
-  return run_restore_cmd(l.common, f, cancel);
+  return run_restore_cmd(l.common, f.settings, verify_only, cancel);
 }
 
 void add_status(CLI::App* status, CommandLine& l) {
@@ -107,15 +106,15 @@ const Command kCommands[] = {
      "restore backed-up files under --to DIR at their original absolute paths "
      "(/data/a.dbf --to /r becomes /r/data/a.dbf)",
      [](CLI::App* cmd, CommandLine& l) { add_restore_flags(cmd, l.restore, l.common, l.nfs); },
-     [](const CLI::App& cmd, CommandLine& l, const Cancel& cancel) {
-       return run_restore_or_validate(cmd, l, l.restore, cancel);
+     [](const CLI::App&, CommandLine& l, const Cancel& cancel) {
+       return run_restore_or_validate(l, l.restore, false, cancel);
      }},
     {"validate",
      "read and check every frame of backed-up files (checksums, authentication, "
      "decompression, whole-file digests) without writing anything; exit 1 names any damage",
      [](CLI::App* cmd, CommandLine& l) { add_validate_flags(cmd, l.validate, l.common); },
-     [](const CLI::App& cmd, CommandLine& l, const Cancel& cancel) {
-       return run_restore_or_validate(cmd, l, l.validate, cancel);
+     [](const CLI::App&, CommandLine& l, const Cancel& cancel) {
+       return run_restore_or_validate(l, l.validate, true, cancel);
      }},
     {"status",
      "the jobs running on a catalog, from another terminal: progress, rate, ETA and each "

@@ -28,9 +28,9 @@ namespace stripeback::cli {
 struct CommandLine {
   CommonFlags common;
   NfsFlags nfs;
-  BackupFlags backup;
-  RestoreFlags restore;
-  RestoreFlags validate;
+  JobFlags backup;
+  JobFlags restore;
+  JobFlags validate;
   bool status_watch = false;
   bool status_prune = false;
   ListFlags list;

@@ -27,43 +27,13 @@
 #include "engine/history/job_history.h"
 #include "engine/format/piece_name.h"
 #include "engine/restore/restore_job.h"
+#include "options/job_options.h"
 #include "util/clock.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
 
 namespace stripeback::cli {
-
-static Result<engine::Checkpoints> parse_checkpoint_interval(const std::string& spec) {
-  engine::Checkpoints c;
-  if (spec.empty()) return c;  // the defaults
-  if (spec == "off") return engine::Checkpoints{0, std::chrono::milliseconds(0)};
-  c = engine::Checkpoints{0, std::chrono::milliseconds(0)};
-  bool size_given = false, time_given = false;
-  size_t at = 0;
-  while (at <= spec.size()) {
-    size_t comma = spec.find(',', at);
-    if (comma == std::string::npos) comma = spec.size();
-    const std::string part = spec.substr(at, comma - at);
-    at = comma + 1;
-    const bool is_time = !part.empty() && (part.find(':') != std::string::npos ||
-                                           part.back() == 's' || part.back() == 'm' ||
-                                           part.back() == 'h');
-    const bool is_size = !is_time && util::parse_size(part).has_value();
-    if (is_time && !time_given) {
-      SB_ASSIGN(c.interval, util::parse_duration(part, "--checkpoint-interval"));
-      time_given = true;
-    } else if (is_size && !size_given) {
-      SB_ASSIGN(c.bytes, util::parse_size(part));
-      size_given = true;
-    } else {
-      return fail(Errc::invalid_argument,
-                  "invalid --checkpoint-interval '" + spec +
-                      "': expected a size (1G), a time (5m, 00:05), both (1G,5m) or off");
-    }
-  }
-  return c;
-}
 
 int exit_code_for(const Error& e) {
   switch (e.code) {
@@ -104,64 +74,6 @@ std::string catalog_dir_of(const CommonFlags& c) {
   return c.catalog.empty() ? default_catalog_dir() : c.catalog;
 }
 
-namespace {
-
-Result<std::shared_ptr<engine::Keyring>> load_keys(const KeyFlags& k) {
-  engine::KeySource src{k.passphrase_file, k.passphrase_env, k.key_file};
-  return engine::Keyring::load(src);
-}
-
-Result<std::optional<size_t>> buffer_size_of(const CommonFlags& c) {
-  if (!c.buffer_size) return std::optional<size_t>();
-  auto v = util::parse_size(*c.buffer_size);
-  if (!v) return v.error().wrap("--buffer-size");
-  SB_TRY(engine::check_buffer_overrides(std::nullopt, *v));
-  return std::optional<size_t>(*v);
-}
-
-Result<engine::ChannelConfig> channel_config(const CommonFlags& c) {
-  engine::ChannelConfig cfg;
-  if (c.buffers) cfg.buffers = *c.buffers;
-  SB_ASSIGN(auto size, buffer_size_of(c));
-  if (size) cfg.buffer_size = *size;
-  cfg.direct = c.no_direct ? io::Direct::no : io::Direct::yes;
-  return cfg;
-}
-
-// Refuses, as bad usage, I/O buffers that would take more memory than a job may have
-// (engine::buffer_memory_limit), naming the flags that set them and the total.
-Result<void> check_buffer_memory(const CommonFlags& c, uint32_t channels, uint64_t per_channel,
-                                 bool compressing) {
-  uint64_t physical = 0;
-  uint64_t limit = engine::buffer_memory_limit(&physical);
-  uint64_t total = per_channel * channels;
-  if (total <= limit) return ok();
-  std::string given = "--buffers " + (c.buffers ? std::to_string(*c.buffers) : "(default)") +
-                      ", --buffer-size " + c.buffer_size.value_or("(default)");
-  std::string why = physical ? "half of this machine's " + util::format_bytes(physical) +
-                                   " of memory, and at most " +
-                                   util::format_bytes(engine::kMaxBufferMemory)
-                             : "the most any job may have";
-  return fail(Errc::invalid_argument,
-              "I/O buffers would take " + util::format_bytes(total) + ": " +
-                  util::format_bytes(per_channel) + " per channel (" + given +
-                  (compressing ? ", doubled by --compress" : "") + ") x " +
-                  std::to_string(channels) + " channel(s) (--channels), above the limit of " +
-                  util::format_bytes(limit) + " (" + why +
-                  "); lower --buffers, --buffer-size or --channels");
-}
-
-// A size flag: empty means not given (0).
-Result<uint64_t> size_flag(const std::string& text, const char* flag) {
-  if (text.empty()) return uint64_t{0};
-  auto v = util::parse_size(text);
-  if (!v) return v.error().wrap(flag);
-  if (*v == 0) return fail(Errc::invalid_argument, std::string(flag) + " must be above zero");
-  return *v;
-}
-
-}  // namespace
-
 void print_error(const std::string& message) {
   std::fprintf(stderr, "stripeback: %s\n", util::escape_text(message).c_str());
 }
@@ -173,114 +85,9 @@ std::string default_catalog_dir() {
   return "";
 }
 
-namespace {
-
-// Every backup flag checked and turned into engine options before anything is opened or
-// written (the catalog included): bad usage leaves no trace.
-Result<engine::BackupOptions> backup_options(const CommonFlags& c, const BackupFlags& f) {
-  engine::BackupOptions o;
-  SB_ASSIGN(o.channel, channel_config(c));
-  o.sources = f.sources;
-  o.one_file_system = f.one_file_system;
-  o.skip_unreadable = f.skip_unreadable;
-  o.destination = f.to;
-  o.tag = f.tag;
-  o.channels = f.channels;
-  if (c.buffers) o.buffers = *c.buffers;
-  SB_ASSIGN(o.buffer_size, buffer_size_of(c));
-  o.files_per_set = f.files_per_set;
-  o.channel.max_open_files = f.max_open_files;
-  SB_ASSIGN(o.channel.max_piece_size, size_flag(f.max_piece_size, "--max-piece-size"));
-  SB_ASSIGN(o.section_size, size_flag(f.section_size, "--section-size"));
-  SB_ASSIGN(uint64_t rate, size_flag(f.rate, "--rate"));
-  SB_ASSIGN(uint64_t job_rate, size_flag(f.job_rate, "--job-rate"));
-  o.channel.rate = static_cast<double>(rate);
-  o.job_rate = static_cast<double>(job_rate);
-  if (!f.duration.empty()) {
-    SB_ASSIGN(auto d, util::parse_duration(f.duration, "--duration"));
-    if (d < std::chrono::seconds(1))
-      return fail(Errc::invalid_argument, "--duration must be at least one second");
-    o.duration = std::chrono::ceil<std::chrono::seconds>(d);
-  }
-  SB_ASSIGN(auto checkpoint, parse_checkpoint_interval(f.checkpoint_interval));
-  o.channel.checkpoint_bytes = checkpoint.bytes;
-  o.channel.checkpoint_interval = checkpoint.interval;
-  o.partial = f.partial;
-  o.minimize_load = f.minimize_load;
-  if ((f.partial || f.minimize_load) && f.duration.empty())
-    return fail(Errc::invalid_argument, "--partial and --minimize-load need --duration");
-  SB_ASSIGN(int level, engine::parse_compress(f.compress));
-  o.channel.compress_level = level;
-  SB_ASSIGN(auto tape, tape_backup_options(f));
-  if (tape) {
-    o.media = std::move(*tape);
-    o.channels = static_cast<uint32_t>(o.media->drives.size());
-  }
-  if (f.cpu_budget) {
-    if (level != engine::kCompressAuto)
-      return fail(Errc::invalid_argument, "--cpu-budget needs --compress auto");
-    if (!(*f.cpu_budget > 0) || *f.cpu_budget > 1024)
-      return fail(Errc::invalid_argument,
-                  "--cpu-budget must be a number of cores above 0 (e.g. 0.5 or 1.5)");
-    o.channel.cpu_budget = *f.cpu_budget / o.channels;
-  }
-  o.level = f.level;
-  o.cumulative = f.cumulative;
-  o.require_parent = f.require_parent;
-  o.optimize = f.optimize;
-  o.force = f.force;
-  o.validate_only = f.validate;
-  if (f.validate && !f.to_all.empty())
-    return fail(Errc::invalid_argument, "backup --validate writes nothing: it takes no --to");
-  if (!f.validate && f.to_all.empty())
-    return fail(Errc::invalid_argument,
-                "backup needs --to DIR or tape:URL (or --validate to read and check the "
-                "sources without writing)");
-  if (!f.check_logical.empty()) o.check_logical = f.check_logical;
-  o.max_corrupt = f.max_corrupt;
-  if (!f.resume.empty()) {
-    if (f.resume == "last") {
-      o.resume = 0;
-    } else if (f.resume.find_first_not_of("0123456789") == std::string::npos && f.resume.size() < 19) {
-      o.resume = std::stoull(f.resume);
-      if (*o.resume == 0) return fail(Errc::invalid_argument, "--resume: backup ids start at 1");
-    } else {
-      return fail(Errc::invalid_argument, "--resume takes a backup id or 'last', not '" + f.resume + "'");
-    }
-  }
-  if (!f.page_size.empty()) {
-    SB_ASSIGN(uint64_t ps, size_flag(f.page_size, "--page-size"));
-    if (ps > 65536) return fail(Errc::invalid_argument, "--page-size must be at most 32K");
-    o.page_size = static_cast<uint32_t>(ps);
-  }
-  if (!f.change_unit.empty()) {
-    if (!f.level) return fail(Errc::invalid_argument, "--change-unit needs --level");
-    SB_ASSIGN(uint64_t unit, size_flag(f.change_unit, "--change-unit"));
-    if (unit > engine::kMaxChangeUnit)
-      return fail(Errc::invalid_argument,
-                  "--change-unit must be a power of two from 8 KiB to 1 MiB");
-    o.change_unit = static_cast<uint32_t>(unit);
-  }
-  SB_ASSIGN(o.keys, load_keys(f.keys));
-  if (f.encrypt && !o.keys)
-    return fail(Errc::invalid_argument,
-                "--encrypt needs --passphrase-file, --passphrase-env or --key-file");
-  if (!f.encrypt && o.keys)
-    return fail(Errc::invalid_argument,
-                "a passphrase or key was given without --encrypt: add --encrypt to encrypt "
-                "this backup");
-  bool compressing = level != 0;
-  SB_TRY(check_buffer_memory(
-      c, o.channels,
-      engine::backup_channel_buffer_bytes(o.buffers, o.buffer_size, compressing, o.validate_only),
-      compressing));
-  return o;
-}
-
-}  // namespace
-
-int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic<bool>& cancel) {
-  auto opts = backup_options(c, f);
+int run_backup_cmd(const CommonFlags& c, const options::Settings& f,
+                   const std::atomic<bool>& cancel) {
+  auto opts = options::backup_options(f);
   if (!opts) return report(opts.error());
   engine::BackupOptions& o = *opts;
   o.cancel = &cancel;
@@ -336,75 +143,15 @@ int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic
   return kExitOk;
 }
 
-// validate --sample, --seed, --part, --max-duration.
-Result<engine::FrameSelection> frame_selection(const RestoreFlags& f) {
-  engine::FrameSelection s;
-  if (!f.sample.empty()) {
-    std::string t = f.sample;
-    if (t.back() == '%') t.pop_back();
-    char* end = nullptr;
-    errno = 0;
-    const double pct = t.empty() ? 0 : std::strtod(t.c_str(), &end);
-    if (t.empty() || errno != 0 || end != t.c_str() + t.size() || !(pct > 0) || pct > 100)
-      return fail(Errc::invalid_argument, "--sample wants a share above 0 and at most 100%, "
-                                          "like 10%; got '" + f.sample + "'");
-    s.sample = pct / 100;
-    s.seed = f.seed ? *f.seed : std::random_device{}() * uint64_t{0x100000000} + std::random_device{}();
-  } else if (f.seed) {
-    return fail(Errc::invalid_argument, "--seed goes with --sample");
-  }
-  if (!f.part.empty()) {
-    unsigned k = 0, n = 0;
-    char extra = 0;
-    if (std::sscanf(f.part.c_str(), "%u/%u%c", &k, &n, &extra) != 2 || n == 0 || k == 0 ||
-        k > n || n > 1000000)
-      return fail(Errc::invalid_argument, "--part wants K/N with 1 <= K <= N <= 1000000, like "
-                                          "2/7; got '" + f.part + "'");
-    s.part = k;
-    s.parts = n;
-  }
-  if (!f.max_duration.empty()) {
-    SB_ASSIGN(s.max_duration, util::parse_duration(f.max_duration, "--max-duration"));
-  }
-  return s;
-}
-
-int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atomic<bool>& cancel) {
-  auto cfg = channel_config(c);
-  if (!cfg) return report(cfg.error());
-  if (auto m = check_buffer_memory(
-          c, f.channels, engine::restore_channel_buffer_bytes(cfg->buffers, cfg->buffer_size),
-          false);
-      !m)
-    return report(m.error());
+int run_restore_cmd(const CommonFlags& c, const options::Settings& f, bool verify_only,
+                    const std::atomic<bool>& cancel) {
+  auto opts = options::restore_options(f, verify_only);
+  if (!opts) return report(opts.error());
+  engine::RestoreOptions& o = *opts;
+  o.cancel = &cancel;
   auto cat = open_catalog(c, catalog::Create::no);
   if (!cat) return report(cat.error());
-  engine::RestoreOptions o;
-  o.target = f.to;
-  if (!f.tag.empty()) o.tag = f.tag;
-  o.backup_id = f.backup;
-  o.paths = f.paths;
-  o.channels = f.channels;
-  o.force = f.force;
-  o.delta = f.delta;
-  if (f.delta && f.force)
-    return report(Error{Errc::invalid_argument, 0,
-                        "--delta and --force are alternatives: --delta updates existing files "
-                        "in place, --force replaces them whole"});
-  o.fallback = !f.no_fallback;
-  if (f.no_fallback && f.allow_fallback)
-    return report(Error{Errc::invalid_argument, 0,
-                        "--no-fallback and --allow-fallback exclude each other"});
-  o.verify_only = f.verify_only;
-  o.channel = *cfg;
-  o.cancel = &cancel;
-  auto keys = load_keys(f.keys);
-  if (!keys) return report(keys.error());
-  o.keys = *keys;
-  o.media_drives = f.tape_drives;
-  if (auto sel = frame_selection(f); !sel) return report(sel.error());
-  else o.select = *sel;
-  ProgressView view(c, f.verify_only ? "validate" : "restore", f.tag, (*cat)->dir());
+  ProgressView view(c, verify_only ? "validate" : "restore", f.tag, (*cat)->dir());
   if (!view.error().empty()) return report(Error{Errc::invalid_argument, 0, view.error()});
   o.progress = view.progress();
   const int64_t started = util::wall_now_ns();
@@ -412,7 +159,7 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
   view.finished(sum ? sum->verdict.bound_by : "");
   const engine::JobSpan span{started, util::wall_now_ns(), f.tag, cancel.load()};
   record_job(**cat, sum ? engine::restore_job_record(*sum, span)
-                        : engine::failed_job_record(f.verify_only ? "validate" : "restore",
+                        : engine::failed_job_record(verify_only ? "validate" : "restore",
                                                     sum.error().what, span));
   if (!sum) return report(sum.error());
   if (o.keys)
@@ -424,7 +171,7 @@ int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atom
     return kExitFailed;
   }
   // Older data than asked for is not a plain success for a script checking the exit code.
-  if (!sum->fallbacks.empty() && !f.allow_fallback && !f.verify_only) return kExitFellBack;
+  if (!sum->fallbacks.empty() && !f.allow_fallback && !verify_only) return kExitFellBack;
   return kExitOk;
 }
 

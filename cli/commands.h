@@ -6,13 +6,19 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "options/schema.h"
 #include "stripeback/result.h"
+
+namespace CLI {
+class Option;
+}
 
 namespace stripeback::cli {
 
@@ -44,73 +50,25 @@ struct CommonFlags {
   std::string progress_json;      // empty: none; "-": stderr; else a file
   double hang_after = 60;
   std::string status_listen;      // socket path or [HOST:]PORT of the status endpoint
-  std::optional<unsigned> buffers;
-  std::optional<std::string> buffer_size;
-  bool no_direct = false;
 };
 
-struct BackupFlags {
-  std::vector<std::string> sources;
-  bool one_file_system = false;
-  bool skip_unreadable = false;
-  std::string checkpoint_interval;  // empty: the defaults
-  std::string to;
-  std::string tag;
-  unsigned channels = 2;
-  unsigned files_per_set = 64;
-  unsigned max_open_files = 8;
-  std::string max_piece_size;
-  std::string section_size;
-  std::string rate;
-  std::string job_rate;
-  std::string duration;
-  bool partial = false;
-  bool minimize_load = false;
-  std::string compress = "none";
-  std::optional<double> cpu_budget;
-  bool encrypt = false;
-  KeyFlags keys;
-  std::optional<int> level;  // incremental backups (docs/incremental.md)
-  bool cumulative = false;
-  std::string change_unit;
-  bool require_parent = false;
-  bool optimize = false;
-  bool force = false;
-  // Source validation (docs/page-checks.md)
-  bool validate = false;
-  std::string resume;  // "last" or a backup id (backup --resume)
-  std::string check_logical;  // empty: not given; "auto" when given without a format
-  uint64_t max_corrupt = 0;
-  std::string page_size;
-  // Tape (see cli/tape_commands.h): every --to as given; tape:URL ones become drives. The
-  // tape flags are unset when not given (a backup to a directory refuses them).
-  std::vector<std::string> to_all;
-  std::vector<std::string> tape_volumes;
-  std::optional<std::string> tape_block_size;  // default 256K
-  std::optional<std::string> tape_io;          // async (default) or sync
-  std::optional<unsigned> tape_wait;  // seconds to wait for a drive that is not ready (10)
-  bool label_blank = false;  // label a blank tape with a generated volume id
-};
+// The options of a job command (backup, restore, validate), made from the option schema
+// (options/schema.h): the parser keeps each flag's text, apply() sets every flag given
+// through the schema, in the schema's order, so the CLI checks a value as the C API does.
+struct JobFlags {
+  struct Bound {
+    const options::Option* option = nullptr;
+    CLI::Option* flag = nullptr;
+    std::string value;                // an option with one value
+    std::vector<std::string> values;  // a list
+    bool on = false;                  // a flag
+  };
+  options::Settings settings;
+  std::deque<Bound> bound;  // stable addresses: CLI11 writes into them
+  std::string tape_spool;   // restore --tape-spool: accepted and ignored
 
-struct RestoreFlags {
-  std::string to;
-  std::string tag;
-  std::optional<uint64_t> backup;
-  std::vector<std::string> paths;
-  unsigned channels = 2;
-  bool force = false;
-  bool delta = false;
-  KeyFlags keys;
-  bool verify_only = false;  // the validate command
-  bool no_fallback = false;
-  bool allow_fallback = false;  // a restore that fell back exits 0, not kExitFellBack  // fail a file whose newest copy is expired or damaged
-  std::string tape_spool;  // ignored: tape pieces are streamed, not staged
-  std::vector<std::string> tape_drives;  // where to look for the volumes
-  // validate: some frames only (docs/validate.md)
-  std::string sample;        // "10%"
-  std::optional<uint64_t> seed;
-  std::string part;          // "2/7"
-  std::string max_duration;  // "30m", "90s", "01:30"
+  // Sets what was given into `settings`; errors are bad usage.
+  Result<void> apply();
 };
 
 struct DemoDataFlags {
@@ -119,8 +77,11 @@ struct DemoDataFlags {
   uint32_t seed = 1;
 };
 
-int run_backup_cmd(const CommonFlags& c, const BackupFlags& f, const std::atomic<bool>& cancel);
-int run_restore_cmd(const CommonFlags& c, const RestoreFlags& f, const std::atomic<bool>& cancel);
+int run_backup_cmd(const CommonFlags& c, const options::Settings& s,
+                   const std::atomic<bool>& cancel);
+// restore, or validate with `verify_only`.
+int run_restore_cmd(const CommonFlags& c, const options::Settings& s, bool verify_only,
+                    const std::atomic<bool>& cancel);
 struct ListFlags {
   bool corrupt = false;  // the corrupt pages known now instead of the backups
   std::optional<uint64_t> backup;  // only this backup

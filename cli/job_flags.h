@@ -1,7 +1,9 @@
 // The flags of the job commands (backup, restore, validate), and --catalog and --json,
-// which every command that reads a catalog takes. Each function adds flags to a command's
-// CLI11 App, in the order its --help lists them, bound to the structures given (which must
-// outlive the parse).
+// which every command that reads a catalog takes. A job's own options come from the option
+// schema (options/schema.h), which the C API's keys come from too; the flags of the CLI
+// alone (monitoring, the NFS client) are added here. Each function adds flags to a
+// command's CLI11 App, in the order its --help lists them, bound to the structures given
+// (which must outlive the parse).
 #pragma once
 
 #include "cli/commands.h"
@@ -15,9 +17,8 @@ namespace stripeback::cli {
 
 // --catalog and --json.
 void add_common(CLI::App* app, CommonFlags& c);
-void add_backup_flags(CLI::App* backup, BackupFlags& f, CommonFlags& c, NfsFlags& nfs);
-void add_restore_flags(CLI::App* restore, RestoreFlags& f, CommonFlags& c, NfsFlags& nfs);
-// Sets f.verify_only: validate runs the restore job without writing.
-void add_validate_flags(CLI::App* validate, RestoreFlags& f, CommonFlags& c);
+void add_backup_flags(CLI::App* backup, JobFlags& f, CommonFlags& c, NfsFlags& nfs);
+void add_restore_flags(CLI::App* restore, JobFlags& f, CommonFlags& c, NfsFlags& nfs);
+void add_validate_flags(CLI::App* validate, JobFlags& f, CommonFlags& c);
 
 }  // namespace stripeback::cli

@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/environment.h"
 #include "cli/nfs_flags.h"
+#include "options/schema.h"
 #include "util/escape.h"
 #include "util/log.h"
 
@@ -87,6 +88,8 @@ std::string unknown_command(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace stripeback::cli;
+  // Messages name options by their flags (--files-per-set).
+  stripeback::util::set_option_wording(&stripeback::options::cli_wording());
   CLI::App app{
       "stripeback: multi-channel backup and restore of large datafiles.\n"
       "Backs files up into self-describing pieces, records them in a flat catalog, and "

@@ -1,4 +1,5 @@
 #include "cli/media_commands.h"
+#include "options/schema.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -415,8 +416,7 @@ const std::vector<std::string>& setting_keys() {
   return keys;
 }
 
-Result<void> apply_settings(const CLI::App& sub, const CommonFlags& c, BackupFlags* backup,
-                            RestoreFlags* restore) {
+Result<void> apply_settings(const CommonFlags& c, options::Settings& job, bool backup) {
   // Quietly: the command opens the catalog itself and reports what is wrong with it.
   const std::string dir = catalog_dir_of(c);
   auto st = engine::storage_for(storage::Location::local(dir));
@@ -425,28 +425,24 @@ Result<void> apply_settings(const CLI::App& sub, const CommonFlags& c, BackupFla
   if (!cat) return ok();
   std::map<std::string, std::string> set;
   for (const auto& s : (*cat)->settings()) set[s.key] = s.value;
-  auto given = [&](const char* flag) { return sub.count(flag) > 0; };
-  auto channels = [&]() -> Result<unsigned> {
-    SB_ASSIGN(std::string v, check_setting("channels", {set["channels"]}));
-    return static_cast<unsigned>(std::stoul(v));
+  // A setting goes through the option schema's checks, as the flag it stands for would.
+  auto take = [&](const char* setting, const char* key) -> Result<void> {
+    if (!set.count(setting) || job.was_given(key)) return ok();
+    if (auto v = check_setting(setting, {set[setting]}); !v) return v.error();
+    auto r = options::set_option(*options::find_option(key), job, set[setting]);
+    if (!r) return r.error().wrap("setting '" + std::string(setting) + "' of the catalog");
+    return ok();
   };
-  KeyFlags* keys = backup ? &backup->keys : &restore->keys;
-  const bool no_key = keys->key_file.empty() && keys->passphrase_file.empty() &&
-                      keys->passphrase_env.empty();
-  if (no_key && (!backup || backup->encrypt)) {
-    if (set.count("key-file")) keys->key_file = set["key-file"];
-    else if (set.count("passphrase-file")) keys->passphrase_file = set["passphrase-file"];
-    else if (set.count("passphrase-env")) keys->passphrase_env = set["passphrase-env"];
+  if (job.keys.empty() && (!backup || job.encrypt)) {
+    if (set.count("key-file")) job.keys.key_file = set["key-file"];
+    else if (set.count("passphrase-file")) job.keys.passphrase_file = set["passphrase-file"];
+    else if (set.count("passphrase-env")) job.keys.passphrase_env = set["passphrase-env"];
   }
-  if (set.count("channels") && !given("--channels")) {
-    SB_ASSIGN(unsigned n, channels());
-    if (backup) backup->channels = n;
-    else restore->channels = n;
-  }
+  SB_TRY(take("channels", "channels"));
   if (backup) {
-    if (set.count("compression") && !given("--compress")) backup->compress = set["compression"];
-    if (set.count("destination") && backup->to_all.empty() && !backup->validate)
-      backup->to_all = {set["destination"]};
+    SB_TRY(take("compression", "compress"));
+    if (set.count("destination") && job.destinations.empty() && !job.validate)
+      job.destinations = {set["destination"]};
   }
   return ok();
 }

@@ -42,10 +42,9 @@ int run_delete_cmd(const CLI::App& del, const CommonFlags& c, const MediaFlags& 
 // the command line overrides them.
 const std::vector<std::string>& setting_keys();
 
-// Fills in from the catalog's settings what the command line of `sub` (backup, restore or
-// validate) left out: --channels, --compress, the key source (for --encrypt and for
-// reading), and a backup's --to. A catalog that does not exist yet has no settings.
-Result<void> apply_settings(const CLI::App& sub, const CommonFlags& c, BackupFlags* backup,
-                            RestoreFlags* restore);
+// Fills in from the catalog's settings what the command line of a job left out: its
+// channels, a backup's compression, the key source (for --encrypt and for reading), and a
+// backup's --to. A catalog that does not exist yet has no settings.
+Result<void> apply_settings(const CommonFlags& c, options::Settings& job, bool backup);
 
 }  // namespace stripeback::cli

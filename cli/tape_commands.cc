@@ -27,11 +27,7 @@ int report_tape(const Error& e) {
 }
 
 Result<uint32_t> parse_block_size(const std::string& text) {
-  auto v = util::parse_size(text);
-  if (!v || *v == 0 || *v > 0xffffff)
-    return fail(Errc::invalid_argument, "tape block size '" + text +
-                                            "' must be a size from 1 byte to 16 MiB - 1");
-  return static_cast<uint32_t>(*v);
+  return engine::parse_media_block_size(text);
 }
 
 #if STRIPEBACK_WITH_TAPE
@@ -203,76 +199,6 @@ int cmd_test(const TapeFlags& f, const std::atomic<bool>& cancel) {
 #endif
 
 }  // namespace
-
-void add_backup_tape_flags(CLI::App* backup, BackupFlags& f) {
-  backup->add_option("--tape-volumes", f.tape_volumes,
-                     "spare tape volumes (drive URLs, tape:iscsi://... or tape:/dev/sgN) a "
-                     "channel continues on when its tape reaches end of medium; repeatable "
-                     "or comma-separated")
-      ->delimiter(',')
-      ->allow_extra_args(false);
-  backup->add_option("--tape-block-size", f.tape_block_size,
-                     "with --to tape:URL: tape block size (default 256K); checked against "
-                     "each drive's READ BLOCK LIMITS before anything is written");
-  backup->add_option("--tape-io", f.tape_io,
-                     "with --to tape:URL: async, a helper thread per drive writes while the "
-                     "channel produces (default); sync, the channel writes itself (for "
-                     "comparison)")
-      ->check(CLI::IsMember({"async", "sync"}));
-  backup->add_option("--tape-wait", f.tape_wait,
-                     "with --to tape:URL: seconds to wait for a drive that is not ready (no "
-                     "tape loaded) before failing (default 10); the wait is logged as "
-                     "\"waiting for tape\"")
-      ->check(CLI::Range(0, 86400));
-  backup->add_flag("--label-blank", f.label_blank,
-                   "with --to tape:URL: label a blank tape (in a drive or taken from "
-                   "--tape-volumes) with a generated volume id, shown in the summary, instead "
-                   "of refusing it; a tape holding another format's data is still refused");
-}
-
-Result<void> resolve_backup_destinations(BackupFlags& f) {
-  size_t tapes = 0;
-  for (const auto& t : f.to_all) tapes += t.rfind("tape:", 0) == 0 ? 1 : 0;
-  if (tapes > 0 && tapes != f.to_all.size())
-    return fail(Errc::invalid_argument,
-                "--to mixes tape drives and directories: give either one directory or "
-                "tape:URL drives");
-  if (tapes == 0 && f.to_all.size() > 1)
-    return fail(Errc::invalid_argument, "--to names " + std::to_string(f.to_all.size()) +
-                                            " directories; only tape drives may be repeated");
-  if (!f.to_all.empty()) f.to = f.to_all.front();
-  return ok();
-}
-
-Result<std::optional<engine::MediaOptions>> tape_backup_options(const BackupFlags& f) {
-  if (f.to_all.empty() || f.to_all.front().rfind("tape:", 0) != 0) {
-    // Tape settings given for a directory would be ignored: say so rather than accept them.
-    const char* given = !f.tape_volumes.empty() ? "--tape-volumes"
-                        : f.tape_block_size    ? "--tape-block-size"
-                        : f.tape_io            ? "--tape-io"
-                        : f.tape_wait          ? "--tape-wait"
-                        : f.label_blank        ? "--label-blank"
-                                               : nullptr;
-    if (given)
-      return fail(Errc::invalid_argument,
-                  std::string(given) + " needs --to tape:URL drives: it sets how pieces are "
-                  "written to tape, and '" + f.to + "' is a directory");
-    return std::optional<engine::MediaOptions>();
-  }
-  engine::MediaOptions t;
-  t.drives = f.to_all;
-  for (const auto& v : f.tape_volumes) {
-    if (v.rfind("tape:", 0) != 0)
-      return fail(Errc::invalid_argument,
-                  "--tape-volumes '" + v + "' is not a tape URL (tape:iscsi://... or tape:/dev/sgN)");
-    t.volumes.push_back(v);
-  }
-  SB_ASSIGN(t.block_size, parse_block_size(f.tape_block_size.value_or("256K")));
-  t.sync_io = f.tape_io.value_or("async") == "sync";
-  t.ready_wait = std::chrono::seconds(f.tape_wait.value_or(10));
-  t.label_blank = f.label_blank;
-  return std::optional<engine::MediaOptions>(std::move(t));
-}
 
 void add_tape_commands(CLI::App* tape, TapeFlags& f) {
   tape->require_subcommand(1);

@@ -15,8 +15,6 @@ class App;
 
 namespace stripeback::cli {
 
-struct BackupFlags;
-
 struct TapeFlags {
   std::vector<std::string> urls;
   std::string volume;
@@ -26,14 +24,6 @@ struct TapeFlags {
   bool force = false;
   bool json = false;
 };
-
-// Adds backup's tape flags (--tape-volumes, --tape-block-size, --tape-io) to `backup`.
-void add_backup_tape_flags(CLI::App* backup, BackupFlags& f);
-// Splits backup's --to values: one directory, or one or more tape:URL drives (the
-// directory goes to f.to). invalid_argument for a mix or several directories.
-Result<void> resolve_backup_destinations(BackupFlags& f);
-// The tape options of a backup to tape, nullopt for a backup to a directory.
-Result<std::optional<engine::MediaOptions>> tape_backup_options(const BackupFlags& f);
 
 // Adds the subcommands of the `tape` command to it.
 void add_tape_commands(CLI::App* tape, TapeFlags& flags);

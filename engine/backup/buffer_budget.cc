@@ -5,20 +5,22 @@
 #include <algorithm>
 
 #include "engine/backup/backup_job.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 
 Result<void> check_buffer_overrides(std::optional<size_t> buffers,
                                     std::optional<size_t> buffer_size) {
   if (buffers && (*buffers < kMinBuffers || *buffers > kMaxBuffers))
-    return fail(Errc::invalid_argument, "--buffers must be between " +
+    return fail(Errc::invalid_argument, util::option_word("buffers") + " must be between " +
                                             std::to_string(kMinBuffers) + " and " +
                                             std::to_string(kMaxBuffers) + "; got " +
                                             std::to_string(*buffers));
   if (buffer_size && (*buffer_size < kMinBufferSize || *buffer_size % 4096 != 0 ||
                       *buffer_size > kMaxBufferSize))
     return fail(Errc::invalid_argument,
-                "--buffer-size must be a multiple of 4 KiB between 4 KiB and 64 MiB; got " +
+                util::option_word("buffer_size") +
+                    " must be a multiple of 4 KiB between 4 KiB and 64 MiB; got " +
                     std::to_string(*buffer_size) + " bytes");
   return ok();
 }

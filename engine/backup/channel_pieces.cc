@@ -6,6 +6,7 @@
 #include "engine/backup/channel_state.h"
 #include "engine/format/piece_name.h"
 #include "util/crash_point.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine::backup_internal {
 
@@ -28,7 +29,7 @@ bool BackupChannel::checkpoint_due() const {
 // when that frame would pass the size limit.
 Result<OpenPiece*> BackupChannel::piece_for(uint64_t frame_length) {
   if (ctx_.validate_only)  // a validation writes nothing, anywhere
-    return fail(Errc::invalid_argument, "backup --validate does not write pieces");
+    return fail(Errc::invalid_argument, util::command_word("validate-sources") + " does not write pieces");
   OpenPiece* cur =
       pieces_.list.empty() || pieces_.list.back()->closing ? nullptr : pieces_.list.back().get();
   uint64_t limit = ctx_.config.max_piece_size;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "engine/backup/backup_job_state.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine::backup_internal {
 namespace {
@@ -181,7 +182,7 @@ Result<Next> choose_parents(BackupJob& job) {
     std::string what = std::string("no ") + (opts.cumulative ? "level 0" : "level 0 or 1") +
                        " backup in the catalog holds any of these files";
     if (opts.require_parent)
-      return fail(Errc::not_found, what + " (--require-parent): nothing was backed up");
+      return fail(Errc::not_found, what + " (" + util::option_word("require_parent") + "): nothing was backed up");
     job.parent_warnings.push_back(what + ": every file is backed up whole");
   }
   return Next::go_on;

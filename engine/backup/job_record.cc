@@ -10,6 +10,7 @@
 #include "engine/media/catalog_autobackup.h"
 #include "storage/registry.h"
 #include "util/crash_point.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine::backup_internal {
 
@@ -142,8 +143,8 @@ Result<Next> clean_up(BackupJob& job) {
       sum.warnings.push_back(*w);
     sum.warnings.push_back("backup " + std::to_string(job.id) +
                            " stays interrupted: run the "
-                           "same backup with --resume " +
-                           std::to_string(job.id) + " again");
+                           "same backup with " +
+                           util::option_value_word("resume", std::to_string(job.id)) + " again");
     sum.status = "failed";
     sum.pieces = 0;
     sum.files = 0;

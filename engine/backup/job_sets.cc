@@ -5,6 +5,7 @@
 
 #include "engine/backup/backup_job_state.h"
 #include "engine/format/piece_format.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 
@@ -74,7 +75,7 @@ Result<BufferChoice> buffers_for(const BackupOptions& opts, size_t largest_set) 
   if (opts.channel.max_piece_size &&
       opts.channel.max_piece_size < buffers.buffer_size + 16 * kBlock + (64u << 10))
     return fail(Errc::invalid_argument,
-                "--max-piece-size " + std::to_string(opts.channel.max_piece_size) +
+                util::option_value_word("max_piece_size", std::to_string(opts.channel.max_piece_size)) +
                     " is too small: a piece must hold at least one buffer of " +
                     std::to_string(buffers.buffer_size) + " bytes plus 128 KiB of metadata");
   return buffers;

@@ -8,6 +8,7 @@
 #include "engine/backup/backup_job_state.h"
 #include "engine/transform/compress.h"
 #include "storage/registry.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine::backup_internal {
 namespace {
@@ -263,7 +264,7 @@ Result<Next> judge_outcome(BackupJob& job) {
     std::string why = "the duration ended with " + std::to_string(job.files.size()) + " of " +
                       std::to_string(job.planned) + " files backed up";
     job.status = opts.partial ? catalog::BackupStatus::partial : catalog::BackupStatus::failed;
-    sum.error = opts.partial ? why : why + " (use --partial to keep them)";
+    sum.error = opts.partial ? why : why + " (" + util::ask_option("partial") + " to keep them)";
     sum.error_code = Errc::timed_out;
   }
   // --max-corrupt: a file with more corrupt pages fails the backup (each is listed).
@@ -282,7 +283,8 @@ Result<Next> judge_outcome(BackupJob& job) {
       job.corruption_failed = true;
       sum.error_code = Errc::corrupt;
       sum.error = "'" + file + "' has " + std::to_string(found.first) +
-                  " corrupt page(s), more than --max-corrupt " + std::to_string(opts.max_corrupt) +
+                  " corrupt page(s), more than " +
+                  util::option_value_word("max_corrupt", std::to_string(opts.max_corrupt)) +
                   " allows (the first: block " + std::to_string(found.second) + ")";
     }
   return Next::go_on;

@@ -11,6 +11,7 @@
 #include "engine/monitor/status_file.h"
 #include "storage/registry.h"
 #include "util/process.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine::backup_internal {
 
@@ -44,7 +45,7 @@ Result<Next> find_resume(BackupJob& job) {
   const BackupOptions& opts = job.opts;
   if (opts.resume) {
     if (opts.validate_only || opts.media)
-      return fail(Errc::invalid_argument, "--resume continues a backup to a directory");
+      return fail(Errc::invalid_argument, util::option_word("resume") + " continues a backup to a directory");
     std::vector<std::string> srcs;
     for (const auto& s : opts.sources) srcs.push_back(storage::normal_path(s));
     SB_ASSIGN(ResumePoint rp,

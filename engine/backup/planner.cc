@@ -11,6 +11,7 @@
 #include <set>
 
 #include "engine/wiring/backends.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 namespace fs = std::filesystem;
@@ -87,8 +88,8 @@ class Walker {
   std::optional<std::string> mount_point_skip(const std::string& child, const storage::FileInfo& st,
                                               uint64_t parent_dev) const {
     if (st.dev == parent_dev || has_scheme(child)) return std::nullopt;
-    if (opts_.one_file_system) return std::string("mount point of another file system "
-                                                  "(--one-file-system)");
+    if (opts_.one_file_system) return "mount point of another file system (" +
+                                    util::option_word("one_file_system") + ")";
     return pseudo_kind(child, st);
   }
 
@@ -160,8 +161,8 @@ Result<Plan> make_plan(const std::vector<std::string>& sources, const PlanOption
     if (walker.unreadable_.size() > 1)
       what += " (and " + std::to_string(walker.unreadable_.size() - 1) +
               " more unreadable directories)";
-    return fail(Errc::io, what + ": nothing was backed up (give --skip-unreadable to back up "
-                                 "the rest and record what was skipped)");
+    return fail(Errc::io, what + ": nothing was backed up (give " + util::option_word("skip_unreadable") +
+                                 " to back up the rest and record what was skipped)");
   }
   std::sort(plan.files.begin(), plan.files.end(), [](const FileTask& a, const FileTask& b) {
     return a.size != b.size ? a.size > b.size : a.path < b.path;

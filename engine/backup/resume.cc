@@ -7,6 +7,7 @@
 #include "engine/pieces/change_map.h"
 #include "engine/pieces/leftovers.h"
 #include "engine/pieces/piece_reader.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 
@@ -59,8 +60,9 @@ Result<ResumePoint> find_resume_point(uint64_t id, const std::vector<std::string
       return fail(Errc::corrupt, name + ": piece '" + p.name + "' is not the one it recorded");
     if ((pr.header().cipher != Cipher::none) != (keys != nullptr))
       return fail(Errc::invalid_argument,
-                  name + (keys ? " is not encrypted: resume it without --encrypt"
-                               : " is encrypted: resume it with --encrypt and its key"));
+                  name + (keys ? " is not encrypted: resume it without " + util::option_word("encrypt")
+                               : " is encrypted: resume it with " + util::option_word("encrypt") +
+                                     " and its key"));
     const Trailer& t = pr.trailer();
     for (size_t i = 0; i < t.files.size(); ++i) {
       HeldFile& h = rp.held[t.files[i].path];

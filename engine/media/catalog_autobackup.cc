@@ -14,6 +14,7 @@
 #include "engine/format/piece_name.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 namespace {
@@ -209,8 +210,8 @@ Result<catalog::DecodedRecords> read_catalog_autobackup(const Place& dir, const 
   if (sealed) {
     if (!keys)
       return fail(Errc::invalid_argument,
-                  "catalog autobackup '" + shown + "' is encrypted: give its passphrase or key "
-                  "with --passphrase-file, --passphrase-env or --key-file");
+                  "catalog autobackup '" + shown + "' is encrypted: give its passphrase or key " +
+                      "with " + key_options());
     auto h = decode_piece_header({reinterpret_cast<const std::byte*>(buf.data() + kHead), kBlock});
     if (!h) return bad(h.error().what);
     if (h->catalog_id != catalog_id || h->name != name) return bad("its key block is another file's");

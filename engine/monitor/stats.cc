@@ -1,4 +1,5 @@
 #include "engine/monitor/stats.h"
+#include "util/option_words.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -115,9 +116,10 @@ Verdict explain_verdict(const std::vector<ChannelStats>& channels, const Verdict
   if (v.throttle > 0.3) {
     v.bound_by = "rate limit";
     v.stage = in.paced ? "duration pacing" : "throttle";
-    v.suggestion = in.paced ? "the job is spread over its --duration (--minimize-load); without "
-                              "it, it would end sooner"
-                            : "raise --rate / --job-rate if the devices have room";
+    v.suggestion = in.paced ? "the job is spread over its " + util::option_word("duration") + " (" +
+                                  util::option_word("minimize_load") + "); without it, it would end sooner"
+                            : "raise " + util::option_word("rate") + " / " + util::option_word("job_rate") +
+                                  " if the devices have room";
   } else if (v.working > 0.6 || v.machine_cpu > 0.9) {
     // The channels seldom wait for I/O: their own work (on a core, or for one) sets the pace.
     v.bound_by = "cpu";
@@ -127,8 +129,11 @@ Verdict explain_verdict(const std::vector<ChannelStats>& channels, const Verdict
               : top == v.page_checks ? "page checks CPU"
                                      : "checksums CPU";
     // --compress auto is suggested only to a job that does not use it already.
-    const std::string lower = in.compress_auto ? "a --cpu-budget for --compress auto"
-                                               : "a lower --compress level (or --compress auto)";
+    const std::string lower = in.compress_auto
+                                  ? "a " + util::option_word("cpu_budget") + " for " +
+                                        util::option_value_word("compress", "auto")
+                                  : "a lower " + util::option_word("compress") + " level (or " +
+                                        util::option_value_word("compress", "auto") + ")";
     if (v.machine_cpu > 0.9)
       v.suggestion = top == v.compress ? "every core is busy: " + lower +
                                              " will help, more channels will not"
@@ -141,10 +146,11 @@ Verdict explain_verdict(const std::vector<ChannelStats>& channels, const Verdict
     v.stage = "source read (" + in.source + ")";
     if (in.target_removable) {
       v.stage = "drive starved: " + v.stage;
-      v.suggestion = "more multiplexing (--files-per-set, --max-open-files) or channels, to "
-                     "keep the drive streaming";
+      v.suggestion = "more multiplexing (" + util::option_word("files_per_set") + ", " +
+                     util::option_word("max_open_files") + ") or channels, to keep the drive streaming";
     } else {
-      v.suggestion = "more channels or --buffers, if the source has room (fio shows its ceiling)";
+      v.suggestion = "more channels or " + util::option_word("buffers") +
+                     ", if the source has room (fio shows its ceiling)";
     }
   } else if (v.wait_write > 0.3) {
     v.bound_by = "write";

@@ -12,6 +12,7 @@
 #include "storage/location.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 
@@ -219,7 +220,7 @@ Result<std::map<std::string, UnitMap>> load_media_maps(const std::string& catalo
       if (!keys)
         return fail(Errc::invalid_argument,
                     "'" + shown + "' holds the change maps of an encrypted backup: give its "
-                    "passphrase or key with --passphrase-file, --passphrase-env or --key-file");
+                    "passphrase or key with " + key_options());
       SB_ASSIGN(auto cipher, keys->open_piece(*h, shown));
       SB_TRY(cipher->open(reinterpret_cast<std::byte*>(buf.data() + kBlock), buf.size() - kBlock,
                           0, {}));

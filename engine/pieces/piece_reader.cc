@@ -11,6 +11,7 @@
 #include "engine/pieces/piece_writer.h"
 #include "engine/wiring/backends.h"
 #include "util/crc32c.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 namespace {
@@ -62,8 +63,8 @@ Result<std::unique_ptr<PieceReader>> PieceReader::open(std::unique_ptr<storage::
   if (r->header_.cipher != Cipher::none) {
     if (!keys)
       return fail(Errc::invalid_argument,
-                  "piece '" + path + "' is encrypted: give its passphrase or key with "
-                  "--passphrase-file, --passphrase-env or --key-file");
+                  "piece '" + path + "' is encrypted: give its passphrase or key with " +
+                      key_options());
     SB_ASSIGN(r->cipher_, keys->open_piece(r->header_, path));
   }
 

@@ -10,6 +10,7 @@
 
 #include "engine/pieces/target_paths.h"
 #include "storage/registry.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 namespace {
@@ -83,7 +84,8 @@ Result<Candidates> newest_backups(const RestoreOptions& opts,
                 "backup " + ids + (damaged.size() > 1 ? " are" : " is") + " damaged (backup " +
                     std::to_string(damaged.front()->id) + ": " + damaged.front()->damage +
                     "), so the newest copy of a file may be lost; nothing was restored. "
-                    "Name a backup to use with --backup ID (see 'stripeback list')");
+                    "Name a backup to use with " + util::option_value_word("backup_id", "ID") + " (see " +
+                    util::command_word("list") + ")");
   }
   if (c.usable.empty()) {
     std::string also;
@@ -144,7 +146,7 @@ Result<void> pass_over_expired(const RestoreOptions& opts,
       return fail(Errc::not_found, "the newest copy of '" + c.file->path + "' is in backup " +
                                        std::to_string(it->second->id) + ", which is expired (" +
                                        expired_why(*it->second) +
-                                       "); not restoring an older copy (--no-fallback)");
+                                       "); not restoring an older copy (" + util::option_word("no_fallback") + ")");
     if (!S_ISDIR(c.file->mode))
       fallbacks.push_back({c.file->path, it->second->id, c.backup->id,
                            "backup " + std::to_string(it->second->id) + " is expired (" +
@@ -190,13 +192,15 @@ std::string relative_below(const std::string& original) {
 Result<Next> check_options(RestoreJob& job) {
   const RestoreOptions& opts = job.opts;
   if (opts.channels < 1 || opts.channels > 256)
-    return fail(Errc::invalid_argument, "--channels must be between 1 and 256");
+    return fail(Errc::invalid_argument, util::option_word("channels") + " must be between 1 and 256");
   if (opts.target.empty() && !opts.verify_only)
-    return fail(Errc::invalid_argument, "no restore target given (--to)");
+    return fail(Errc::invalid_argument, "no restore target given (" + util::option_word("target") + ")");
   if (opts.delta && opts.verify_only)
-    return fail(Errc::invalid_argument, "--delta updates a restore target; validate has none");
+    return fail(Errc::invalid_argument, util::option_word("delta") + " updates a restore target; " +
+                                            util::command_word("validate") + " has none");
   if (opts.select.partial() && !opts.verify_only)
-    return fail(Errc::invalid_argument, "--sample, --part and --max-duration are for validate");
+    return fail(Errc::invalid_argument, util::option_word("sample") + ", " + util::option_word("part") + " and " +
+                                            util::option_word("max_duration") + " are for validations");
   job.start = std::chrono::steady_clock::now();
   job.start_ns = wall_ns();
   return Next::go_on;
@@ -221,7 +225,7 @@ Result<Next> check_target(RestoreJob& job) {
   job.target_place = std::move(*pl);
   const Place& place = *job.target_place;
   if (opts.delta && !place.storage->caps().random_write)
-    return fail(Errc::unsupported, "restore --delta updates files in place, which " +
+    return fail(Errc::unsupported, util::command_word("delta-restore") + " updates files in place, which " +
                                        std::string(place.storage->scheme()) +
                                        " targets cannot ('" + target + "')");
   // Files are restored as temporaries written at any offset (zero ranges are skipped) and
@@ -245,7 +249,7 @@ Result<Next> check_target(RestoreJob& job) {
   if (!existing.empty()) {
     std::string msg = "refusing to overwrite " + std::to_string(existing.size()) +
                       " existing file(s), e.g. '" + existing.front() +
-                      "' (use --force to replace them)";
+                      "' (" + util::ask_option("force") + " to replace them)";
     return fail(Errc::exists, msg);
   }
   return Next::go_on;

@@ -11,6 +11,7 @@
 #include "storage/async/buffer_pool.h"
 #include "storage/io_loop.h"
 #include "util/crash_point.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 namespace {
@@ -200,8 +201,9 @@ Result<std::unique_ptr<DeltaFile>> open_delta_file(storage::Directory& root,
   }
   if (!S_ISREG(st->mode))
     return fail(Errc::exists, "refusing to update '" + f->shown +
-                                  "' with --delta: it is not a regular file (remove it, or "
-                                  "restore it without --delta and with --force)");
+                                  "' with " + util::option_word("delta") +
+                                  ": it is not a regular file (remove it, or restore it without " +
+                                  util::option_word("delta") + " and with " + util::option_word("force") + ")");
   f->old = {st->size, st->mode, st->uid, st->gid, st->mtime_ns};
   if (st->nlink > 1) {
     // Updated in place, its other names (perhaps outside the target) would change too: it

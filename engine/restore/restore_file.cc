@@ -7,6 +7,7 @@
 #include "engine/restore/restore_delta.h"
 #include "engine/restore/restore_journal.h"
 #include "util/crash_point.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 namespace {
@@ -148,7 +149,7 @@ Result<void> finish_restore_file(const RestoreContext& ctx, FileState& f) {
   if (auto r = parent.rename(f.temp, f.name, ctx.force && !f.delta); !r) {
     if (r.error().code == Errc::exists)
       return fail(Errc::exists, "refusing to overwrite existing file '" + f.shown +
-                                    "' (use --force to replace it)");
+                                    "' (" + util::ask_option("force") + " to replace it)");
     return r.error().wrap("unable to move '" + f.shown + "' into place");
   }
   util::crash_point("restore-file-renamed");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/pieces/change_map.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 namespace {
@@ -195,9 +196,10 @@ Result<void> plan_indexed_file(RestoreJob& job, const Choice& c, uint64_t chosen
 Result<void> plan_media_file(RestoreJob& job, const Choice& c) {
   const FrameSelection& select = job.opts.select;
   if (select.partial()) {
-    const char* option = select.parts ? "--part" : select.sample ? "--sample" : "--max-duration";
+    const std::string option =
+        util::option_word(select.parts ? "part" : select.sample ? "sample" : "max_duration");
     return fail(Errc::invalid_argument,
-                "validate " + std::string(option) +
+                util::command_word("validate") + " " + option +
                     " reads frames out of order, which removable media cannot; backup " +
                     std::to_string(c.backup->id) + " is on them: validate it whole");
   }

@@ -11,6 +11,7 @@
 #include "engine/pieces/piece_writer.h"
 #include "storage/io_loop.h"
 #include "util/crc32c.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 
@@ -418,8 +419,8 @@ Result<void> StreamPlan::open_piece(Piece& p, Keyring* keys, const std::vector<s
   if (p.header.cipher != Cipher::none) {
     if (!keys)
       return fail(Errc::invalid_argument,
-                  "piece '" + p.file->name() + "' is encrypted: give its passphrase or key with "
-                  "--passphrase-file, --passphrase-env or --key-file");
+                  "piece '" + p.file->name() + "' is encrypted: give its passphrase or key with " +
+                      key_options());
     SB_ASSIGN(p.cipher, keys->open_piece(p.header, p.file->name()));
   }
   return ok();

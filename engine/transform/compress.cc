@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "engine/wiring/backends.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 
@@ -24,7 +25,7 @@ Result<int> parse_level(const std::string& text) {
     long v = std::strtol(n.c_str(), &end, 10);
     if (!n.empty() && end && *end == '\0' && v >= 1 && v <= 19) return static_cast<int>(v);
   }
-  return fail(Errc::invalid_argument, "invalid --compress '" + text +
+  return fail(Errc::invalid_argument, "invalid value '" + text +
                                           "': expected none, low, medium, high, auto or "
                                           "zstd:N with N from 1 to 19");
 }
@@ -34,7 +35,7 @@ Result<int> parse_compress(const std::string& text) {
   SB_ASSIGN(int level, parse_level(text));
 #if !STRIPEBACK_WITH_ZSTD
   // A build without libzstd stores every frame raw and decodes no compressed one.
-  if (level != 0) return left_out("compression", "STRIPEBACK_WITH_ZSTD", "--compress " + text);
+  if (level != 0) return left_out("compression", "STRIPEBACK_WITH_ZSTD", util::option_value_word("compress", text));
 #endif
   return level;
 }

@@ -19,6 +19,7 @@
 #include "storage/async/file.h"
 #include "engine/wiring/backends.h"
 #include "util/bytes.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 #if STRIPEBACK_WITH_CRYPTO
@@ -182,13 +183,18 @@ std::vector<uint8_t> frame_aad(uint64_t piece_offset, const FrameHeader& h) {
   return w.take();
 }
 
+std::string key_options(std::string_view last) {
+  return util::option_word("passphrase_file") + ", " + util::option_word("passphrase_env") + " " +
+         std::string(last) + " " + util::option_word("key_file");
+}
+
 #if STRIPEBACK_WITH_CRYPTO
 Result<std::shared_ptr<Keyring>> Keyring::load(const KeySource& src) {
   int given = !src.passphrase_file.empty() + !src.passphrase_env.empty() + !src.key_file.empty();
   if (given == 0) return std::shared_ptr<Keyring>();
   if (given > 1)
     return fail(Errc::invalid_argument,
-                "give only one of --passphrase-file, --passphrase-env and --key-file");
+                "give only one of " + key_options("and"));
   std::shared_ptr<Keyring> k(new Keyring());
   if (!src.key_file.empty()) {
     SB_ASSIGN(SecretFile file, read_small_file(src.key_file, "key file"));

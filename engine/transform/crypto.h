@@ -14,6 +14,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/format/piece_format.h"
@@ -28,6 +29,10 @@ struct KeySource {
   std::string key_file;         // 32 bytes, or 64 hex digits (see `stripeback keygen`)
   bool empty() const { return passphrase_file.empty() && passphrase_env.empty() && key_file.empty(); }
 };
+
+// The options that name a key source, as a message names them: "--passphrase-file,
+// --passphrase-env or --key-file" (util::option_word), joined by `last` before the third.
+std::string key_options(std::string_view last = "or");
 
 // scrypt cost for passphrases: N = 2^17, r = 8, p = 1 (128 MiB, a fraction of a second,
 // paid once per backup job and once per backup on restore).

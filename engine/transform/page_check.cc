@@ -12,6 +12,7 @@
 #include "storage/location.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
+#include "util/option_words.h"
 
 namespace stripeback::engine {
 namespace {
@@ -245,7 +246,7 @@ Result<std::unique_ptr<PageValidator>> validator_at(const Place& dir,
   SB_ASSIGN(PgControl c, read_control(dir));
   if (page_size) {
     if (*page_size < 1024 || *page_size > 32768 || (*page_size & (*page_size - 1)) != 0)
-      return fail(Errc::invalid_argument, "--page-size must be a power of two from 1K to 32K");
+      return fail(Errc::invalid_argument, util::option_word("page_size") + " must be a power of two from 1K to 32K");
     c.page_size = *page_size;
   }
   return std::unique_ptr<PageValidator>(std::make_unique<PostgresValidator>(dir.at, c));
@@ -352,7 +353,7 @@ Result<std::unique_ptr<PageValidator>> make_validator(const std::string& format,
                                                       const std::vector<std::string>& sources,
                                                       std::optional<uint32_t> page_size) {
   if (format != "auto" && format != "postgres")
-    return fail(Errc::invalid_argument, "--check-logical: unknown page format '" + format +
+    return fail(Errc::invalid_argument, util::option_word("check_logical") + ": unknown page format '" + format +
                                             "' (known: auto, postgres)");
   // The data directory: a source that is one, or the nearest one above a source (on the
   // source's own storage: a local path or a server's).
@@ -367,7 +368,7 @@ Result<std::unique_ptr<PageValidator>> make_validator(const std::string& format,
     }
   }
   return fail(Errc::invalid_argument,
-              "--check-logical" + std::string(format == "auto" ? "" : "=" + format) +
+              util::option_word("check_logical") + std::string(format == "auto" ? "" : "=" + format) +
                   ": no source is or lies in a PostgreSQL data directory (PG_VERSION and "
                   "global/pg_control)");
 }

@@ -8,11 +8,13 @@
 
 #include "backends/local/local_storage.h"
 #include "storage/registry.h"
+#include "util/units.h"
 #if STRIPEBACK_TEST_HOOKS
 #include "storage/fault_storage.h"
 #endif
 #if STRIPEBACK_WITH_NFS
 #include "backends/nfs/backend.h"
+#include "backends/nfs/options.h"
 #endif
 #if STRIPEBACK_WITH_TAPE
 #include "backends/tape/backend.h"
@@ -113,6 +115,30 @@ const Wired* wired() {
 void register_builtin_backends() {
   static std::once_flag once;
   std::call_once(once, add_builtin_backends);
+}
+
+Result<uint32_t> parse_media_block_size(std::string_view text) {
+  auto v = util::parse_size(text);
+  if (!v || *v == 0 || *v > 0xffffff)
+    return fail(Errc::invalid_argument, "tape block size '" + std::string(text) +
+                                            "' must be a size from 1 byte to 16 MiB - 1");
+  return static_cast<uint32_t>(*v);
+}
+
+void allow_nfs_malloc_tuning() {
+#if STRIPEBACK_WITH_NFS
+  nfs::NfsOptions o = nfs::options();
+  o.tune_malloc = true;
+  nfs::set_options(o);
+#endif
+}
+
+bool nfs_malloc_tuning() {
+#if STRIPEBACK_WITH_NFS
+  return nfs::options().tune_malloc;
+#else
+  return false;
+#endif
 }
 
 Result<storage::Storage*> storage_for(const storage::Location& at) {

@@ -27,6 +27,13 @@ Error left_out(const char* what, const char* option, const std::string& asked);
 // parses locations without calling into the engine calls it first. Idempotent.
 void register_builtin_backends();
 
+// Lets the NFS client raise glibc's malloc thresholds for the process when it makes its
+// first connection (NfsOptions::tune_malloc): the CLI always does; an embedder asks with
+// the option nfs_tune_malloc. Whether it is allowed: nfs_malloc_tuning(). A build without
+// NFS has nothing to tune.
+void allow_nfs_malloc_tuning();
+bool nfs_malloc_tuning();
+
 // The storage that serves `at` (local files or NFS). A drive of removable media is not
 // found by location: it is opened with open_media_destination.
 Result<storage::Storage*> storage_for(const storage::Location& at);
@@ -46,6 +53,9 @@ std::vector<storage::CounterGroup> thread_counters(const std::vector<storage::St
 inline constexpr uint32_t kDefaultMediaBlockSize = 256 * 1024;
 
 // Drives of removable media as a backup destination.
+// A block size of removable media as given ("256K"): from 1 byte to 16 MiB - 1.
+Result<uint32_t> parse_media_block_size(std::string_view text);
+
 struct MediaOptions {
   std::vector<std::string> drives;   // tape:iscsi://... or tape:/dev/sgN, one channel each
   std::vector<std::string> volumes;  // spare volumes (drive URLs) taken at end of medium

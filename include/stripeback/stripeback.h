@@ -91,7 +91,9 @@ SB_API const char* sb_job_errmsg(const sb_job* job);
 SB_API const char* sb_errmsg(const void* handle);
 
 /* ---- Options -------------------------------------------------------------------------
- * Keys (values as text; typed setters below take numbers and booleans):
+ * Keys (values as text; typed setters below take numbers and booleans) are those of the
+ * option schema, one per CLI flag of backup, restore and validate, checked alike (the full
+ * table: docs/embedding.md). The main ones:
  *   source            backup: a file or directory to back up (each call adds one)
  *   destination       backup: where the pieces go (a directory, or "scheme://..." of a
  *                     storage registered with sb_options_add_storage)
@@ -99,32 +101,38 @@ SB_API const char* sb_errmsg(const void* handle);
  *   path              restore/validate: limit to this original file or directory (adds)
  *   tag               backup: the tag recorded; restore/validate: pick by tag
  *   backup_id         restore/validate: this backup only
- *   channels          parallel channels (1..64, default 2)
- *   compress          none | low | medium | high | zstd:N | auto
- *   files_per_set, max_open_files, max_piece_size, section_size, rate, job_rate
- *                     channel controls as in the CLI (sizes like "64M", rates bytes/s)
+ *   channels          parallel channels (1..256, default 2)
+ *   compress          none | low | medium | high | zstd:N | auto (cpu_budget: its cores)
+ *   files_per_set, max_open_files, max_piece_size, section_size, checkpoint_interval,
+ *   rate, job_rate    channel controls as in the CLI (sizes like "64M", rates bytes/s)
  *   buffers           I/O buffers per channel, 2..4096 (as --buffers); backup, restore and
  *                     validate. Unset: the engine's buffer rule picks (16 MiB per channel,
  *                     in 1M, 512K or 256K buffers by how many files a channel reads at once)
  *   buffer_size       the size of each, a multiple of 4K from 4K to 64M, like "256K" (as
  *                     --buffer-size). All of a job's buffers must fit in half of the
  *                     machine's memory: a job that would need more is refused when made
- *   duration          backup: the longest it may run, "HH:MM" or "HH:MM:SS" (as
+ *   duration          backup: the longest it may run, "HH:MM", "HH:MM:SS" or "90m" (as
  *                     --duration); when it ends, the backup fails with SB_TIMED_OUT, or
- *                     with "partial" keeps what is done
+ *                     with "partial" keeps what is done; minimize_load paces the backup
+ *                     to end inside it
  *   partial           backup: with "duration", keep and record the files finished when it
  *                     ends and return SB_PARTIAL; files backed up least recently go first
  *                     (bool)
  *   one_file_system   backup: do not cross mount points (bool)
  *   skip_unreadable   backup: skip (and record) directories that cannot be read instead
  *                     of failing (bool)
- *   level             backup: 0 or 1 (incremental backups); cumulative (bool)
+ *   resume            backup: continue this interrupted backup (an id, or "last")
+ *   level             backup: 0 or 1 (incremental backups); cumulative, require_parent
+ *                     (bool), change_unit (8K..1M)
  *   optimize, force   backup: skip unchanged files / read all; restore: overwrite
- *   delta             restore: update existing files in place (bool)
+ *   delta             restore: update existing files in place (bool); no_fallback (bool)
+ *   check_logical     backup: check pages ("auto", "postgres"); max_corrupt, page_size
  *   encrypt           backup: encrypt (bool; needs a key source below)
  *   key_file, passphrase_file, passphrase_env   where the key comes from (names only)
  *   direct            O_DIRECT where the file system allows (bool, default true)
- *   sample            validate: a share of frames, "10%"; seed: its seed
+ *   sample            validate: a share of frames, "10%"; seed: its seed; part "K/N";
+ *                     max_duration
+ *   tape_volumes, tape_block_size, tape_io, tape_wait, label_blank, tape_drive   tape
  *   progress_interval_ms   how often the progress callback runs and the status file is
  *                     rewritten (100..60000, default 250)
  *   status_file       while the job runs, publish it in <catalog>/jobs/ for `stripeback

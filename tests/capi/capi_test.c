@@ -126,10 +126,10 @@ static int test_bad_arguments(void) {
   CHECK_CONTAINS(sb_options_errmsg(o), "value is null");
   CHECK_STATUS(sb_options_set(o, "channels", "0"), SB_INVALID_ARGUMENT);
   CHECK_CONTAINS(sb_options_errmsg(o),
-                 "option 'channels' wants a whole number from 1 to 64; got '0'");
+                 "option 'channels' wants a whole number from 1 to 256; got '0'");
   CHECK_STATUS(sb_options_set(o, "channels", "2x"), SB_INVALID_ARGUMENT);
   CHECK_STATUS(sb_options_set(o, "channels", "-1"), SB_INVALID_ARGUMENT);
-  CHECK_STATUS(sb_options_set_int(o, "channels", 65), SB_INVALID_ARGUMENT);
+  CHECK_STATUS(sb_options_set_int(o, "channels", 257), SB_INVALID_ARGUMENT);
   CHECK_STATUS(sb_options_set(o, "channels", "3"), SB_OK);
   CHECK(strcmp(sb_options_errmsg(o), "") == 0);
   CHECK_STATUS(sb_options_set(o, "force", "maybe"), SB_INVALID_ARGUMENT);
@@ -815,8 +815,9 @@ static int test_deadline(void) {
   sb_options* o = backup_opts(&f);
   CHECK_STATUS(sb_options_set_int(o, "channels", 1), SB_OK);
   CHECK_STATUS(sb_options_set(o, "rate", "3M"), SB_OK);
-  CHECK_STATUS(sb_options_set(o, "duration", "90"), SB_INVALID_ARGUMENT);
-  CHECK_CONTAINS(sb_options_errmsg(o), "invalid 'duration' '90': expected HH:MM or HH:MM:SS");
+  CHECK_STATUS(sb_options_set(o, "duration", "90x"), SB_INVALID_ARGUMENT);
+  CHECK_CONTAINS(sb_options_errmsg(o),
+                 "invalid 'duration' '90x': expected HH:MM, HH:MM:SS or a number with a unit");
   CHECK_STATUS(sb_options_set(o, "partial", "sometimes"), SB_INVALID_ARGUMENT);
   CHECK_CONTAINS(sb_options_errmsg(o), "option 'partial'");
   CHECK_STATUS(sb_options_set_bool(o, "partial", 1), SB_OK);

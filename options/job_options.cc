@@ -1,0 +1,239 @@
+#include "options/job_options.h"
+
+#include <random>
+#include <string>
+
+#include "engine/backup/buffer_budget.h"
+#include "engine/transform/compress.h"
+#include "options/schema.h"
+#include "util/units.h"
+
+namespace stripeback::options {
+namespace {
+
+using util::option_word;
+
+Error usage(std::string what) { return Error{Errc::invalid_argument, 0, std::move(what)}; }
+
+std::string given_or_default(const Settings& s, std::string_view key) {
+  auto it = s.given.find(key);
+  return it == s.given.end() ? "(default)" : it->second;
+}
+
+// Refuses I/O buffers that would take more memory than a job may have
+// (engine::buffer_memory_limit), naming the options that set them and the total.
+Result<void> check_buffer_memory(const Settings& s, uint32_t channels, uint64_t per_channel,
+                                 bool compressing) {
+  uint64_t physical = 0;
+  const uint64_t limit = engine::buffer_memory_limit(&physical);
+  const uint64_t total = per_channel * channels;
+  if (total <= limit) return ok();
+  const std::string given = option_word("buffers") + " " + given_or_default(s, "buffers") +
+                            ", " + option_word("buffer_size") + " " +
+                            given_or_default(s, "buffer_size");
+  const std::string why = physical ? "half of this machine's " + util::format_bytes(physical) +
+                                         " of memory, and at most " +
+                                         util::format_bytes(engine::kMaxBufferMemory)
+                                   : "the most any job may have";
+  return usage("I/O buffers would take " + util::format_bytes(total) + ": " +
+               util::format_bytes(per_channel) + " per channel (" + given +
+               (compressing ? ", doubled by " + option_word("compress") : "") + ") x " +
+               std::to_string(channels) + " channel(s) (" + option_word("channels") +
+               "), above the limit of " + util::format_bytes(limit) + " (" + why + "); lower " +
+               option_word("buffers") + ", " + option_word("buffer_size") + " or " +
+               option_word("channels"));
+}
+
+engine::ChannelConfig channel_config(const Settings& s) {
+  engine::ChannelConfig cfg;
+  if (s.buffers) cfg.buffers = *s.buffers;
+  if (s.buffer_size) cfg.buffer_size = *s.buffer_size;
+  cfg.direct = s.direct ? io::Direct::yes : io::Direct::no;
+  return cfg;
+}
+
+bool is_tape(const std::string& where) { return where.rfind("tape:", 0) == 0; }
+
+// The destinations: one directory (or other medium), or tape drives (one channel each).
+Result<std::optional<engine::MediaOptions>> media_options(const Settings& s) {
+  size_t tapes = 0;
+  for (const auto& t : s.destinations) tapes += is_tape(t) ? 1 : 0;
+  const std::string to = option_word("destination");
+  if (tapes > 0 && tapes != s.destinations.size())
+    return usage(to + " mixes tape drives and directories: give either one directory or "
+                      "tape:URL drives");
+  if (tapes == 0 && s.destinations.size() > 1)
+    return usage(to + " names " + std::to_string(s.destinations.size()) +
+                 " directories; only tape drives may be repeated");
+  if (tapes == 0) {
+    // Tape settings given for a directory would be ignored: say so rather than accept them.
+    for (const char* key : {"tape_volumes", "tape_block_size", "tape_io", "tape_wait",
+                            "label_blank"})
+      if (s.was_given(key))
+        return usage(option_word(key) + " needs " +
+                     util::option_value_word("destination", "tape:URL") +
+                     " drives: it sets how pieces are written to tape, and '" +
+                     (s.destinations.empty() ? std::string() : s.destinations.front()) +
+                     "' is a directory");
+    return std::optional<engine::MediaOptions>();
+  }
+  engine::MediaOptions t;
+  t.drives = s.destinations;
+  for (const auto& v : s.tape_volumes) {
+    if (!is_tape(v))
+      return usage(option_word("tape_volumes") + " '" + v +
+                   "' is not a tape URL (tape:iscsi://... or tape:/dev/sgN)");
+    t.volumes.push_back(v);
+  }
+  t.block_size = s.tape_block_size.value_or(engine::kDefaultMediaBlockSize);
+  t.sync_io = s.tape_sync_io.value_or(false);
+  t.ready_wait = std::chrono::seconds(s.tape_wait.value_or(10));
+  t.label_blank = s.label_blank;
+  return std::optional<engine::MediaOptions>(std::move(t));
+}
+
+Result<void> check_targets(const Settings& s) {
+  if (s.sources.empty()) return usage("no " + option_word("source") + " given");
+  if (s.validate && !s.destinations.empty())
+    return usage(util::command_word("validate-sources") + " writes nothing: it takes no " +
+                 option_word("destination"));
+  if (!s.validate && s.destinations.empty())
+    return usage("backup needs a " + util::option_value_word("destination", "DIR or tape:URL") +
+                 " (or " + option_word("validate") +
+                 " to read and check the sources without writing)");
+  return ok();
+}
+
+Result<void> check_pacing(const Settings& s) {
+  if (s.partial && !s.duration)
+    return usage(option_word("partial") + " needs " + option_word("duration"));
+  if (s.minimize_load && !s.duration)
+    return usage(option_word("minimize_load") + " needs " + option_word("duration"));
+  if (s.cpu_budget && s.compress_level != engine::kCompressAuto)
+    return usage(option_word("cpu_budget") + " needs " +
+                 util::option_value_word("compress", "auto"));
+  if (s.change_unit && !s.level)
+    return usage(option_word("change_unit") + " needs " + option_word("level"));
+  return ok();
+}
+
+Result<std::shared_ptr<engine::Keyring>> keys_for_backup(const Settings& s) {
+  SB_ASSIGN(auto keys, engine::Keyring::load(s.keys));
+  if (s.encrypt && !keys)
+    return usage(option_word("encrypt") + " needs " + option_word("passphrase_file") + ", " +
+                 option_word("passphrase_env") + " or " + option_word("key_file"));
+  if (!s.encrypt && keys)
+    return usage("a passphrase or key was given without " + option_word("encrypt") + ": " +
+                 util::ask_option("encrypt") + " to encrypt this backup");
+  return keys;
+}
+
+Result<engine::FrameSelection> frame_selection(const Settings& s, bool verify_only) {
+  engine::FrameSelection sel;
+  if (s.sample) {
+    if (!verify_only) return usage(option_word("sample") + " is for validations");
+    sel.sample = *s.sample;
+    sel.seed = s.seed ? *s.seed
+                      : (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+  } else if (s.seed) {
+    return usage(option_word("seed") + " goes with " + option_word("sample"));
+  }
+  if (s.part) {
+    sel.part = s.part->first;
+    sel.parts = s.part->second;
+  }
+  if (s.max_duration) sel.max_duration = *s.max_duration;
+  return sel;
+}
+
+}  // namespace
+
+Result<engine::BackupOptions> backup_options(const Settings& s) {
+  SB_TRY(check_targets(s));
+  SB_TRY(check_pacing(s));
+  engine::BackupOptions o;
+  o.channel = channel_config(s);
+  o.validate_only = s.validate;
+  o.sources = s.sources;
+  o.one_file_system = s.one_file_system;
+  o.skip_unreadable = s.skip_unreadable;
+  if (!s.destinations.empty()) o.destination = s.destinations.front();
+  o.tag = s.tag;
+  o.channels = s.channels;
+  o.buffers = s.buffers;
+  o.buffer_size = s.buffer_size;
+  o.files_per_set = s.files_per_set;
+  o.channel.max_open_files = s.max_open_files;
+  o.channel.max_piece_size = s.max_piece_size;
+  o.section_size = s.section_size;
+  o.channel.rate = static_cast<double>(s.rate);
+  o.job_rate = static_cast<double>(s.job_rate);
+  o.duration = s.duration;
+  if (s.checkpoints) {
+    o.channel.checkpoint_bytes = s.checkpoints->bytes;
+    o.channel.checkpoint_interval = s.checkpoints->interval;
+  }
+  o.partial = s.partial;
+  o.minimize_load = s.minimize_load;
+  o.channel.compress_level = s.compress_level;
+  SB_ASSIGN(o.media, media_options(s));
+  if (o.media) o.channels = static_cast<uint32_t>(o.media->drives.size());
+  if (s.cpu_budget) o.channel.cpu_budget = *s.cpu_budget / o.channels;
+  o.level = s.level;
+  o.cumulative = s.cumulative;
+  o.require_parent = s.require_parent;
+  o.optimize = s.optimize;
+  o.force = s.force;
+  o.check_logical = s.check_logical;
+  o.max_corrupt = s.max_corrupt;
+  o.page_size = s.page_size;
+  o.resume = s.resume;
+  if (s.change_unit) o.change_unit = *s.change_unit;
+  SB_ASSIGN(o.keys, keys_for_backup(s));
+  const bool compressing = o.channel.compress_level != 0;
+  SB_TRY(check_buffer_memory(
+      s, o.channels,
+      engine::backup_channel_buffer_bytes(o.buffers, o.buffer_size, compressing, o.validate_only),
+      compressing));
+  return o;
+}
+
+Result<engine::RestoreOptions> restore_options(const Settings& s, bool verify_only) {
+  if (verify_only && !s.target.empty())
+    return usage(util::command_word("validate") + " writes nothing: it takes no " +
+                 option_word("target"));
+  if (!verify_only && s.target.empty()) return usage("restore needs a " + option_word("target"));
+  if (s.duration || s.partial)
+    return usage(option_word("duration") + " and " + option_word("partial") +
+                 " are for backups");
+  if (s.delta && s.force)
+    return usage(option_word("delta") + " and " + option_word("force") + " are alternatives: " +
+                 option_word("delta") + " updates existing files in place, " +
+                 option_word("force") + " replaces them whole");
+  if (s.no_fallback && s.allow_fallback)
+    return usage(option_word("no_fallback") + " and " + option_word("allow_fallback") +
+                 " exclude each other");
+  if (!s.tag.empty() && s.backup_id)
+    return usage(option_word("tag") + " and " + option_word("backup_id") +
+                 " exclude each other");
+  engine::RestoreOptions o;
+  o.verify_only = verify_only;
+  o.target = s.target;
+  if (!s.tag.empty()) o.tag = s.tag;
+  o.backup_id = s.backup_id;
+  o.paths = s.paths;
+  o.channels = s.channels;
+  o.force = s.force;
+  o.delta = s.delta;
+  o.fallback = !s.no_fallback;
+  o.channel = channel_config(s);
+  o.media_drives = s.tape_drives;
+  SB_ASSIGN(o.select, frame_selection(s, verify_only));
+  SB_ASSIGN(o.keys, engine::Keyring::load(s.keys));
+  SB_TRY(check_buffer_memory(
+      s, o.channels, engine::restore_channel_buffer_bytes(o.channel.buffers, o.channel.buffer_size),
+      false));
+  return o;
+}
+
+}  // namespace stripeback::options

@@ -1,0 +1,530 @@
+#include "options/schema.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+#include "engine/backup/buffer_budget.h"
+#include "engine/pieces/change_map.h"
+#include "engine/transform/compress.h"
+#include "engine/wiring/backends.h"
+#include "util/units.h"
+
+namespace stripeback::options {
+namespace {
+
+std::string quoted(std::string_view v) { return "'" + std::string(v) + "'"; }
+
+Error bad(const Option& o, const std::string& what) {
+  return Error{Errc::invalid_argument, 0, "option " + util::option_word(o.key) + " " + what};
+}
+
+Result<uint64_t> whole(const Option& o, std::string_view v) {
+  uint64_t n = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || ec != std::errc() || p != v.data() + v.size() || n < o.lo || n > o.hi)
+    return bad(o, "wants a whole number from " + std::to_string(o.lo) + " to " +
+                      std::to_string(o.hi) + "; got " + quoted(v));
+  return n;
+}
+
+Result<uint64_t> bytes(const Option& o, std::string_view v) {
+  auto n = util::parse_size(v);
+  if (!n) return n.error().wrap("option " + util::option_word(o.key));
+  if (*n < o.lo || *n > o.hi)
+    return bad(o, "wants a size from " + util::format_bytes(o.lo) + " to " +
+                      util::format_bytes(o.hi) + "; got " + quoted(v));
+  return *n;
+}
+
+Result<bool> boolean(const Option& o, std::string_view v) {
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  return bad(o, "wants true or false (1/0, yes/no, on/off); got " + quoted(v));
+}
+
+template <class T>
+struct value_of {
+  using type = T;
+};
+template <class T>
+struct value_of<std::optional<T>> {
+  using type = T;
+};
+template <auto F>
+using field_t = typename value_of<std::remove_cvref_t<decltype(std::declval<Settings&>().*F)>>::type;
+
+template <auto F>
+void reset(Settings& s) {
+  s.*F = Settings{}.*F;
+}
+
+template <auto F>
+Result<void> text(const Option& o, Settings& s, std::string_view v) {
+  if (v.empty()) return bad(o, "may not be empty");
+  s.*F = std::string(v);
+  return ok();
+}
+template <auto F>
+Result<void> any_text(const Option&, Settings& s, std::string_view v) {
+  s.*F = std::string(v);
+  return ok();
+}
+template <auto F>
+Result<void> add(const Option& o, Settings& s, std::string_view v) {
+  if (v.empty()) return bad(o, "may not be empty");
+  (s.*F).emplace_back(v);
+  return ok();
+}
+template <auto F>
+Result<void> yes_no(const Option& o, Settings& s, std::string_view v) {
+  SB_ASSIGN(s.*F, boolean(o, v));
+  return ok();
+}
+template <auto F>
+Result<void> count(const Option& o, Settings& s, std::string_view v) {
+  SB_ASSIGN(uint64_t n, whole(o, v));
+  s.*F = static_cast<field_t<F>>(n);
+  return ok();
+}
+template <auto F>
+Result<void> size(const Option& o, Settings& s, std::string_view v) {
+  SB_ASSIGN(uint64_t n, bytes(o, v));
+  s.*F = static_cast<field_t<F>>(n);
+  return ok();
+}
+template <std::string engine::KeySource::*F>
+Result<void> key_source(const Option& o, Settings& s, std::string_view v) {
+  if (v.empty()) return bad(o, "may not be empty");
+  s.keys.*F = std::string(v);
+  return ok();
+}
+template <std::string engine::KeySource::*F>
+void reset_key_source(Settings& s) {
+  (s.keys.*F).clear();
+}
+
+Result<void> set_compress(const Option& o, Settings& s, std::string_view v) {
+  auto level = engine::parse_compress(std::string(v));
+  if (!level) return level.error().wrap("option " + util::option_word(o.key));
+  s.compress = std::string(v);
+  s.compress_level = *level;
+  return ok();
+}
+void reset_compress(Settings& s) {
+  s.compress = "none";
+  s.compress_level = 0;
+}
+
+Result<void> set_duration(const Option& o, Settings& s, std::string_view v) {
+  SB_ASSIGN(auto d, util::parse_duration(v, util::option_word(o.key)));
+  if (d < std::chrono::seconds(1)) return bad(o, "must be at least one second");
+  s.duration = std::chrono::ceil<std::chrono::seconds>(d);
+  return ok();
+}
+
+Result<void> set_max_duration(const Option& o, Settings& s, std::string_view v) {
+  SB_ASSIGN(s.max_duration, util::parse_duration(v, util::option_word(o.key)));
+  return ok();
+}
+
+// A size of piece (1G), a time (5m, 00:05), both (256M,1m) or off.
+Result<void> set_checkpoints(const Option& o, Settings& s, std::string_view spec) {
+  if (spec == "off") {
+    s.checkpoints = engine::Checkpoints{0, std::chrono::milliseconds(0)};
+    return ok();
+  }
+  engine::Checkpoints c{0, std::chrono::milliseconds(0)};
+  bool size_given = false, time_given = false;
+  size_t at = 0;
+  while (at <= spec.size()) {
+    size_t comma = spec.find(',', at);
+    if (comma == std::string_view::npos) comma = spec.size();
+    const std::string_view part = spec.substr(at, comma - at);
+    at = comma + 1;
+    const bool is_time = !part.empty() && (part.find(':') != std::string_view::npos ||
+                                           part.back() == 's' || part.back() == 'm' ||
+                                           part.back() == 'h');
+    const bool is_size = !is_time && util::parse_size(part).has_value();
+    if (is_time && !time_given) {
+      SB_ASSIGN(c.interval, util::parse_duration(part, util::option_word(o.key)));
+      time_given = true;
+    } else if (is_size && !size_given) {
+      SB_ASSIGN(c.bytes, util::parse_size(part));
+      size_given = true;
+    } else {
+      return fail(Errc::invalid_argument,
+                  "invalid " + util::option_word(o.key) + " " + quoted(spec) +
+                      ": expected a size (1G), a time (5m, 00:05), both (1G,5m) or off");
+    }
+  }
+  s.checkpoints = c;
+  return ok();
+}
+
+Result<void> set_cpu_budget(const Option& o, Settings& s, std::string_view v) {
+  const std::string t(v);
+  char* end = nullptr;
+  errno = 0;
+  const double cores = t.empty() ? 0 : std::strtod(t.c_str(), &end);
+  if (t.empty() || errno != 0 || end != t.c_str() + t.size() || !(cores > 0) || cores > 1024)
+    return fail(Errc::invalid_argument, util::option_word(o.key) +
+                                            " must be a number of cores above 0 (e.g. 0.5 or "
+                                            "1.5); got " + quoted(v));
+  s.cpu_budget = cores;
+  return ok();
+}
+
+Result<void> set_change_unit(const Option& o, Settings& s, std::string_view v) {
+  SB_ASSIGN(uint64_t unit, bytes(o, v));
+  if ((unit & (unit - 1)) != 0)
+    return fail(Errc::invalid_argument, util::option_word(o.key) +
+                                            " must be a power of two from 8 KiB to 1 MiB");
+  s.change_unit = static_cast<uint32_t>(unit);
+  return ok();
+}
+
+Result<void> set_resume(const Option& o, Settings& s, std::string_view v) {
+  if (v == "last") {
+    s.resume = 0;
+    return ok();
+  }
+  uint64_t id = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
+  if (v.empty() || ec != std::errc() || p != v.data() + v.size())
+    return fail(Errc::invalid_argument, util::option_word(o.key) +
+                                            " takes a backup id or 'last', not " + quoted(v));
+  if (id == 0)
+    return fail(Errc::invalid_argument, util::option_word(o.key) + ": backup ids start at 1");
+  s.resume = id;
+  return ok();
+}
+
+Result<void> set_tape_io(const Option& o, Settings& s, std::string_view v) {
+  if (v != "async" && v != "sync") return bad(o, "wants async or sync; got " + quoted(v));
+  s.tape_sync_io = v == "sync";
+  return ok();
+}
+
+Result<void> set_tape_block_size(const Option&, Settings& s, std::string_view v) {
+  SB_ASSIGN(s.tape_block_size, engine::parse_media_block_size(v));
+  return ok();
+}
+
+Result<void> set_sample(const Option& o, Settings& s, std::string_view v) {
+  std::string t(v);
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  char* end = nullptr;
+  errno = 0;
+  const double pct = t.empty() ? 0 : std::strtod(t.c_str(), &end);
+  if (t.empty() || errno != 0 || end != t.c_str() + t.size() || !(pct > 0) || pct > 100)
+    return fail(Errc::invalid_argument, util::option_word(o.key) +
+                                            " wants a share above 0 and at most 100%, like "
+                                            "10%; got " + quoted(v));
+  s.sample = pct / 100;
+  return ok();
+}
+
+Result<void> set_part(const Option& o, Settings& s, std::string_view v) {
+  unsigned k = 0, n = 0;
+  char extra = 0;
+  const std::string t(v);
+  if (std::sscanf(t.c_str(), "%u/%u%c", &k, &n, &extra) != 2 || n == 0 || k == 0 || k > n ||
+      n > 1000000)
+    return fail(Errc::invalid_argument, util::option_word(o.key) +
+                                            " wants K/N with 1 <= K <= N <= 1000000, like "
+                                            "2/7; got " + quoted(v));
+  s.part = std::pair<uint32_t, uint32_t>(k, n);
+  return ok();
+}
+
+Result<void> set_buffer_size(const Option& o, Settings& s, std::string_view v) {
+  auto n = util::parse_size(v);
+  if (!n) return n.error().wrap("option " + util::option_word(o.key));
+  SB_TRY(engine::check_buffer_overrides(std::nullopt, *n));
+  s.buffer_size = static_cast<size_t>(*n);
+  return ok();
+}
+
+// The restore target and the backup destination share the CLI's --to.
+Result<void> set_destination(const Option& o, Settings& s, std::string_view v) {
+  if (v.empty()) return bad(o, "may not be empty");
+  s.destinations.emplace_back(v);
+  return ok();
+}
+
+constexpr unsigned kRestores = kRestore | kValidate;
+constexpr unsigned kJobs = kBackup | kRestore | kValidate;
+constexpr uint64_t kMaxSize = UINT64_MAX;
+
+// clang-format off
+const Option kSchema[] = {
+  // What and where.
+  {"source", "SOURCE", Type::list, kBackup,
+   "files or directories to back up, directories recursively. A SOURCE that is a symbolic "
+   "link is followed (its files are recorded under the link's path); symbolic links and "
+   "special files found below a SOURCE are reported and skipped, as are pseudo file systems "
+   "(/proc, /sys, /dev, cgroup, ...)",
+   {}, {}, {}, 0, 0, add<&Settings::sources>, reset<&Settings::sources>, true, false, true},
+  {"path", "PATH", Type::list, kRestores,
+   "original files or directories to restore or check (default: everything)",
+   {}, {}, {}, 0, 0, add<&Settings::paths>, reset<&Settings::paths>},
+  {"one_file_system", "--one-file-system", Type::flag, kBackup,
+   "do not descend into directories on another file system than the SOURCE they are below "
+   "(mount points are reported as skipped)",
+   {}, {}, {}, 0, 0, yes_no<&Settings::one_file_system>, reset<&Settings::one_file_system>},
+  {"skip_unreadable", "--skip-unreadable", Type::flag, kBackup,
+   "back up the rest when a directory below a SOURCE cannot be read, and record it as "
+   "skipped (without it, an unreadable directory fails the backup with exit 1 before "
+   "anything is written)",
+   {}, {}, {}, 0, 0, yes_no<&Settings::skip_unreadable>, reset<&Settings::skip_unreadable>},
+  {"destination", "--to", Type::list, kBackup,
+   "directory that receives the backup pieces, or a tape drive tape:iscsi://HOST:PORT/IQN/LUN "
+   "or tape:/dev/sgN (repeat for more drives: one channel each); not with --validate",
+   {}, "DIR|URL", {}, 0, 0, set_destination, reset<&Settings::destinations>},
+  {"target", "--to", Type::text, kRestore, "directory to restore into",
+   {}, "DIR", {}, 0, 0, text<&Settings::target>, reset<&Settings::target>, true, false, true},
+  {"tag", "--tag", Type::text, kBackup, "a tag to find this backup by",
+   {}, "TAG", {}, 0, 0, any_text<&Settings::tag>, reset<&Settings::tag>},
+  {"tag", "--tag", Type::text, kRestores, "the newest complete backup with this tag",
+   {}, "TAG", {}, 0, 0, any_text<&Settings::tag>, reset<&Settings::tag>},
+  {"backup_id", "--backup", Type::number, kRestores, "this backup id (not with --tag)",
+   {}, "ID", {}, 1, UINT64_MAX, count<&Settings::backup_id>, reset<&Settings::backup_id>},
+  // Page checks.
+  {"validate", "--validate", Type::flag, kBackup,
+   "read every block as a backup would (channels, multiplexing, sections, rate, duration, NFS "
+   "sources) and report every problem found, writing nothing: no --to, no piece, no backup "
+   "record (with --check-logical the catalog records the pages found corrupt: list "
+   "--corrupt). Exit 0 when clean, 1 when corruption was found (docs/page-checks.md)",
+   "Validation", {}, {}, 0, 0, yes_no<&Settings::validate>, reset<&Settings::validate>, false},
+  {"check_logical", "--check-logical", Type::text, kBackup,
+   "check the pages inside each block as they are read: --check-logical=postgres (page "
+   "header, and the page checksum when the cluster has data checksums; relation files only), "
+   "or bare/auto to detect a PostgreSQL data directory among the sources. Corrupt pages are "
+   "listed in the summary and --json (file, block, offset, reason)",
+   "Validation", "[=FORMAT]", {}, 0, 0, text<&Settings::check_logical>,
+   reset<&Settings::check_logical>, true, false, false, 0, "auto"},
+  {"max_corrupt", "--max-corrupt", Type::number, kBackup,
+   "with --check-logical: corrupt pages a file may have before the backup fails (default 0); "
+   "up to it they are listed",
+   "Validation", "N", {}, 0, UINT64_MAX, count<&Settings::max_corrupt>,
+   reset<&Settings::max_corrupt>},
+  {"page_size", "--page-size", Type::number, kBackup,
+   "with --check-logical: the page size, instead of the one the database's control file "
+   "gives (e.g. 8K)",
+   "Validation", "SIZE", {}, 1, 65536, size<&Settings::page_size>, reset<&Settings::page_size>},
+  // How the work is cut.
+  {"channels", "--channels", Type::number, kJobs,
+   "parallel channels, each with its own I/O ring (and, backing up, its own pieces; a backup "
+   "to tape runs one per drive)",
+   {}, "N", "2", 1, 256, count<&Settings::channels>, reset<&Settings::channels>},
+  {"resume", "--resume", Type::text, kBackup,
+   "continue an interrupted backup (killed, or its machine went down) of the same SOURCEs to "
+   "the same --to: the files and sections its durable pieces finished are kept, not read "
+   "again (give the same --section-size), the rest is backed up, and the result is that one "
+   "backup. ID or 'last' (the newest interrupted backup to --to)",
+   {}, "ID|last", {}, 0, 0, set_resume, reset<&Settings::resume>},
+  {"files_per_set", "--files-per-set", Type::number, kBackup,
+   "files per backup set; a channel multiplexes the files of one set",
+   {}, "N", "64", 1, 1000000, count<&Settings::files_per_set>, reset<&Settings::files_per_set>},
+  {"max_open_files", "--max-open-files", Type::number, kBackup,
+   "files a channel reads at once, interleaving their blocks in one piece (the multiplexing "
+   "level)",
+   {}, "N", "8", 1, 256, count<&Settings::max_open_files>, reset<&Settings::max_open_files>},
+  {"checkpoint_interval", "--checkpoint-interval", Type::text, kBackup,
+   "how often each channel closes its piece and records it in the catalog, so a killed "
+   "backup resumes from there (backup --resume): a size of piece (1G), a time (5m, 00:05), "
+   "both (256M,1m: whichever comes first) or off; default 256M,1m (not on tape, which is not "
+   "resumed)",
+   {}, "SPEC", {}, 0, 0, set_checkpoints, reset<&Settings::checkpoints>},
+  {"max_piece_size", "--max-piece-size", Type::number, kBackup,
+   "start a new piece before one would pass this size (e.g. 4G)",
+   {}, "SIZE", {}, 1, kMaxSize, size<&Settings::max_piece_size>,
+   reset<&Settings::max_piece_size>},
+  {"section_size", "--section-size", Type::number, kBackup,
+   "split files larger than this into sections that channels back up in parallel (e.g. 256M)",
+   {}, "SIZE", {}, 1, kMaxSize, size<&Settings::section_size>, reset<&Settings::section_size>},
+  // Rates, duration, compression.
+  {"rate", "--rate", Type::number, kBackup,
+   "most bytes per second each channel reads (e.g. 100M), from the first read on: at most one "
+   "buffer more is saved up while idle",
+   {}, "SIZE", {}, 1, kMaxSize, size<&Settings::rate>, reset<&Settings::rate>},
+  {"job_rate", "--job-rate", Type::number, kBackup,
+   "most bytes per second the whole job reads (e.g. 200M), with the same bound",
+   {}, "SIZE", {}, 1, kMaxSize, size<&Settings::job_rate>, reset<&Settings::job_rate>},
+  {"duration", "--duration", Type::text, kBackup,
+   "longest time the backup may run: HH:MM, HH:MM:SS, or a number with a unit (90m, 5400s, "
+   "2h); at the end it stops (failed, or partial with --partial)",
+   {}, "TIME", {}, 0, 0, set_duration, reset<&Settings::duration>},
+  {"partial", "--partial", Type::flag, kBackup,
+   "with --duration: keep and record what finished by the deadline (exit code 3); files "
+   "backed up least recently go first",
+   {}, {}, {}, 0, 0, yes_no<&Settings::partial>, reset<&Settings::partial>},
+  {"compress", "--compress", Type::text, kBackup,
+   "compress each frame with zstd: none, low (level 1), medium (3), high (9), zstd:N, or auto "
+   "(each channel picks levels 1-9 as it runs so compression never holds the devices back); "
+   "frames that do not shrink by 1/16 are stored raw",
+   {}, "LEVEL", "none", 0, 0, set_compress, reset_compress},
+  {"cpu_budget", "--cpu-budget", Type::text, kBackup,
+   "with --compress auto: cores the job's compression may use in all (e.g. 0.5); levels step "
+   "down when over it",
+   {}, "CORES", {}, 0, 0, set_cpu_budget, reset<&Settings::cpu_budget>},
+  {"minimize_load", "--minimize-load", Type::flag, kBackup,
+   "with --duration: pace the backup to end just inside the window instead of running at full "
+   "speed",
+   {}, {}, {}, 0, 0, yes_no<&Settings::minimize_load>, reset<&Settings::minimize_load>},
+  // Incremental backups.
+  {"level", "--level", Type::number, kBackup,
+   "incremental backups: 0 is a full backup later level 1s build on; 1 writes only the change "
+   "units whose digest differs from the newest level 0 or 1 of each file (every block is "
+   "still read). Without --level: a plain full backup (docs/incremental.md)",
+   "Incremental", "0|1", {}, 0, 1, count<&Settings::level>, reset<&Settings::level>},
+  {"cumulative", "--cumulative", Type::flag, kBackup,
+   "with --level 1: hold what changed since the newest level 0 (not since the newest level 0 "
+   "or 1)",
+   "Incremental", {}, {}, 0, 0, yes_no<&Settings::cumulative>, reset<&Settings::cumulative>},
+  {"change_unit", "--change-unit", Type::number, kBackup,
+   "with --level: granularity of change tracking, a power of two from 8K to 1M (default 64K); "
+   "a level 1 compares with parents of the same unit",
+   "Incremental", "SIZE", {}, 8192, engine::kMaxChangeUnit, set_change_unit,
+   reset<&Settings::change_unit>},
+  {"require_parent", "--require-parent", Type::flag, kBackup,
+   "with --level 1: fail, writing nothing, when no file has a parent backup (instead of "
+   "backing everything up whole)",
+   "Incremental", {}, {}, 0, 0, yes_no<&Settings::require_parent>,
+   reset<&Settings::require_parent>},
+  {"optimize", "--optimize", Type::flag, kBackup,
+   "with --level: do not read a file whose size, mtime, ctime and inode equal those of the "
+   "copy the newest backup with a level holds (its chain must be restorable); the new "
+   "backup's record names that backup, and restore takes the file from there",
+   "Incremental", {}, {}, 0, 0, yes_no<&Settings::optimize>, reset<&Settings::optimize>},
+  {"force", "--force", Type::flag, kBackup,
+   "with --optimize: read and back up every file anyway",
+   "Incremental", {}, {}, 0, 0, yes_no<&Settings::force>, reset<&Settings::force>},
+  // Restore.
+  {"force", "--force", Type::flag, kRestore, "replace files that already exist",
+   {}, {}, {}, 0, 0, yes_no<&Settings::force>, reset<&Settings::force>},
+  {"no_fallback", "--no-fallback", Type::flag, kRestore,
+   "fail a file whose newest copy is expired (crosscheck) or fails its checks, instead of "
+   "restoring the next newest complete copy (said in the summary)",
+   {}, {}, {}, 0, 0, yes_no<&Settings::no_fallback>, reset<&Settings::no_fallback>},
+  {"allow_fallback", "--allow-fallback", Type::flag, kRestore,
+   "exit 0 when files were restored from an older copy than the newest (without it such a "
+   "restore exits 6, so a script sees it got older data)",
+   {}, {}, {}, 0, 0, yes_no<&Settings::allow_fallback>, reset<&Settings::allow_fallback>,
+   false},
+  {"delta", "--delta", Type::flag, kRestore,
+   "update files that already exist in place: read each one, compare its blocks (the change "
+   "units of a --level backup, else its 1 MiB frames) with the backup's digests and write only "
+   "those that differ; the old bytes are saved first, so a killed delta restore leaves every "
+   "file as it was or verified new (see docs/incremental.md). Missing files are restored whole",
+   {}, {}, {}, 0, 0, yes_no<&Settings::delta>, reset<&Settings::delta>},
+  // Validate: some frames.
+  {"sample", "--sample", Type::text, kValidate,
+   "check a random share of the data frames, e.g. 10% (chosen by a hash of --seed, the piece "
+   "and the frame: the same seed picks the same frames); whole-file digests are checked "
+   "against the index, pieces are not walked whole",
+   {}, "PERCENT", {}, 0, 0, set_sample, reset<&Settings::sample>},
+  {"seed", "--seed", Type::number, kValidate,
+   "seed of --sample (default: a random one, reported in the summary)",
+   {}, "N", {}, 0, UINT64_MAX, count<&Settings::seed>, reset<&Settings::seed>},
+  {"part", "--part", Type::text, kValidate,
+   "check part K of N: one deterministic N-th of the frames (16 MiB runs of each piece); N "
+   "runs with K = 1..N check every frame once",
+   {}, "K/N", {}, 0, 0, set_part, reset<&Settings::part>},
+  {"max_duration", "--max-duration", Type::text, kValidate,
+   "stop beginning new work after this long (\"30m\", \"90s\", \"01:30\"), checking first the "
+   "frames that have gone longest without a check; the catalog remembers what was checked "
+   "when, so repeated runs cover every backup (list shows when each was last fully checked)",
+   {}, "DURATION", {}, 0, 0, set_max_duration, reset<&Settings::max_duration>},
+  // Encryption.
+  {"encrypt", "--encrypt", Type::flag, kBackup,
+   "encrypt every piece with AES-256-GCM (a random key per piece, wrapped with the passphrase "
+   "or key given below; see docs/encryption.md)",
+   "Encryption", {}, {}, 0, 0, yes_no<&Settings::encrypt>, reset<&Settings::encrypt>},
+  {"passphrase_file", "--passphrase-file", Type::text, kJobs,
+   "file whose first line is the passphrase (of the backup's encryption)",
+   "Encryption", "FILE", {}, 0, 0, key_source<&engine::KeySource::passphrase_file>,
+   reset_key_source<&engine::KeySource::passphrase_file>},
+  {"passphrase_env", "--passphrase-env", Type::text, kJobs,
+   "name of an environment variable holding the passphrase",
+   "Encryption", "NAME", {}, 0, 0, key_source<&engine::KeySource::passphrase_env>,
+   reset_key_source<&engine::KeySource::passphrase_env>},
+  {"key_file", "--key-file", Type::text, kJobs,
+   "file holding a 256-bit key (64 hex digits, see 'stripeback keygen')",
+   "Encryption", "FILE", {}, 0, 0, key_source<&engine::KeySource::key_file>,
+   reset_key_source<&engine::KeySource::key_file>},
+  // Tape.
+  {"tape_volumes", "--tape-volumes", Type::list, kBackup,
+   "spare tape volumes (drive URLs, tape:iscsi://... or tape:/dev/sgN) a channel continues on "
+   "when its tape reaches end of medium; repeatable or comma-separated",
+   "Tape", "URL", {}, 0, 0, add<&Settings::tape_volumes>, reset<&Settings::tape_volumes>, true,
+   false, false, ','},
+  {"tape_block_size", "--tape-block-size", Type::number, kBackup,
+   "with --to tape:URL: tape block size (default 256K); checked against each drive's READ "
+   "BLOCK LIMITS before anything is written",
+   "Tape", "SIZE", {}, 0, 0, set_tape_block_size, reset<&Settings::tape_block_size>},
+  {"tape_io", "--tape-io", Type::text, kBackup,
+   "with --to tape:URL: async, a helper thread per drive writes while the channel produces "
+   "(default); sync, the channel writes itself (for comparison)",
+   "Tape", "async|sync", {}, 0, 0, set_tape_io, reset<&Settings::tape_sync_io>},
+  {"tape_wait", "--tape-wait", Type::number, kBackup,
+   "with --to tape:URL: seconds to wait for a drive that is not ready (no tape loaded) before "
+   "failing (default 10); the wait is logged as \"waiting for tape\"",
+   "Tape", "SECONDS", {}, 0, 86400, count<&Settings::tape_wait>, reset<&Settings::tape_wait>},
+  {"label_blank", "--label-blank", Type::flag, kBackup,
+   "with --to tape:URL: label a blank tape (in a drive or taken from --tape-volumes) with a "
+   "generated volume id, shown in the summary, instead of refusing it; a tape holding another "
+   "format's data is still refused",
+   "Tape", {}, {}, 0, 0, yes_no<&Settings::label_blank>, reset<&Settings::label_blank>},
+  {"tape_drive", "--tape-drive", Type::list, kRestore,
+   "look for the tape volumes in these drives (by their labels) instead of the drives "
+   "recorded at backup; repeatable",
+   "Tape", "URL", {}, 0, 0, add<&Settings::tape_drives>, reset<&Settings::tape_drives>},
+  // I/O.
+  {"buffers", "--buffers", Type::number, kJobs,
+   "I/O buffers per channel (default: 16, or by the multiplexing rule; twice that for backup "
+   "--validate, whose buffers are all reads in flight); all the job's buffers must fit in half "
+   "of this machine's memory (at most 64G)",
+   {}, "N", {}, engine::kMinBuffers, engine::kMaxBuffers, count<&Settings::buffers>,
+   reset<&Settings::buffers>},
+  {"buffer_size", "--buffer-size", Type::number, kJobs,
+   "size of each I/O buffer, a multiple of 4K (default: 1M, or by the multiplexing rule)",
+   {}, "SIZE", {}, 0, 0, set_buffer_size, reset<&Settings::buffer_size>},
+  {"direct", "--no-direct", Type::flag, kJobs,
+   "use buffered I/O instead of O_DIRECT for files and pieces",
+   {}, {}, {}, 0, 0, yes_no<&Settings::direct>, reset<&Settings::direct>, true, true},
+  // For an embedder.
+  {"progress_interval_ms", "", Type::number, kJobs,
+   "milliseconds between progress callbacks",
+   {}, {}, "250", 100, 60000, count<&Settings::progress_interval_ms>,
+   reset<&Settings::progress_interval_ms>},
+  {"status_file", "", Type::flag, kJobs,
+   "keep <catalog>/jobs/<host>.<pid>[-n].status while the job runs (stripeback status)",
+   {}, {}, "true", 0, 0, yes_no<&Settings::status_file>, reset<&Settings::status_file>},
+  {"nfs_tune_malloc", "", Type::flag, kJobs,
+   "cap glibc's malloc arenas for the NFS client's threads (a process-wide setting)",
+   {}, {}, {}, 0, 0, yes_no<&Settings::nfs_tune_malloc>, reset<&Settings::nfs_tune_malloc>},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const Option> schema() { return kSchema; }
+
+const Option* find_option(std::string_view key) {
+  for (const auto& o : kSchema)
+    if (o.key == key) return &o;
+  return nullptr;
+}
+
+Result<void> set_option(const Option& o, Settings& s, std::string_view value) {
+  SB_TRY(o.set(o, s, value));
+  s.given[std::string(o.key)] = std::string(value);
+  return ok();
+}
+
+}  // namespace stripeback::options
