@@ -1,6 +1,6 @@
 // The backend registry: one entry per storage backend, each with its scheme, its own
 // location grammar and the storage that serves its locations. The backends built into the
-// library are registered once, in one list (engine/wiring/builtin_backends.cc: one line
+// library are registered once, in one list (engine/wiring/backends.cc: one line
 // each); a storage an embedding program supplies (the C API's sb_storage_ops) is an entry
 // of the same kind in a registry the job installs on every thread it starts
 // (ScopedRegistry), so two jobs in one process each see their own. Lookups try the
