@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
-  liburing-dev libzstd-dev libssl-dev libxxhash-dev libboost-dev
+  liburing-dev libzstd-dev libssl-dev libxxhash-dev libboost-dev libcurl4-openssl-dev
   libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   fio time
