@@ -26,10 +26,6 @@ int report_tape(const Error& e) {
   return e.code == Errc::invalid_argument ? kExitUsage : kExitFailed;
 }
 
-Result<uint32_t> parse_block_size(const std::string& text) {
-  return engine::parse_media_block_size(text);
-}
-
 #if STRIPEBACK_WITH_TAPE
 // Drive URLs, inquiry strings and label fields in text output, escaped.
 std::string esc(const std::string& text) { return util::escape_text(text); }
@@ -105,7 +101,7 @@ int cmd_status(const TapeFlags& f) {
 
 int cmd_label(const TapeFlags& f) {
   if (auto v = validate_volume_id(f.volume); !v) return report_tape(v.error());
-  auto bs = parse_block_size(f.block_size);
+  auto bs = engine::parse_media_block_size(f.block_size);
   if (!bs) return report_tape(bs.error());
   auto d = open_ready(f.urls[0]);
   if (!d) return report_tape(d.error());
@@ -147,7 +143,7 @@ int cmd_test(const TapeFlags& f, const std::atomic<bool>& cancel) {
   std::vector<uint32_t> sizes;
   std::stringstream in(f.block_sizes);
   for (std::string item; std::getline(in, item, ',');) {
-    auto bs = parse_block_size(item);
+    auto bs = engine::parse_media_block_size(item);
     if (!bs) return report_tape(bs.error());
     sizes.push_back(*bs);
   }
@@ -173,7 +169,7 @@ int cmd_test(const TapeFlags& f, const std::atomic<bool>& cancel) {
   j.end_array();
   d->reset();
   if (f.urls.size() >= 2) {
-    auto bs = parse_block_size(f.block_size);
+    auto bs = engine::parse_media_block_size(f.block_size);
     if (!bs) return report_tape(bs.error());
     auto s = span_test(f.urls[0], f.urls[1], *bs, 8u << 20, cancel);
     if (!s) return report_tape(s.error());

@@ -432,7 +432,19 @@ TEST(NfsIntegration, VerdictOfABackupFromAStoppedServerIsTheSourceRead) {
   auto child = sb_start({"backup", s.url_of("verdict-src"), "--to", t / "p", "--channels", "1",
                          "--rate", "32M", "--catalog", t / "cat", "--nfs-timeout", "500ms",
                          "--nfs-retry", "3s", "--json"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  // The server stops once the channel has read something (a fixed delay could fall before
+  // the first read on a loaded machine, and the verdict would then have nothing to judge).
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  bool reading = false;
+  while (!reading && std::chrono::steady_clock::now() < limit) {
+    RunResult st = sb({"status", "--catalog", t / "cat", "--json"});
+    if (st.exited(0)) {
+      Json jobs = parse_json(st)["jobs"];
+      reading = jobs.size() == 1 && jobs[0]["bytes_done"].as_u64().value_or(0) > 0;
+    }
+    if (!reading) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(reading) << "the backup read nothing within 30 s";
   s.pause();
   RunResult r = child->wait();
   s.resume();
