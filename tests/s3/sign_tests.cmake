@@ -1,0 +1,4 @@
+# The signer against the published SigV4 vectors, and the S3 messages.
+sb_test(s3_sign_test unit
+  ${CMAKE_CURRENT_LIST_DIR}/sigv4_test.cc
+  LIBS stripeback_s3_sign)
