@@ -293,5 +293,241 @@ TEST(SigV4, TheSessionTokenIsRedactedInTheKeptCanonicalRequest) {
   EXPECT_NE(s->canonical_request.find("x-amz-security-token:(redacted)\n"), std::string::npos);
 }
 
+
+// The S3 API reference's examples: bucket examplebucket, virtual-hosted style, signed with
+// x-amz-content-sha256 as S3 wants. The reference writes the Authorization header's parts
+// separated by "," alone and the suite by ", "; both are accepted, and sign() writes ", ".
+Credentials s3_example_credentials() {
+  return {"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""};
+}
+
+Request s3_example_request(std::string method, std::string path, QueryParams query = {},
+                           Headers headers = {}) {
+  Request r;
+  r.method = std::move(method);
+  r.host = "examplebucket.s3.amazonaws.com";
+  r.path = std::move(path);
+  r.query = std::move(query);
+  r.headers = std::move(headers);
+  return r;
+}
+
+std::string without_space_after_commas(std::string s) {
+  for (size_t at; (at = s.find(", ")) != std::string::npos;) s.erase(at + 1, 1);
+  return s;
+}
+
+struct S3Example {
+  Request request;
+  std::string creq;
+  std::string sts_hash;
+  std::string authorization;  // as published
+};
+
+void expect_example(const S3Example& e) {
+  auto s = sign(e.request, s3_example_credentials(), {"us-east-1"}, at(2013, 5, 24, 0, 0, 0));
+  ASSERT_TRUE(s.has_value()) << s.error().what;
+  EXPECT_EQ(s->canonical_request, e.creq);
+  EXPECT_EQ(s->string_to_sign,
+            "AWS4-HMAC-SHA256\n20130524T000000Z\n20130524/us-east-1/s3/aws4_request\n" + e.sts_hash);
+  EXPECT_EQ(without_space_after_commas(header(s->headers, "Authorization")), e.authorization);
+  EXPECT_EQ(header(s->headers, "x-amz-date"), "20130524T000000Z");
+  EXPECT_EQ(header(s->headers, "x-amz-content-sha256"), e.request.payload_hash);
+}
+
+TEST(SigV4S3Examples, GetObjectWithRange) {
+  expect_example({s3_example_request("GET", "/test.txt", {}, {{"Range", "bytes=0-9"}}),
+                  "GET\n/test.txt\n\n"
+                  "host:examplebucket.s3.amazonaws.com\n"
+                  "range:bytes=0-9\n"
+                  "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
+                  "x-amz-date:20130524T000000Z\n\n"
+                  "host;range;x-amz-content-sha256;x-amz-date\n"
+                  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                  "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972",
+                  "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+                  "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,"
+                  "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"});
+}
+
+TEST(SigV4S3Examples, PutObjectWithAKeyThatNeedsEncoding) {
+  Request r = s3_example_request("PUT", encode_path("/test$file.text"), {},
+                                 {{"Date", "Fri, 24 May 2013 00:00:00 GMT"},
+                                  {"x-amz-storage-class", "REDUCED_REDUNDANCY"}});
+  auto hash = sha256_hex(std::string_view("Welcome to Amazon S3."));
+  ASSERT_TRUE(hash.has_value());
+  r.payload_hash = *hash;
+  expect_example({r,
+                  "PUT\n/test%24file.text\n\n"
+                  "date:Fri, 24 May 2013 00:00:00 GMT\n"
+                  "host:examplebucket.s3.amazonaws.com\n"
+                  "x-amz-content-sha256:44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072\n"
+                  "x-amz-date:20130524T000000Z\n"
+                  "x-amz-storage-class:REDUCED_REDUNDANCY\n\n"
+                  "date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class\n"
+                  "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072",
+                  "9e0e90d9c76de8fa5b200d8c849cd5b8dc7a3be3951ddb7f6a76b4158342019d",
+                  "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+                  "SignedHeaders=date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class,"
+                  "Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd"});
+}
+
+TEST(SigV4S3Examples, GetBucketLifecycleWithAValuelessParameter) {
+  expect_example({s3_example_request("GET", "/", {{"lifecycle", ""}}),
+                  "GET\n/\nlifecycle=\n"
+                  "host:examplebucket.s3.amazonaws.com\n"
+                  "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
+                  "x-amz-date:20130524T000000Z\n\n"
+                  "host;x-amz-content-sha256;x-amz-date\n"
+                  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                  "9766c798316ff2757b517bc739a67f6213b4ab36dd5da2f94eaebf79c77395ca",
+                  "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+                  "SignedHeaders=host;x-amz-content-sha256;x-amz-date,"
+                  "Signature=fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543"});
+}
+
+TEST(SigV4S3Examples, ListObjectsWithMaxKeysAndPrefix) {
+  expect_example({s3_example_request("GET", "/", {{"prefix", "J"}, {"max-keys", "2"}}),
+                  "GET\n/\nmax-keys=2&prefix=J\n"
+                  "host:examplebucket.s3.amazonaws.com\n"
+                  "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
+                  "x-amz-date:20130524T000000Z\n\n"
+                  "host;x-amz-content-sha256;x-amz-date\n"
+                  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                  "df57d21db20da04d7fa30298dd4488ba3a2b47ca3a489c74750e0f1e7df1b9b7",
+                  "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+                  "SignedHeaders=host;x-amz-content-sha256;x-amz-date,"
+                  "Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7"});
+}
+
+TEST(SigV4, UriEncodingKeepsOnlyUnreservedCharacters) {
+  EXPECT_EQ(uri_encode("a b+c*d~e/f", EncodeSlash::yes), "a%20b%2Bc%2Ad~e%2Ff");
+  EXPECT_EQ(uri_encode("a b+c*d~e/f", EncodeSlash::no), "a%20b%2Bc%2Ad~e/f");
+  EXPECT_EQ(uri_encode("\xe1\x88\xb4%", EncodeSlash::yes), "%E1%88%B4%25");
+  EXPECT_EQ(uri_encode(std::string("\0\x7f", 2), EncodeSlash::yes), "%00%7F");
+  EXPECT_EQ(encode_path("/bucket/dir/a=b&c"), "/bucket/dir/a%3Db%26c");
+}
+
+TEST(SigV4, TheQueryIsSortedByEncodedNameThenValue) {
+  // '%' (0x25) sorts before letters: the sort is on the encoded form, as SigV4 says.
+  EXPECT_EQ(canonical_query({{"prefix", "a/b c"}, {"list-type", "2"}, {"continuation-token", "x+y="},
+                             {"delimiter", "/"}, {" ", ""}}),
+            "%20=&continuation-token=x%2By%3D&delimiter=%2F&list-type=2&prefix=a%2Fb%20c");
+  EXPECT_EQ(canonical_query({}), "");
+  EXPECT_EQ(canonical_query({{"uploads", ""}}), "uploads=");
+}
+
+TEST(SigV4, PathIsSignedWithoutNormalization) {
+  for (std::string key : {"/bucket//example//", "/bucket/./a/../b", "/bucket/a/.."}) {
+    Request r = s3_example_request("GET", encode_path(key));
+    auto c = canonical_request(r);
+    ASSERT_TRUE(c.has_value()) << c.error().what;
+    EXPECT_EQ(c->text.substr(0, c->text.find('\n', 4)), "GET\n" + key);
+  }
+}
+
+TEST(SigV4, HostWithAPortIsSignedAsGiven) {
+  Request r = s3_example_request("HEAD", "/b/k");
+  r.host = "127.0.0.1:9000";
+  auto c = canonical_request(r);
+  ASSERT_TRUE(c.has_value()) << c.error().what;
+  EXPECT_NE(c->text.find("\nhost:127.0.0.1:9000\n"), std::string::npos);
+}
+
+Error refusal(const Request& r) {
+  auto c = canonical_request(r);
+  EXPECT_FALSE(c.has_value());
+  return c ? Error{} : c.error();
+}
+
+TEST(SigV4, RequestsThatCannotBeSignedFaithfullyAreRefused) {
+  Request r = s3_example_request("GET", "/a b");
+  Error e = refusal(r);
+  EXPECT_EQ(e.code, Errc::invalid_argument);
+  EXPECT_NE(e.what.find("not URI-encoded"), std::string::npos) << e.what;
+  r.path = "/a%2fb";  // lower-case hex: not what encode_path writes
+  EXPECT_EQ(refusal(r).code, Errc::invalid_argument);
+  r.path = "/a%2";
+  EXPECT_EQ(refusal(r).code, Errc::invalid_argument);
+  r.path = "relative";
+  EXPECT_NE(refusal(r).what.find("does not start with '/'"), std::string::npos);
+  r = s3_example_request("GET", "/", {}, {{"Bad Name", "v"}});
+  EXPECT_NE(refusal(r).what.find("header name 'Bad Name' is not an HTTP token"), std::string::npos);
+  r = s3_example_request("GET", "/", {}, {{"HOST", "other"}});
+  EXPECT_NE(refusal(r).what.find("Host header"), std::string::npos);
+  r = s3_example_request("GE T", "/");
+  EXPECT_NE(refusal(r).what.find("method"), std::string::npos);
+  r = s3_example_request("GET", "/");
+  r.host = "";
+  EXPECT_NE(refusal(r).what.find("no host"), std::string::npos);
+  r.host = "evil.com/path";
+  EXPECT_NE(refusal(r).what.find("not a host name"), std::string::npos);
+  r = s3_example_request("GET", "/");
+  r.payload_hash = "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855";
+  EXPECT_NE(refusal(r).what.find("payload hash"), std::string::npos);
+  r.payload_hash = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD";
+  EXPECT_NE(refusal(r).what.find("payload hash"), std::string::npos);
+}
+
+TEST(SigV4, ControlBytesInAHeaderValueAreRefused) {
+  for (std::string value : {std::string("a\r\nx-amz-acl: public-read"), std::string("a\nb"),
+                            std::string("a\0b", 3), std::string("a\x7f")}) {
+    Error e = refusal(s3_example_request("GET", "/", {}, {{"x-amz-meta-note", value}}));
+    EXPECT_EQ(e.code, Errc::invalid_argument);
+    EXPECT_NE(e.what.find("'x-amz-meta-note' holds a control byte"), std::string::npos) << e.what;
+  }
+  // Tabs are white space: trimmed and folded like spaces.
+  auto c = canonical_request(s3_example_request("GET", "/", {}, {{"x-amz-meta-note", "\ta \t b\t"}}));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_NE(c->text.find("\nx-amz-meta-note:a b\n"), std::string::npos);
+}
+
+TEST(SigV4, SignRefusesHeadersItSetsAndBadCredentialsWithoutNamingSecrets) {
+  const TimePoint t = at(2013, 5, 24, 0, 0, 0);
+  for (const char* name : {"X-Amz-Date", "authorization", "x-amz-content-sha256",
+                           "X-Amz-Security-Token"}) {
+    auto s = sign(s3_example_request("GET", "/", {}, {{name, "x"}}), s3_example_credentials(),
+                  {"us-east-1"}, t);
+    ASSERT_FALSE(s.has_value()) << name;
+    EXPECT_NE(s.error().what.find("is set by the signer"), std::string::npos);
+  }
+  Credentials creds = s3_example_credentials();
+  creds.session_token = "SECRET-TOKEN\r\nx: y";
+  auto s = sign(s3_example_request("GET", "/"), creds, {"us-east-1"}, t);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().what.find("SECRET-TOKEN"), std::string::npos) << s.error().what;
+  creds = s3_example_credentials();
+  creds.access_key = "AKIA/SECRETISH";
+  s = sign(s3_example_request("GET", "/"), creds, {"us-east-1"}, t);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().what.find("SECRETISH"), std::string::npos) << s.error().what;
+  creds = s3_example_credentials();
+  creds.secret_key.clear();
+  s = sign(s3_example_request("GET", "/"), creds, {"us-east-1"}, t);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().what.find("secret key is empty"), std::string::npos);
+  s = sign(s3_example_request("GET", "/"), s3_example_credentials(), {"US East"}, t);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().what.find("region 'US East'"), std::string::npos);
+}
+
+TEST(SigV4, SignedRequestsNeverHoldTheSecretKey) {
+  Credentials creds = s3_example_credentials();
+  auto s = sign(s3_example_request("GET", "/"), creds, {"us-east-1"}, at(2013, 5, 24, 0, 0, 0));
+  ASSERT_TRUE(s.has_value());
+  for (const Header& h : s->headers) EXPECT_EQ(h.value.find(creds.secret_key), std::string::npos);
+  EXPECT_EQ(s->canonical_request.find(creds.secret_key), std::string::npos);
+  EXPECT_EQ(s->string_to_sign.find(creds.secret_key), std::string::npos);
+}
+
+TEST(SigV4, UnsignedPayloadIsSignedAsTheLiteral) {
+  Request r = s3_example_request("PUT", "/k");
+  r.payload_hash = kUnsignedPayload;
+  auto s = sign(r, s3_example_credentials(), {"us-east-1"}, at(2013, 5, 24, 0, 0, 0));
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(header(s->headers, "x-amz-content-sha256"), "UNSIGNED-PAYLOAD");
+  EXPECT_EQ(s->canonical_request.substr(s->canonical_request.rfind('\n') + 1), "UNSIGNED-PAYLOAD");
+}
+
 }  // namespace
 }  // namespace stripeback::s3
