@@ -98,7 +98,8 @@ Result<Sha256> hmac_sha256(std::span<const uint8_t> key, std::string_view data) 
            reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(),
            &len) == nullptr ||
       len != out.size())
-    return fail(Errc::unsupported, "unable to compute HMAC-SHA256 with OpenSSL: " + openssl_reason());
+    return fail(Errc::unsupported,
+                "unable to compute HMAC-SHA256 with OpenSSL: " + openssl_reason());
   return out;
 }
 

@@ -19,8 +19,8 @@ Civil civil_of(TimePoint t) {
   auto day = std::chrono::floor<days>(secs);
   std::chrono::year_month_day ymd{day};
   std::chrono::hh_mm_ss hms{secs - day};
-  return {int(ymd.year()), unsigned(ymd.month()), unsigned(ymd.day()), long(hms.hours().count()),
-          long(hms.minutes().count()), long(hms.seconds().count())};
+  return {int(ymd.year()),           unsigned(ymd.month()),       unsigned(ymd.day()),
+          long(hms.hours().count()), long(hms.minutes().count()), long(hms.seconds().count())};
 }
 
 // `n` decimal digits at text[at], or -1.
@@ -65,8 +65,8 @@ Result<TimePoint> parse_iso8601(std::string_view text) {
   if (text.size() < kShape.size() + 1) return bad_time(text, "too short");
   for (size_t i = 0; i < kShape.size(); ++i)
     if (kShape[i] != '0' && text[i] != kShape[i])
-      return bad_time(text, "expected '" + std::string(1, kShape[i]) + "' at offset " +
-                                std::to_string(i));
+      return bad_time(
+          text, "expected '" + std::string(1, kShape[i]) + "' at offset " + std::to_string(i));
   long year = digits_at(text, 0, 4), month = digits_at(text, 5, 2), day = digits_at(text, 8, 2);
   long hour = digits_at(text, 11, 2), minute = digits_at(text, 14, 2);
   long second = digits_at(text, 17, 2);

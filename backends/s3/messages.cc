@@ -90,8 +90,8 @@ class Body {
         out.push_back(text[i]);
       } else {
         unsigned v = 0;
-        auto [end, ec] = std::from_chars(text.data() + i + 1,
-                                         text.data() + std::min(i + 3, text.size()), v, 16);
+        auto [end, ec] =
+            std::from_chars(text.data() + i + 1, text.data() + std::min(i + 3, text.size()), v, 16);
         if (ec != std::errc() || end != text.data() + i + 3)
           return bad("<" + std::string(name) + "> is not URL-encoded as EncodingType says");
         out.push_back(static_cast<char>(v));
@@ -197,10 +197,14 @@ Error to_error(const S3Error& e, int http_status, std::string_view operation) {
     }
   }
   if (!known) {
-    if (http_status == 404) code = Errc::not_found;
-    else if (http_status == 503) code = Errc::busy;
-    else if (http_status >= 500) code = Errc::io;
-    else if (http_status >= 400) code = Errc::invalid_argument;
+    if (http_status == 404)
+      code = Errc::not_found;
+    else if (http_status == 503)
+      code = Errc::busy;
+    else if (http_status >= 500)
+      code = Errc::io;
+    else if (http_status >= 400)
+      code = Errc::invalid_argument;
   }
   std::string what = std::string(operation) + ": " + util::escape_text(e.code) + " (HTTP " +
                      std::to_string(http_status) + ")";

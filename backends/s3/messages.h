@@ -105,7 +105,7 @@ Result<std::string> delete_objects_body(std::span<const std::string> keys);
 struct DeleteFailure {
   std::string key, code, message;
 };
-struct DeleteOutcome {  // DeleteResult
+struct DeleteOutcome {               // DeleteResult
   std::vector<std::string> deleted;  // empty in quiet mode
   std::vector<DeleteFailure> failed;
 };

@@ -58,8 +58,8 @@ Result<std::string> trim_all(const Request& r, std::string_view name, std::strin
       continue;
     }
     if (is_control(c))
-      return bad_request(r, "the value of header '" + util::escape_text(name) +
-                                "' holds a control byte");
+      return bad_request(
+          r, "the value of header '" + util::escape_text(name) + "' holds a control byte");
     if (space) out.push_back(' ');
     space = false;
     out.push_back(static_cast<char>(c));
@@ -116,8 +116,9 @@ Result<void> check_signing_inputs(const Request& r, const Credentials& creds,
   if (creds.access_key.empty()) return bad_request(r, "the access key is empty");
   for (unsigned char c : creds.access_key)
     if (c <= 0x20 || c >= 0x7f || c == '/' || c == ',')
-      return bad_request(r, "the access key holds a character an Authorization header cannot "
-                            "carry (a space, a control byte, '/', ',' or a non-ASCII byte)");
+      return bad_request(r,
+                         "the access key holds a character an Authorization header cannot "
+                         "carry (a space, a control byte, '/', ',' or a non-ASCII byte)");
   if (creds.secret_key.empty()) return bad_request(r, "the secret key is empty");
   for (unsigned char c : creds.session_token)
     if (is_control(c)) return bad_request(r, "the session token holds a control byte");
@@ -193,8 +194,7 @@ Result<CanonicalRequest> canonical_request(const Request& r) {
   headers.emplace_back("host", r.host);
   for (const Header& h : r.headers) {
     if (!is_token(h.name))
-      return bad_request(r, "header name '" + util::escape_text(h.name) +
-                                "' is not an HTTP token");
+      return bad_request(r, "header name '" + util::escape_text(h.name) + "' is not an HTTP token");
     std::string name = lower(h.name);
     if (name == "host")
       return bad_request(r, "a Host header is given besides the host the request is signed for");
@@ -249,9 +249,8 @@ Result<std::string> string_to_sign(std::string_view amz_date, std::string_view s
 Result<Sha256> signing_key(std::string_view secret_key, std::string_view day,
                            std::string_view region, std::string_view service) {
   std::string first = "AWS4" + std::string(secret_key);
-  auto key = hmac_sha256(std::span<const uint8_t>(
-                             reinterpret_cast<const uint8_t*>(first.data()), first.size()),
-                         day);
+  auto key = hmac_sha256(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(first.data()), first.size()), day);
   // The secret's copy is not left in freed memory (a cleanse the compiler cannot drop).
   OPENSSL_cleanse(first.data(), first.size());
   for (std::string_view part : {region, service, kTerminator}) {

@@ -88,9 +88,8 @@ class XmlReader {
   Result<XmlElement> document() {
     if (doc_.size() > limits_.max_bytes)
       return Error{Errc::corrupt, 0,
-                   "XML document of " + std::to_string(doc_.size()) +
-                       " bytes is larger than the " + std::to_string(limits_.max_bytes) +
-                       " accepted"};
+                   "XML document of " + std::to_string(doc_.size()) + " bytes is larger than the " +
+                       std::to_string(limits_.max_bytes) + " accepted"};
     if (size_t bad_at = first_non_xml_char(doc_); bad_at != std::string_view::npos) {
       pos_ = bad_at;
       return bad("a byte that is not UTF-8 or not an XML character");
@@ -192,16 +191,19 @@ class XmlReader {
     uint32_t cp = 0;
     for (char c : digits) {
       uint32_t d = 0;
-      if (c >= '0' && c <= '9') d = uint32_t(c - '0');
-      else if (hex && c >= 'a' && c <= 'f') d = uint32_t(c - 'a' + 10);
-      else if (hex && c >= 'A' && c <= 'F') d = uint32_t(c - 'A' + 10);
-      else return bad("malformed character reference '&" + util::escape_text(ref) + ";'");
+      if (c >= '0' && c <= '9')
+        d = uint32_t(c - '0');
+      else if (hex && c >= 'a' && c <= 'f')
+        d = uint32_t(c - 'a' + 10);
+      else if (hex && c >= 'A' && c <= 'F')
+        d = uint32_t(c - 'A' + 10);
+      else
+        return bad("malformed character reference '&" + util::escape_text(ref) + ";'");
       cp = cp * (hex ? 16 : 10) + d;
       if (cp > 0x10ffff) break;
     }
     if (digits.empty() || !is_xml_char(cp))
-      return bad("character reference '&" + util::escape_text(ref) +
-                 ";' is not an XML character");
+      return bad("character reference '&" + util::escape_text(ref) + ";' is not an XML character");
     put_utf8(out, cp);
     pos_ = semi + 1;
     return ok();
@@ -258,7 +260,9 @@ class XmlReader {
     const size_t colon = tag.find(':');
     if (colon == std::string::npos) {
       e.name = tag;
-    } else if (colon == 0 || colon + 1 == tag.size() || tag.find(':', colon + 1) != std::string::npos) {
+    } else if (colon == 0 || colon + 1 == tag.size() ||
+               tag.find(':', colon + 1) != std::string::npos ||
+               !is_name_start(static_cast<unsigned char>(tag[colon + 1]))) {
       return bad("malformed qualified name '" + tag + "'");
     } else {
       e.name = tag.substr(colon + 1);
@@ -344,22 +348,39 @@ Result<XmlElement> parse_xml(std::string_view doc, const XmlLimits& limits) {
 
 Result<std::string> xml_escape(std::string_view text) {
   if (size_t bad_at = first_non_xml_char(text); bad_at != std::string_view::npos)
-    return Error{Errc::invalid_argument, 0,
-                 "byte " + std::to_string(bad_at) +
-                     " is not UTF-8 or a character XML 1.0 can carry"};
+    return Error{
+        Errc::invalid_argument, 0,
+        "byte " + std::to_string(bad_at) + " is not UTF-8 or a character XML 1.0 can carry"};
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      case '\t': out += "&#9;"; break;
-      case '\n': out += "&#10;"; break;
-      case '\r': out += "&#13;"; break;
-      default: out.push_back(c);
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      case '\t':
+        out += "&#9;";
+        break;
+      case '\n':
+        out += "&#10;";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return out;

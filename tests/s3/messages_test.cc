@@ -199,7 +199,8 @@ const char* kListing =
     "  </Contents>\n"
     "  <CommonPrefixes><Prefix>db/base/</Prefix></CommonPrefixes>\n"
     "  <CommonPrefixes><Prefix>db/wal/</Prefix></CommonPrefixes>\n"
-    "  <NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</NextContinuationToken>\n"
+    "  "
+    "<NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</NextContinuationToken>\n"
     "</ListBucketResult>";
 
 TEST(S3Messages, ParsesATruncatedListObjectsV2Page) {
@@ -250,15 +251,18 @@ TEST(S3Messages, DecodesUrlEncodedListings) {
       "<LastModified>2015-08-30T12:36:00Z</LastModified></Contents>"
       "<CommonPrefixes><Prefix>db%2Fx+y%2F</Prefix></CommonPrefixes></ListBucketResult>");
   ASSERT_TRUE(page.has_value()) << page.error().what;
-  EXPECT_EQ(page->objects[0].key, "db/a b\x01" "c\xc3\xa9+");
+  EXPECT_EQ(page->objects[0].key,
+            "db/a b\x01"
+            "c\xc3\xa9+");
   EXPECT_EQ(page->common_prefixes[0], "db/x y/");
   const char* bad_keys[] = {"a%2", "a%zz", "a%C3", "a%"};
   for (const char* key : bad_keys) {
     auto bad = parse_list_objects_v2(
         std::string("<ListBucketResult><EncodingType>url</EncodingType>"
                     "<IsTruncated>false</IsTruncated><Contents><Key>") +
-        key + "</Key><Size>1</Size><LastModified>2015-08-30T12:36:00Z</LastModified>"
-              "</Contents></ListBucketResult>");
+        key +
+        "</Key><Size>1</Size><LastModified>2015-08-30T12:36:00Z</LastModified>"
+        "</Contents></ListBucketResult>");
     ASSERT_FALSE(bad.has_value()) << key;
     EXPECT_EQ(bad.error().code, Errc::corrupt);
   }
@@ -347,18 +351,18 @@ TEST(S3Messages, ParsesATruncatedListOfMultipartUploads) {
 }
 
 TEST(S3Messages, RefusesAnUploadListingThatCannotContinue) {
-  expect_corrupt(parse_list_multipart_uploads(
-                     "<ListMultipartUploadsResult><IsTruncated>true</IsTruncated>"
-                     "<NextKeyMarker></NextKeyMarker></ListMultipartUploadsResult>")
-                     .error(),
-                 "a truncated listing without <NextKeyMarker>");
-  expect_corrupt(parse_list_multipart_uploads(
-                     "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated>"
-                     "<Upload><Key>k</Key><UploadId></UploadId>"
-                     "<Initiated>2010-11-10T20:48:33.000Z</Initiated></Upload>"
-                     "</ListMultipartUploadsResult>")
-                     .error(),
-                 "<Upload> with an empty <UploadId>");
+  expect_corrupt(
+      parse_list_multipart_uploads("<ListMultipartUploadsResult><IsTruncated>true</IsTruncated>"
+                                   "<NextKeyMarker></NextKeyMarker></ListMultipartUploadsResult>")
+          .error(),
+      "a truncated listing without <NextKeyMarker>");
+  expect_corrupt(
+      parse_list_multipart_uploads("<ListMultipartUploadsResult><IsTruncated>false</IsTruncated>"
+                                   "<Upload><Key>k</Key><UploadId></UploadId>"
+                                   "<Initiated>2010-11-10T20:48:33.000Z</Initiated></Upload>"
+                                   "</ListMultipartUploadsResult>")
+          .error(),
+      "<Upload> with an empty <UploadId>");
   auto none = parse_list_multipart_uploads(
       "<ListMultipartUploadsResult><Bucket>b</Bucket><IsTruncated>false</IsTruncated>"
       "</ListMultipartUploadsResult>");
@@ -427,9 +431,9 @@ TEST(S3Messages, ParsesDeleteResults) {
     EXPECT_TRUE(all_gone->deleted.empty());
     EXPECT_TRUE(all_gone->failed.empty());
   }
-  expect_corrupt(parse_delete_result("<DeleteResult><Error><Key>k</Key></Error></DeleteResult>")
-                     .error(),
-                 "<Error> has no <Code>");
+  expect_corrupt(
+      parse_delete_result("<DeleteResult><Error><Key>k</Key></Error></DeleteResult>").error(),
+      "<Error> has no <Code>");
 }
 
 // Object Lock.

@@ -24,12 +24,12 @@
 // edit added content-length to the .creq but not to the .sts and .authz, so those files no
 // longer agree with each other. The cases here use the 2015-08-30 files whose .creq, .sts
 // and .authz agree (Content-Type "...; charset=utf8", no content-length).
+#include "backends/s3/sigv4.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "backends/s3/sigv4.h"
 
 namespace stripeback::s3 {
 namespace {
@@ -93,29 +93,29 @@ std::vector<SuiteCase> suite_cases() {
                "bb579772317eb040ac9ed261061d46c1f17a8133879d6129b6e1c25292927e63",
                "host;x-amz-date",
                "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31"});
-  v.push_back({"get_vanilla_query_order_key_case",
-               suite_request("GET", "/", {{"Param2", "value2"}, {"Param1", "value1"}}), "",
-               creq("GET", "/", "Param1=value1&Param2=value2", kHostLine + kDateLine, "host;x-amz-date"),
-               "816cd5b414d056048ba4f7c5386d6e0533120fb1fcfa93762cf0fc39e2cf19e0",
-               "host;x-amz-date",
-               "b97d918cfa904a5beff61c982a1b6f458b799221646efd99d3219ec94cdf2500"});
-  v.push_back({"get_vanilla_query_order_key",
-               suite_request("GET", "/", {{"Param1", "value2"}, {"Param1", "Value1"}}), "",
-               creq("GET", "/", "Param1=Value1&Param1=value2", kHostLine + kDateLine, "host;x-amz-date"),
-               "704b4cef673542d84cdff252633f065e8daeba5f168b77116f8b1bcaf3d38f89",
-               "host;x-amz-date",
-               "eedbc4e291e521cf13422ffca22be7d2eb8146eecf653089df300a15b2382bd1"});
-  v.push_back({"get_vanilla_query_order_value",
-               suite_request("GET", "/", {{"Param1", "value2"}, {"Param1", "value1"}}), "",
-               creq("GET", "/", "Param1=value1&Param1=value2", kHostLine + kDateLine, "host;x-amz-date"),
-               "c968629d70850097a2d8781c9bf7edcb988b04cac14cca9be4acc3595f884606",
-               "host;x-amz-date",
-               "5772eed61e12b33fae39ee5e7012498b51d56abc0abb7c60486157bd471c4694"});
-  v.push_back({"get_vanilla_query_unreserved", suite_request("GET", "/", {{kUnreserved, kUnreserved}}),
-               "", creq("GET", "/", kUnreserved + "=" + kUnreserved, kHostLine + kDateLine, "host;x-amz-date"),
-               "c30d4703d9f799439be92736156d47ccfb2d879ddf56f5befa6d1d6aab979177",
-               "host;x-amz-date",
-               "9c3e54bfcdf0b19771a7f523ee5669cdf59bc7cc0884027167c21bb143a40197"});
+  v.push_back(
+      {"get_vanilla_query_order_key_case",
+       suite_request("GET", "/", {{"Param2", "value2"}, {"Param1", "value1"}}), "",
+       creq("GET", "/", "Param1=value1&Param2=value2", kHostLine + kDateLine, "host;x-amz-date"),
+       "816cd5b414d056048ba4f7c5386d6e0533120fb1fcfa93762cf0fc39e2cf19e0", "host;x-amz-date",
+       "b97d918cfa904a5beff61c982a1b6f458b799221646efd99d3219ec94cdf2500"});
+  v.push_back(
+      {"get_vanilla_query_order_key",
+       suite_request("GET", "/", {{"Param1", "value2"}, {"Param1", "Value1"}}), "",
+       creq("GET", "/", "Param1=Value1&Param1=value2", kHostLine + kDateLine, "host;x-amz-date"),
+       "704b4cef673542d84cdff252633f065e8daeba5f168b77116f8b1bcaf3d38f89", "host;x-amz-date",
+       "eedbc4e291e521cf13422ffca22be7d2eb8146eecf653089df300a15b2382bd1"});
+  v.push_back(
+      {"get_vanilla_query_order_value",
+       suite_request("GET", "/", {{"Param1", "value2"}, {"Param1", "value1"}}), "",
+       creq("GET", "/", "Param1=value1&Param1=value2", kHostLine + kDateLine, "host;x-amz-date"),
+       "c968629d70850097a2d8781c9bf7edcb988b04cac14cca9be4acc3595f884606", "host;x-amz-date",
+       "5772eed61e12b33fae39ee5e7012498b51d56abc0abb7c60486157bd471c4694"});
+  v.push_back(
+      {"get_vanilla_query_unreserved", suite_request("GET", "/", {{kUnreserved, kUnreserved}}), "",
+       creq("GET", "/", kUnreserved + "=" + kUnreserved, kHostLine + kDateLine, "host;x-amz-date"),
+       "c30d4703d9f799439be92736156d47ccfb2d879ddf56f5befa6d1d6aab979177", "host;x-amz-date",
+       "9c3e54bfcdf0b19771a7f523ee5669cdf59bc7cc0884027167c21bb143a40197"});
   v.push_back({"get_vanilla_utf8_query", suite_request("GET", "/", {{"\xe1\x88\xb4", "bar"}}), "",
                creq("GET", "/", "%E1%88%B4=bar", kHostLine + kDateLine, "host;x-amz-date"),
                "eb30c5bed55734080471a834cc727ae56beb50e5f39d1bff6d0d38cb192a7073",
@@ -141,33 +141,38 @@ std::vector<SuiteCase> suite_cases() {
                "63ee75631ed7234ae61b5f736dfc7754cdccfedbff4b5128a915706ee9390d86",
                "host;x-amz-date",
                "652487583200325589f1fba4c7e578f72c47cb61beeca81406b39ddec1366741"});
-  v.push_back({"get_header_value_trim",
-               suite_request("GET", "/", {}, {{"My-Header1", " value1"}, {"My-Header2", " \"a   b   c\""}}),
-               "",
-               creq("GET", "/", "", kHostLine + "my-header1:value1\nmy-header2:\"a b c\"\n" + kDateLine,
-                    "host;my-header1;my-header2;x-amz-date"),
-               "a726db9b0df21c14f559d0a978e563112acb1b9e05476f0a6a1c7d68f28605c7",
-               "host;my-header1;my-header2;x-amz-date",
-               "acc3ed3afb60bb290fc8d2dd0098b9911fcaa05412b367055dee359757a9c736"});
+  v.push_back(
+      {"get_header_value_trim",
+       suite_request("GET", "/", {}, {{"My-Header1", " value1"}, {"My-Header2", " \"a   b   c\""}}),
+       "",
+       creq("GET", "/", "", kHostLine + "my-header1:value1\nmy-header2:\"a b c\"\n" + kDateLine,
+            "host;my-header1;my-header2;x-amz-date"),
+       "a726db9b0df21c14f559d0a978e563112acb1b9e05476f0a6a1c7d68f28605c7",
+       "host;my-header1;my-header2;x-amz-date",
+       "acc3ed3afb60bb290fc8d2dd0098b9911fcaa05412b367055dee359757a9c736"});
   v.push_back({"get_header_key_duplicate",
-               suite_request("GET", "/", {},
-                             {{"My-Header1", "value2"}, {"My-Header1", "value2"}, {"My-Header1", "value1"}}),
+               suite_request(
+                   "GET", "/", {},
+                   {{"My-Header1", "value2"}, {"My-Header1", "value2"}, {"My-Header1", "value1"}}),
                "",
                creq("GET", "/", "", kHostLine + "my-header1:value2,value2,value1\n" + kDateLine,
                     "host;my-header1;x-amz-date"),
                "dc7f04a3abfde8d472b0ab1a418b741b7c67174dad1551b4117b15527fbe966c",
                "host;my-header1;x-amz-date",
                "c9d5ea9f3f72853aea855b47ea873832890dbdd183b4468f858259531a5138ea"});
-  v.push_back({"get_header_value_order",
-               suite_request("GET", "/", {},
-                             {{"My-Header1", "value4"}, {"My-Header1", "value1"},
-                              {"My-Header1", "value3"}, {"My-Header1", "value2"}}),
-               "",
-               creq("GET", "/", "", kHostLine + "my-header1:value4,value1,value3,value2\n" + kDateLine,
-                    "host;my-header1;x-amz-date"),
-               "31ce73cd3f3d9f66977ad3dd957dc47af14df92fcd8509f59b349e9137c58b86",
-               "host;my-header1;x-amz-date",
-               "08c7e5a9acfcfeb3ab6b2185e75ce8b1deb5e634ec47601a50643f830c755c01"});
+  v.push_back(
+      {"get_header_value_order",
+       suite_request("GET", "/", {},
+                     {{"My-Header1", "value4"},
+                      {"My-Header1", "value1"},
+                      {"My-Header1", "value3"},
+                      {"My-Header1", "value2"}}),
+       "",
+       creq("GET", "/", "", kHostLine + "my-header1:value4,value1,value3,value2\n" + kDateLine,
+            "host;my-header1;x-amz-date"),
+       "31ce73cd3f3d9f66977ad3dd957dc47af14df92fcd8509f59b349e9137c58b86",
+       "host;my-header1;x-amz-date",
+       "08c7e5a9acfcfeb3ab6b2185e75ce8b1deb5e634ec47601a50643f830c755c01"});
   v.push_back({"post_vanilla", suite_request("POST", "/"), "",
                creq("POST", "/", "", kHostLine + kDateLine, "host;x-amz-date"),
                "553f88c9e4d10fc9e109e2aeb65f030801b70c2f6468faca261d401ae622fc87",
@@ -178,21 +183,27 @@ std::vector<SuiteCase> suite_cases() {
                "9d659678c1756bb3113e2ce898845a0a79dbbc57b740555917687f1b3340fbbd",
                "host;x-amz-date",
                "28038455d6de14eafc1f9222cf5aa6f1a96197d7deb8263271d420d138af7f11"});
-  v.push_back({"post_header_key_sort", suite_request("POST", "/", {}, {{"My-Header1", "value1"}}), "",
-               creq("POST", "/", "", kHostLine + "my-header1:value1\n" + kDateLine, "host;my-header1;x-amz-date"),
+  v.push_back({"post_header_key_sort", suite_request("POST", "/", {}, {{"My-Header1", "value1"}}),
+               "",
+               creq("POST", "/", "", kHostLine + "my-header1:value1\n" + kDateLine,
+                    "host;my-header1;x-amz-date"),
                "9368318c2967cf6de74404b30c65a91e8f6253e0a8659d6d5319f1a812f87d65",
                "host;my-header1;x-amz-date",
                "c5410059b04c1ee005303aed430f6e6645f61f4dc9e1461ec8f8916fdf18852c"});
-  v.push_back({"post_header_value_case", suite_request("POST", "/", {}, {{"My-Header1", "VALUE1"}}), "",
-               creq("POST", "/", "", kHostLine + "my-header1:VALUE1\n" + kDateLine, "host;my-header1;x-amz-date"),
+  v.push_back({"post_header_value_case", suite_request("POST", "/", {}, {{"My-Header1", "VALUE1"}}),
+               "",
+               creq("POST", "/", "", kHostLine + "my-header1:VALUE1\n" + kDateLine,
+                    "host;my-header1;x-amz-date"),
                "d51ced243e649e3de6ef63afbbdcbca03131a21a7103a1583706a64618606a93",
                "host;my-header1;x-amz-date",
                "cdbc9802e29d2942e5e10b5bccfdd67c5f22c7c4e8ae67b53629efa58b974b7d"});
   {
-    Request r = suite_request("POST", "/", {}, {{"Content-Type", "application/x-www-form-urlencoded"}});
+    Request r =
+        suite_request("POST", "/", {}, {{"Content-Type", "application/x-www-form-urlencoded"}});
     r.payload_hash = kFormHash;
     v.push_back({"post_x_www_form_urlencoded", r, "",
-                 creq("POST", "/", "", "content-type:application/x-www-form-urlencoded\n" + kHostLine + kDateLine,
+                 creq("POST", "/", "",
+                      "content-type:application/x-www-form-urlencoded\n" + kHostLine + kDateLine,
                       "content-type;host;x-amz-date", kFormHash),
                  "42a5e5bb34198acb3e84da4f085bb7927f2bc277ca766e6d19c73c2154021281",
                  "content-type;host;x-amz-date",
@@ -200,18 +211,20 @@ std::vector<SuiteCase> suite_cases() {
     r.headers[0].value = "application/x-www-form-urlencoded; charset=utf8";
     v.push_back({"post_x_www_form_urlencoded_parameters", r, "",
                  creq("POST", "/", "",
-                      "content-type:application/x-www-form-urlencoded; charset=utf8\n" + kHostLine + kDateLine,
+                      "content-type:application/x-www-form-urlencoded; charset=utf8\n" + kHostLine +
+                          kDateLine,
                       "content-type;host;x-amz-date", kFormHash),
                  "2e1cf7ed91881a30569e46552437e4156c823447bf1781b921b5d486c568dd1c",
                  "content-type;host;x-amz-date",
                  "1a72ec8f64bd914b0e42e42607c7fbce7fb2c7465f63e3092b3b0d39fa77a6fe"});
   }
-  v.push_back({"post_sts_header_before", suite_request("POST", "/"), kSuiteToken,
-               creq("POST", "/", "", kHostLine + kDateLine + "x-amz-security-token:" + kSuiteToken + "\n",
-                    "host;x-amz-date;x-amz-security-token"),
-               "c237e1b440d4c63c32ca95b5b99481081cb7b13c7e40434868e71567c1a882f6",
-               "host;x-amz-date;x-amz-security-token",
-               "85d96828115b5dc0cfc3bd16ad9e210dd772bbebba041836c64533a82be05ead"});
+  v.push_back(
+      {"post_sts_header_before", suite_request("POST", "/"), kSuiteToken,
+       creq("POST", "/", "", kHostLine + kDateLine + "x-amz-security-token:" + kSuiteToken + "\n",
+            "host;x-amz-date;x-amz-security-token"),
+       "c237e1b440d4c63c32ca95b5b99481081cb7b13c7e40434868e71567c1a882f6",
+       "host;x-amz-date;x-amz-security-token",
+       "85d96828115b5dc0cfc3bd16ad9e210dd772bbebba041836c64533a82be05ead"});
   return v;
 }
 
@@ -236,7 +249,8 @@ TEST_P(SigV4Suite, CanonicalRequestMatchesTheSuite) {
 
 TEST_P(SigV4Suite, StringToSignMatchesTheSuite) {
   const SuiteCase& c = GetParam();
-  auto sts = string_to_sign(kSuiteDate, credential_scope("20150830", "us-east-1", "service"), c.creq);
+  auto sts =
+      string_to_sign(kSuiteDate, credential_scope("20150830", "us-east-1", "service"), c.creq);
   ASSERT_TRUE(sts.has_value()) << sts.error().what;
   EXPECT_EQ(*sts, "AWS4-HMAC-SHA256\n20150830T123600Z\n20150830/us-east-1/service/aws4_request\n" +
                       c.sts_hash);
@@ -251,13 +265,14 @@ TEST_P(SigV4Suite, SignGivesTheSuitesAuthorizationHeader) {
   ASSERT_TRUE(s.has_value()) << s.error().what;
   EXPECT_EQ(header(s->headers, "Authorization"),
             "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, "
-            "SignedHeaders=" + c.signed_headers + ", Signature=" + c.signature);
+            "SignedHeaders=" +
+                c.signed_headers + ", Signature=" + c.signature);
   EXPECT_EQ(header(s->headers, "x-amz-date"), kSuiteDate);
   EXPECT_EQ(header(s->headers, "x-amz-content-sha256"), "(absent)");
   EXPECT_EQ(header(s->headers, "x-amz-security-token"), c.token.empty() ? "(absent)" : c.token);
-  EXPECT_EQ(s->string_to_sign,
-            "AWS4-HMAC-SHA256\n20150830T123600Z\n20150830/us-east-1/service/aws4_request\n" +
-                c.sts_hash);
+  EXPECT_EQ(
+      s->string_to_sign,
+      "AWS4-HMAC-SHA256\n20150830T123600Z\n20150830/us-east-1/service/aws4_request\n" + c.sts_hash);
 }
 
 INSTANTIATE_TEST_SUITE_P(AwsSuite, SigV4Suite, ::testing::ValuesIn(suite_cases()),
@@ -266,7 +281,8 @@ INSTANTIATE_TEST_SUITE_P(AwsSuite, SigV4Suite, ::testing::ValuesIn(suite_cases()
 TEST(SigV4, SigningKeyIsTheHmacChainOfTheSuite) {
   // The signing key of the suite's credentials, scope 20150830/us-east-1/iam, as the SigV4
   // documentation's worked example gives it.
-  auto key = signing_key("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "20150830", "us-east-1", "iam");
+  auto key =
+      signing_key("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "20150830", "us-east-1", "iam");
   ASSERT_TRUE(key.has_value());
   EXPECT_EQ(to_hex(*key), "c4afb1cc5771d871763a393e44b703571b55cc28424d1a5e86da6ed3c154a4b9");
 }
@@ -286,13 +302,12 @@ TEST(SigV4, WithoutATokenTheSignatureIsTheHeaderAfterCases) {
 TEST(SigV4, TheSessionTokenIsRedactedInTheKeptCanonicalRequest) {
   Credentials creds = suite_credentials();
   creds.session_token = kSuiteToken;
-  auto s = sign(suite_request("POST", "/"), creds, {"us-east-1", "service", ContentHashHeader::omit},
-                at(2015, 8, 30, 12, 36, 0));
+  auto s = sign(suite_request("POST", "/"), creds,
+                {"us-east-1", "service", ContentHashHeader::omit}, at(2015, 8, 30, 12, 36, 0));
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->canonical_request.find(kSuiteToken), std::string::npos);
   EXPECT_NE(s->canonical_request.find("x-amz-security-token:(redacted)\n"), std::string::npos);
 }
-
 
 // The S3 API reference's examples: bucket examplebucket, virtual-hosted style, signed with
 // x-amz-content-sha256 as S3 wants. The reference writes the Authorization header's parts
@@ -328,76 +343,81 @@ void expect_example(const S3Example& e) {
   auto s = sign(e.request, s3_example_credentials(), {"us-east-1"}, at(2013, 5, 24, 0, 0, 0));
   ASSERT_TRUE(s.has_value()) << s.error().what;
   EXPECT_EQ(s->canonical_request, e.creq);
-  EXPECT_EQ(s->string_to_sign,
-            "AWS4-HMAC-SHA256\n20130524T000000Z\n20130524/us-east-1/s3/aws4_request\n" + e.sts_hash);
+  EXPECT_EQ(
+      s->string_to_sign,
+      "AWS4-HMAC-SHA256\n20130524T000000Z\n20130524/us-east-1/s3/aws4_request\n" + e.sts_hash);
   EXPECT_EQ(without_space_after_commas(header(s->headers, "Authorization")), e.authorization);
   EXPECT_EQ(header(s->headers, "x-amz-date"), "20130524T000000Z");
   EXPECT_EQ(header(s->headers, "x-amz-content-sha256"), e.request.payload_hash);
 }
 
 TEST(SigV4S3Examples, GetObjectWithRange) {
-  expect_example({s3_example_request("GET", "/test.txt", {}, {{"Range", "bytes=0-9"}}),
-                  "GET\n/test.txt\n\n"
-                  "host:examplebucket.s3.amazonaws.com\n"
-                  "range:bytes=0-9\n"
-                  "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
-                  "x-amz-date:20130524T000000Z\n\n"
-                  "host;range;x-amz-content-sha256;x-amz-date\n"
-                  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-                  "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972",
-                  "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
-                  "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,"
-                  "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"});
+  expect_example(
+      {s3_example_request("GET", "/test.txt", {}, {{"Range", "bytes=0-9"}}),
+       "GET\n/test.txt\n\n"
+       "host:examplebucket.s3.amazonaws.com\n"
+       "range:bytes=0-9\n"
+       "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
+       "x-amz-date:20130524T000000Z\n\n"
+       "host;range;x-amz-content-sha256;x-amz-date\n"
+       "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+       "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972",
+       "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+       "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,"
+       "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"});
 }
 
 TEST(SigV4S3Examples, PutObjectWithAKeyThatNeedsEncoding) {
-  Request r = s3_example_request("PUT", encode_path("/test$file.text"), {},
-                                 {{"Date", "Fri, 24 May 2013 00:00:00 GMT"},
-                                  {"x-amz-storage-class", "REDUCED_REDUNDANCY"}});
+  Request r = s3_example_request(
+      "PUT", encode_path("/test$file.text"), {},
+      {{"Date", "Fri, 24 May 2013 00:00:00 GMT"}, {"x-amz-storage-class", "REDUCED_REDUNDANCY"}});
   auto hash = sha256_hex(std::string_view("Welcome to Amazon S3."));
   ASSERT_TRUE(hash.has_value());
   r.payload_hash = *hash;
-  expect_example({r,
-                  "PUT\n/test%24file.text\n\n"
-                  "date:Fri, 24 May 2013 00:00:00 GMT\n"
-                  "host:examplebucket.s3.amazonaws.com\n"
-                  "x-amz-content-sha256:44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072\n"
-                  "x-amz-date:20130524T000000Z\n"
-                  "x-amz-storage-class:REDUCED_REDUNDANCY\n\n"
-                  "date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class\n"
-                  "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072",
-                  "9e0e90d9c76de8fa5b200d8c849cd5b8dc7a3be3951ddb7f6a76b4158342019d",
-                  "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
-                  "SignedHeaders=date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class,"
-                  "Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd"});
+  expect_example(
+      {r,
+       "PUT\n/test%24file.text\n\n"
+       "date:Fri, 24 May 2013 00:00:00 GMT\n"
+       "host:examplebucket.s3.amazonaws.com\n"
+       "x-amz-content-sha256:44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072\n"
+       "x-amz-date:20130524T000000Z\n"
+       "x-amz-storage-class:REDUCED_REDUNDANCY\n\n"
+       "date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class\n"
+       "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072",
+       "9e0e90d9c76de8fa5b200d8c849cd5b8dc7a3be3951ddb7f6a76b4158342019d",
+       "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+       "SignedHeaders=date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class,"
+       "Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd"});
 }
 
 TEST(SigV4S3Examples, GetBucketLifecycleWithAValuelessParameter) {
-  expect_example({s3_example_request("GET", "/", {{"lifecycle", ""}}),
-                  "GET\n/\nlifecycle=\n"
-                  "host:examplebucket.s3.amazonaws.com\n"
-                  "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
-                  "x-amz-date:20130524T000000Z\n\n"
-                  "host;x-amz-content-sha256;x-amz-date\n"
-                  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-                  "9766c798316ff2757b517bc739a67f6213b4ab36dd5da2f94eaebf79c77395ca",
-                  "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
-                  "SignedHeaders=host;x-amz-content-sha256;x-amz-date,"
-                  "Signature=fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543"});
+  expect_example(
+      {s3_example_request("GET", "/", {{"lifecycle", ""}}),
+       "GET\n/\nlifecycle=\n"
+       "host:examplebucket.s3.amazonaws.com\n"
+       "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
+       "x-amz-date:20130524T000000Z\n\n"
+       "host;x-amz-content-sha256;x-amz-date\n"
+       "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+       "9766c798316ff2757b517bc739a67f6213b4ab36dd5da2f94eaebf79c77395ca",
+       "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+       "SignedHeaders=host;x-amz-content-sha256;x-amz-date,"
+       "Signature=fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543"});
 }
 
 TEST(SigV4S3Examples, ListObjectsWithMaxKeysAndPrefix) {
-  expect_example({s3_example_request("GET", "/", {{"prefix", "J"}, {"max-keys", "2"}}),
-                  "GET\n/\nmax-keys=2&prefix=J\n"
-                  "host:examplebucket.s3.amazonaws.com\n"
-                  "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
-                  "x-amz-date:20130524T000000Z\n\n"
-                  "host;x-amz-content-sha256;x-amz-date\n"
-                  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-                  "df57d21db20da04d7fa30298dd4488ba3a2b47ca3a489c74750e0f1e7df1b9b7",
-                  "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
-                  "SignedHeaders=host;x-amz-content-sha256;x-amz-date,"
-                  "Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7"});
+  expect_example(
+      {s3_example_request("GET", "/", {{"prefix", "J"}, {"max-keys", "2"}}),
+       "GET\n/\nmax-keys=2&prefix=J\n"
+       "host:examplebucket.s3.amazonaws.com\n"
+       "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
+       "x-amz-date:20130524T000000Z\n\n"
+       "host;x-amz-content-sha256;x-amz-date\n"
+       "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+       "df57d21db20da04d7fa30298dd4488ba3a2b47ca3a489c74750e0f1e7df1b9b7",
+       "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+       "SignedHeaders=host;x-amz-content-sha256;x-amz-date,"
+       "Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7"});
 }
 
 TEST(SigV4, UriEncodingKeepsOnlyUnreservedCharacters) {
@@ -410,8 +430,11 @@ TEST(SigV4, UriEncodingKeepsOnlyUnreservedCharacters) {
 
 TEST(SigV4, TheQueryIsSortedByEncodedNameThenValue) {
   // '%' (0x25) sorts before letters: the sort is on the encoded form, as SigV4 says.
-  EXPECT_EQ(canonical_query({{"prefix", "a/b c"}, {"list-type", "2"}, {"continuation-token", "x+y="},
-                             {"delimiter", "/"}, {" ", ""}}),
+  EXPECT_EQ(canonical_query({{"prefix", "a/b c"},
+                             {"list-type", "2"},
+                             {"continuation-token", "x+y="},
+                             {"delimiter", "/"},
+                             {" ", ""}}),
             "%20=&continuation-token=x%2By%3D&delimiter=%2F&list-type=2&prefix=a%2Fb%20c");
   EXPECT_EQ(canonical_query({}), "");
   EXPECT_EQ(canonical_query({{"uploads", ""}}), "uploads=");
@@ -477,15 +500,16 @@ TEST(SigV4, ControlBytesInAHeaderValueAreRefused) {
     EXPECT_NE(e.what.find("'x-amz-meta-note' holds a control byte"), std::string::npos) << e.what;
   }
   // Tabs are white space: trimmed and folded like spaces.
-  auto c = canonical_request(s3_example_request("GET", "/", {}, {{"x-amz-meta-note", "\ta \t b\t"}}));
+  auto c =
+      canonical_request(s3_example_request("GET", "/", {}, {{"x-amz-meta-note", "\ta \t b\t"}}));
   ASSERT_TRUE(c.has_value());
   EXPECT_NE(c->text.find("\nx-amz-meta-note:a b\n"), std::string::npos);
 }
 
 TEST(SigV4, SignRefusesHeadersItSetsAndBadCredentialsWithoutNamingSecrets) {
   const TimePoint t = at(2013, 5, 24, 0, 0, 0);
-  for (const char* name : {"X-Amz-Date", "authorization", "x-amz-content-sha256",
-                           "X-Amz-Security-Token"}) {
+  for (const char* name :
+       {"X-Amz-Date", "authorization", "x-amz-content-sha256", "X-Amz-Security-Token"}) {
     auto s = sign(s3_example_request("GET", "/", {}, {{name, "x"}}), s3_example_credentials(),
                   {"us-east-1"}, t);
     ASSERT_FALSE(s.has_value()) << name;

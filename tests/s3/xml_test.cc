@@ -97,6 +97,7 @@ TEST(S3Xml, RefusesMalformedDocumentsNamingTheCause) {
       {"<:a/>", "malformed qualified name ':a'"},
       {"<a:/>", "malformed qualified name 'a:'"},
       {"<a:b:c/>", "malformed qualified name 'a:b:c'"},
+      {"<a:1b/>", "malformed qualified name 'a:1b'"},
       {"<1a/>", "expected an element name"},
       {"< a/>", "expected an element name"},
       {"<a></ a>", "expected an end tag's name"},
@@ -105,7 +106,8 @@ TEST(S3Xml, RefusesMalformedDocumentsNamingTheCause) {
     auto doc = parse_xml(c.doc);
     ASSERT_FALSE(doc.has_value()) << "accepted: " << c.doc;
     EXPECT_EQ(doc.error().code, Errc::corrupt) << c.doc;
-    EXPECT_NE(doc.error().what.find("malformed XML at line "), std::string::npos) << doc.error().what;
+    EXPECT_NE(doc.error().what.find("malformed XML at line "), std::string::npos)
+        << doc.error().what;
     EXPECT_NE(doc.error().what.find(c.cause), std::string::npos)
         << "for " << c.doc << " got: " << doc.error().what;
   }
