@@ -3,6 +3,7 @@
 #include <openssl/crypto.h>
 
 #include <algorithm>
+#include <span>
 
 #include "util/escape.h"
 
@@ -12,6 +13,11 @@ namespace {
 constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
 constexpr std::string_view kTerminator = "aws4_request";
 constexpr char kUpperHex[] = "0123456789ABCDEF";
+
+// The bytes of `s` as unsigned values, for the character class tests below.
+std::span<const unsigned char> ubytes(std::string_view s) {
+  return {reinterpret_cast<const unsigned char*>(s.data()), s.size()};
+}
 
 bool is_unreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -24,7 +30,7 @@ bool is_upper_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= '
 bool is_token(std::string_view s) {
   static constexpr std::string_view kMarks = "!#$%&'*+-.^_`|~";
   if (s.empty()) return false;
-  for (unsigned char c : s)
+  for (unsigned char c : ubytes(s))
     if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
           kMarks.find(char(c)) != std::string_view::npos))
       return false;
@@ -52,7 +58,7 @@ Error bad_request(const Request& r, const std::string& why) {
 Result<std::string> trim_all(const Request& r, std::string_view name, std::string_view value) {
   std::string out;
   bool space = false;
-  for (unsigned char c : value) {
+  for (unsigned char c : ubytes(value)) {
     if (c == ' ' || c == '\t') {
       space = !out.empty();
       continue;
@@ -69,7 +75,7 @@ Result<std::string> trim_all(const Request& r, std::string_view name, std::strin
 
 Result<void> check_host(const Request& r) {
   if (r.host.empty()) return bad_request(r, "no host");
-  for (unsigned char c : r.host)
+  for (unsigned char c : ubytes(r.host))
     if (!(is_unreserved(c) || c == ':' || c == '[' || c == ']'))
       return bad_request(r, "host '" + util::escape_text(r.host) + "' is not a host name, an " +
                                 "address or either with a port");
@@ -114,13 +120,13 @@ bool is_scope_word(std::string_view s) {
 Result<void> check_signing_inputs(const Request& r, const Credentials& creds,
                                   const SigningParams& p) {
   if (creds.access_key.empty()) return bad_request(r, "the access key is empty");
-  for (unsigned char c : creds.access_key)
+  for (unsigned char c : ubytes(creds.access_key))
     if (c <= 0x20 || c >= 0x7f || c == '/' || c == ',')
       return bad_request(r,
                          "the access key holds a character an Authorization header cannot "
                          "carry (a space, a control byte, '/', ',' or a non-ASCII byte)");
   if (creds.secret_key.empty()) return bad_request(r, "the secret key is empty");
-  for (unsigned char c : creds.session_token)
+  for (unsigned char c : ubytes(creds.session_token))
     if (is_control(c)) return bad_request(r, "the session token holds a control byte");
   if (!is_scope_word(p.region))
     return bad_request(r, "region '" + util::escape_text(p.region) +
@@ -153,7 +159,7 @@ void redact_token(std::string& creq) {
 std::string uri_encode(std::string_view text, EncodeSlash slash) {
   std::string out;
   out.reserve(text.size());
-  for (unsigned char c : text) {
+  for (unsigned char c : ubytes(text)) {
     if (is_unreserved(c) || (c == '/' && slash == EncodeSlash::no)) {
       out.push_back(static_cast<char>(c));
     } else {
