@@ -89,8 +89,13 @@ Result<TimePoint> parse_iso8601(std::string_view text) {
   }
   if (at + 1 != text.size() || text[at] != 'Z')
     return bad_time(text, "it does not end in Z after the seconds (or their fraction)");
-  auto whole = std::chrono::sys_days(ymd) + std::chrono::hours(hour) +
-               std::chrono::minutes(minute) + seconds(second);
+  // In seconds first: the system clock counts nanoseconds in 64 bits, which reach only the
+  // years 1678 to 2261, and a time past them must be refused, not wrapped.
+  const auto whole = std::chrono::sys_days(ymd) + std::chrono::hours(hour) +
+                     std::chrono::minutes(minute) + seconds(second);
+  if (whole < std::chrono::ceil<seconds>(TimePoint::min()) ||
+      whole >= std::chrono::floor<seconds>(TimePoint::max()))
+    return bad_time(text, "outside the range of the system clock");
   return std::chrono::time_point_cast<TimePoint::duration>(whole) +
          std::chrono::duration_cast<TimePoint::duration>(fraction);
 }

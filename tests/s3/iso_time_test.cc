@@ -53,5 +53,17 @@ TEST(S3Time, RefusesOtherShapesAndImpossibleDates) {
   }
 }
 
+TEST(S3Time, RefusesTimesTheSystemClockCannotHold) {
+  // Found by the s3_xml fuzz target: year 1012 overflowed the nanosecond count.
+  for (const char* far : {"1012-10-12T17:50:30.000Z", "0000-01-01T00:00:00Z",
+                          "9999-12-31T23:59:59.999999999Z", "2262-04-12T00:00:00Z"}) {
+    auto t = parse_iso8601(far);
+    ASSERT_FALSE(t.has_value()) << far;
+    EXPECT_NE(t.error().what.find("outside the range of the system clock"), std::string::npos);
+  }
+  EXPECT_TRUE(parse_iso8601("1678-01-01T00:00:00Z").has_value());
+  EXPECT_TRUE(parse_iso8601("2262-04-11T00:00:00.999999999Z").has_value());
+}
+
 }  // namespace
 }  // namespace stripeback::s3
