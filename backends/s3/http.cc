@@ -18,10 +18,6 @@ using std::chrono::milliseconds;
 // Our own bound past a request's deadline, should libcurl's timer not end it (a transfer
 // queued for a connection, a stuck TLS handshake): it is then dropped and reported timed out.
 constexpr auto kSlack = milliseconds(250);
-// libcurl's receive and send buffers (16 KiB and 64 KiB by default): larger ones mean fewer
-// callbacks and system calls per 16 MiB part.
-constexpr long kRecvBuffer = 512 * 1024;
-constexpr long kSendBuffer = 512 * 1024;
 
 // curl_global_init is not thread-safe; sessions are made on several channel threads.
 Result<void> init_curl_once() {
@@ -66,6 +62,7 @@ struct Transfer {
   bool routed = false;       // whether the body's destination was chosen
   bool to_text = true;
   std::optional<Error> own;  // a failure a callback decided (the body did not fit)
+  int refused_option = 0;    // the CURLoption libcurl refused while setting up, if any
   char errbuf[CURL_ERROR_SIZE] = {};
 
   std::string what() const { return req.method + " " + url_for_messages(req.url); }
@@ -154,6 +151,15 @@ std::string body_progress(const Transfer& t) {
   return s + " body bytes received";
 }
 
+// What had moved when a transfer failed: "N of M bytes sent, " for a request with a body,
+// then the body received.
+std::string progress(const Transfer& t) {
+  std::string s;
+  if (!t.req.body.empty())
+    s = std::to_string(t.sent) + " of " + std::to_string(t.req.body.size()) + " bytes sent, ";
+  return s + body_progress(t);
+}
+
 // The one place libcurl's result codes become Errors.
 Error transport_error(const Transfer& t, CURLcode rc, Clock::time_point now) {
   long os_errno = 0;
@@ -162,11 +168,15 @@ Error transport_error(const Transfer& t, CURLcode rc, Clock::time_point now) {
   const std::string detail = t.errbuf[0] != '\0' ? std::string(t.errbuf) : curl_easy_strerror(rc);
   switch (rc) {
     case CURLE_OPERATION_TIMEDOUT:
+      // libcurl ends a connect attempt at the connect timeout, before the deadline.
+      if (now + kSlack < t.req.deadline)
+        return t.error(Errc::timed_out, ETIMEDOUT,
+                       "no connection within the connect timeout, " +
+                           std::to_string(ms_between(t.started, now)) + " ms after it started");
       return t.error(Errc::timed_out, ETIMEDOUT,
                      "no complete answer by its deadline, " +
                          std::to_string(ms_between(t.started, now)) + " ms after it started (" +
-                         std::to_string(t.sent) + " of " + std::to_string(t.req.body.size()) +
-                         " bytes sent, " + body_progress(t) + ")");
+                         progress(t) + ")");
     case CURLE_COULDNT_CONNECT:
       return t.error(Errc::io, err,
                      err != 0 ? std::string("unable to connect: ") + std::strerror(err)
@@ -179,10 +189,7 @@ Error transport_error(const Transfer& t, CURLcode rc, Clock::time_point now) {
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
       if (err == ECONNRESET || err == EPIPE)
-        return t.error(Errc::io, err,
-                       "connection reset by the server (" + std::to_string(t.sent) + " of " +
-                           std::to_string(t.req.body.size()) + " bytes sent, " +
-                           body_progress(t) + ")");
+        return t.error(Errc::io, err, "connection reset by the server (" + progress(t) + ")");
       return t.error(Errc::io, err, detail);
     case CURLE_GOT_NOTHING:
       return t.error(Errc::io, err, "the server closed the connection without answering");
@@ -281,6 +288,7 @@ CURLcode HttpSession::Impl::configure(Transfer& t) {
   CURLcode rc = CURLE_OK;
   auto set = [&](CURLoption opt, auto value) {
     if (rc == CURLE_OK) rc = curl_easy_setopt(e, opt, value);
+    if (rc != CURLE_OK && t.refused_option == 0) t.refused_option = static_cast<int>(opt);
   };
   set(CURLOPT_URL, r.url.c_str());
   set(CURLOPT_PRIVATE, static_cast<void*>(&t));
@@ -294,8 +302,6 @@ CURLcode HttpSession::Impl::configure(Transfer& t) {
   set(CURLOPT_USERAGENT, user_agent.c_str());
   set(CURLOPT_TIMEOUT_MS, budget);
   set(CURLOPT_CONNECTTIMEOUT_MS, std::min(budget, static_cast<long>(opts.connect_timeout.count())));
-  set(CURLOPT_BUFFERSIZE, kRecvBuffer);
-  set(CURLOPT_UPLOAD_BUFFERSIZE, kSendBuffer);
   set(CURLOPT_SSL_VERIFYPEER, opts.verify_tls == VerifyTls::yes ? 1L : 0L);
   set(CURLOPT_SSL_VERIFYHOST, opts.verify_tls == VerifyTls::yes ? 2L : 0L);
   if (!opts.ca_file.empty()) set(CURLOPT_CAINFO, opts.ca_file.c_str());
@@ -385,7 +391,8 @@ void HttpSession::start(HttpRequest request) {
     m.spare.push_back(t->easy);
     t->easy = nullptr;
     return refuse(t->error(Errc::invalid_argument,
-                           std::string("unable to set up the transfer: ") + curl_easy_strerror(rc)));
+                           std::string("unable to set up the transfer: ") + curl_easy_strerror(rc) +
+                               " (libcurl option " + std::to_string(t->refused_option) + ")"));
   }
   m.live.push_back(std::move(t));
 }
@@ -405,10 +412,18 @@ void HttpSession::Impl::collect(std::vector<HttpResponse>& out) {
     if (t.own) outcome = *t.own;
     else if (rc != CURLE_OK) outcome = transport_error(t, rc, Clock::now());
     finish(t, std::move(outcome));
-    out.push_back(std::move(t.resp));
+    const bool failed = !out.emplace_back(std::move(t.resp)).outcome;
     curl_multi_remove_handle(multi, e);
-    curl_easy_reset(e);  // keeps the multi handle's connections; clears our pointers
-    spare.push_back(e);
+    // A handle is kept for the next request only after a success: one that failed can keep
+    // state from the failure past curl_easy_reset (libcurl 7.88 refused CURLOPT_BUFFERSIZE
+    // on a handle whose name resolution had failed), and failures are rare enough for a
+    // fresh handle to cost nothing. Connections stay with the multi handle either way.
+    if (failed) {
+      curl_easy_cleanup(e);
+    } else {
+      curl_easy_reset(e);
+      spare.push_back(e);
+    }
     live.erase(it);
   }
 }
