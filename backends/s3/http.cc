@@ -37,7 +37,8 @@ std::string lower(std::string_view s) {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
     s.remove_suffix(1);
   return s;
 }
@@ -47,19 +48,23 @@ long ms_between(Clock::time_point from, Clock::time_point to) {
   return static_cast<long>(std::clamp<int64_t>(d, 0, LONG_MAX));
 }
 
-struct SlistFree {
+}  // namespace
+
+// Named outside the anonymous namespace: HttpSession::Impl holds them, and GCC warns when a
+// member's type has internal linkage in a file compiled as part of a unity source.
+struct CurlSlistFree {
   void operator()(curl_slist* l) const { curl_slist_free_all(l); }
 };
 
 // One request from start() to its response: what libcurl's callbacks write to.
-struct Transfer {
+struct HttpTransfer {
   HttpRequest req;
   HttpResponse resp;
   CURL* easy = nullptr;
-  std::unique_ptr<curl_slist, SlistFree> header_list;
+  std::unique_ptr<curl_slist, CurlSlistFree> header_list;
   Clock::time_point started;
-  size_t sent = 0;           // read position in req.body
-  bool routed = false;       // whether the body's destination was chosen
+  size_t sent = 0;      // read position in req.body
+  bool routed = false;  // whether the body's destination was chosen
   bool to_text = true;
   std::optional<Error> own;  // a failure a callback decided (the body did not fit)
   int refused_option = 0;    // the CURLoption libcurl refused while setting up, if any
@@ -72,8 +77,10 @@ struct Transfer {
   Error error(Errc code, const std::string& cause) const { return error(code, 0, cause); }
 };
 
+namespace {
+
 size_t on_header(char* data, size_t size, size_t n, void* priv) {
-  auto* t = static_cast<Transfer*>(priv);
+  auto* t = static_cast<HttpTransfer*>(priv);
   std::string_view line(data, size * n);
   if (line.rfind("HTTP/", 0) == 0) {
     t->resp.headers.clear();  // an interim answer's (100 Continue) headers are not kept
@@ -87,7 +94,7 @@ size_t on_header(char* data, size_t size, size_t n, void* priv) {
 }
 
 size_t on_body(char* data, size_t size, size_t n, void* priv) {
-  auto* t = static_cast<Transfer*>(priv);
+  auto* t = static_cast<HttpTransfer*>(priv);
   const size_t len = size * n;
   if (!t->routed) {
     // Headers are complete by the first body byte: only a 2xx answer goes into the caller's
@@ -100,9 +107,9 @@ size_t on_body(char* data, size_t size, size_t n, void* priv) {
   const uint64_t have = t->resp.received;
   if (t->to_text) {
     if (t->resp.text.size() + len > kMaxTextBody) {
-      t->own = t->error(Errc::invalid_argument,
-                        "the answer's body is longer than " + std::to_string(kMaxTextBody) +
-                            " bytes, the most kept as text");
+      t->own = t->error(Errc::invalid_argument, "the answer's body is longer than " +
+                                                    std::to_string(kMaxTextBody) +
+                                                    " bytes, the most kept as text");
       return CURL_WRITEFUNC_ERROR;
     }
     t->resp.text.append(data, len);
@@ -122,7 +129,7 @@ size_t on_body(char* data, size_t size, size_t n, void* priv) {
 }
 
 size_t on_read(char* buf, size_t size, size_t n, void* priv) {
-  auto* t = static_cast<Transfer*>(priv);
+  auto* t = static_cast<HttpTransfer*>(priv);
   const size_t len = std::min(size * n, t->req.body.size() - t->sent);
   std::memcpy(buf, t->req.body.data() + t->sent, len);
   t->sent += len;
@@ -132,7 +139,7 @@ size_t on_read(char* buf, size_t size, size_t n, void* priv) {
 // libcurl rewinds the body when a kept-alive connection turns out closed under a request
 // and it sends the request again on a new one.
 int on_seek(void* priv, curl_off_t offset, int origin) {
-  auto* t = static_cast<Transfer*>(priv);
+  auto* t = static_cast<HttpTransfer*>(priv);
   if (origin != SEEK_SET || offset < 0 || static_cast<uint64_t>(offset) > t->req.body.size())
     return CURL_SEEKFUNC_FAIL;
   t->sent = static_cast<size_t>(offset);
@@ -143,7 +150,7 @@ bool valid_method(const std::string& m) {
   return !m.empty() && std::all_of(m.begin(), m.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
 }
 
-std::string body_progress(const Transfer& t) {
+std::string body_progress(const HttpTransfer& t) {
   curl_off_t expected = -1;
   curl_easy_getinfo(t.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
   std::string s = std::to_string(t.resp.received);
@@ -153,7 +160,7 @@ std::string body_progress(const Transfer& t) {
 
 // What had moved when a transfer failed: "N of M bytes sent, " for a request with a body,
 // then the body received.
-std::string progress(const Transfer& t) {
+std::string progress(const HttpTransfer& t) {
   std::string s;
   if (!t.req.body.empty())
     s = std::to_string(t.sent) + " of " + std::to_string(t.req.body.size()) + " bytes sent, ";
@@ -161,7 +168,7 @@ std::string progress(const Transfer& t) {
 }
 
 // The one place libcurl's result codes become Errors.
-Error transport_error(const Transfer& t, CURLcode rc, Clock::time_point now) {
+Error transport_error(const HttpTransfer& t, CURLcode rc, Clock::time_point now) {
   long os_errno = 0;
   curl_easy_getinfo(t.easy, CURLINFO_OS_ERRNO, &os_errno);
   const int err = static_cast<int>(os_errno);
@@ -243,9 +250,9 @@ struct HttpSession::Impl {
   HttpOptions opts;
   std::string user_agent;
   CURLM* multi = nullptr;
-  std::vector<CURL*> spare;                       // easy handles between requests
-  std::vector<std::unique_ptr<Transfer>> live;    // added to `multi`
-  std::vector<HttpResponse> done;                 // finished before a poll() returned them
+  std::vector<CURL*> spare;                         // easy handles between requests
+  std::vector<std::unique_ptr<HttpTransfer>> live;  // added to `multi`
+  std::vector<HttpResponse> done;                   // finished before a poll() returned them
   std::atomic<bool> woken{false};
   HttpStats stats;
 
@@ -258,14 +265,14 @@ struct HttpSession::Impl {
     if (multi != nullptr) curl_multi_cleanup(multi);
   }
 
-  CURLcode configure(Transfer& t);
-  void finish(Transfer& t, Result<void> outcome);
+  CURLcode configure(HttpTransfer& t);
+  void finish(HttpTransfer& t, Result<void> outcome);
   void collect(std::vector<HttpResponse>& out);
   void expire(std::vector<HttpResponse>& out, Clock::time_point now);
   Clock::time_point next_expiry(Clock::time_point until) const;
 };
 
-CURLcode HttpSession::Impl::configure(Transfer& t) {
+CURLcode HttpSession::Impl::configure(HttpTransfer& t) {
   CURL* e = t.easy;
   const HttpRequest& r = t.req;
   curl_slist* list = nullptr;
@@ -327,7 +334,7 @@ CURLcode HttpSession::Impl::configure(Transfer& t) {
   return rc;
 }
 
-void HttpSession::Impl::finish(Transfer& t, Result<void> outcome) {
+void HttpSession::Impl::finish(HttpTransfer& t, Result<void> outcome) {
   if (!outcome) ++stats.failed;
   ++stats.requests;
   stats.bytes_sent += t.sent;
@@ -367,7 +374,7 @@ Result<HttpSession> HttpSession::open(HttpOptions options) {
 
 void HttpSession::start(HttpRequest request) {
   Impl& m = *impl_;
-  auto t = std::make_unique<Transfer>();
+  auto t = std::make_unique<HttpTransfer>();
   t->req = std::move(request);
   t->started = Clock::now();
   auto refuse = [&](Error e) {
@@ -407,10 +414,12 @@ void HttpSession::Impl::collect(std::vector<HttpResponse>& out) {
     const CURLcode rc = msg->data.result;
     auto it = std::find_if(live.begin(), live.end(), [e](const auto& t) { return t->easy == e; });
     if (it == live.end()) continue;
-    Transfer& t = **it;
+    HttpTransfer& t = **it;
     Result<void> outcome;
-    if (t.own) outcome = *t.own;
-    else if (rc != CURLE_OK) outcome = transport_error(t, rc, Clock::now());
+    if (t.own)
+      outcome = *t.own;
+    else if (rc != CURLE_OK)
+      outcome = transport_error(t, rc, Clock::now());
     finish(t, std::move(outcome));
     const bool failed = !out.emplace_back(std::move(t.resp)).outcome;
     curl_multi_remove_handle(multi, e);
@@ -430,7 +439,7 @@ void HttpSession::Impl::collect(std::vector<HttpResponse>& out) {
 
 void HttpSession::Impl::expire(std::vector<HttpResponse>& out, Clock::time_point now) {
   for (auto it = live.begin(); it != live.end();) {
-    Transfer& t = **it;
+    HttpTransfer& t = **it;
     if (now < t.req.deadline + kSlack) {
       ++it;
       continue;
