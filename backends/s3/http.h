@@ -38,7 +38,7 @@ constexpr size_t kMaxTextBody = 1 << 20;
 enum class VerifyTls : bool { no, yes };
 
 struct HttpOptions {
-  std::string ca_file;  // PEM bundle of trusted CAs; empty: the system's store
+  std::string ca_file;                    // PEM bundle of trusted CAs; empty: the system's store
   VerifyTls verify_tls = VerifyTls::yes;  // peer certificate and host name
   std::chrono::milliseconds connect_timeout{10'000};
   long max_host_connections = 16;  // most connections open to one host:port (0: no limit)
@@ -69,8 +69,8 @@ struct HttpResponse {
   // invalid_argument (a bad URL or method, a certificate that did not verify, an answer
   // larger than its destination: another attempt fails the same way).
   Result<void> outcome;
-  long status = 0;  // the HTTP status, 0 when no answer arrived
-  Headers headers;  // names lower-cased, values trimmed, in order of arrival
+  long status = 0;        // the HTTP status, 0 when no answer arrived
+  Headers headers;        // names lower-cased, values trimmed, in order of arrival
   std::string text;       // the body collected as text (see HttpRequest::into)
   uint64_t received = 0;  // body bytes received (into the caller's buffer or `text`)
 
@@ -80,12 +80,12 @@ struct HttpResponse {
 
 // What a session did, for the engine to show.
 struct HttpStats {
-  uint64_t requests = 0;       // finished, whatever their outcome
-  uint64_t failed = 0;         // of which failed in transport
-  uint64_t bytes_sent = 0;     // request bodies
-  uint64_t bytes_received = 0; // response bodies
-  uint64_t connections = 0;    // connections opened (a reused one is not counted again)
-  double seconds = 0;          // sum of the requests' durations, start to finish
+  uint64_t requests = 0;        // finished, whatever their outcome
+  uint64_t failed = 0;          // of which failed in transport
+  uint64_t bytes_sent = 0;      // request bodies
+  uint64_t bytes_received = 0;  // response bodies
+  uint64_t connections = 0;     // connections opened (a reused one is not counted again)
+  double seconds = 0;           // sum of the requests' durations, start to finish
 };
 
 class HttpSession {

@@ -162,6 +162,53 @@ TEST(HttpSession, EightRequestsInFlightRunAtOnceAndAllComplete) {
   EXPECT_EQ(server.connections_accepted(), 8u);
 }
 
+TEST(HttpSession, RequestsBeyondTheConnectionLimitWaitForAConnection) {
+  HttpTestServer server;
+  server.on([](const test::RecordedRequest&) -> std::optional<Reply> {
+    Reply reply;
+    reply.delay = milliseconds(100);
+    reply.body = "x";
+    return reply;
+  });
+  HttpOptions o;
+  o.max_host_connections = 2;
+  HttpSession s = open_session(o);
+  for (int i = 0; i < 6; ++i) s.start(request("GET", server.url() + "/bucket/k"));
+  auto got = wait_for(s, 6);
+  ASSERT_EQ(got.size(), 6u);
+  for (auto& r : got) ASSERT_TRUE(r.outcome) << r.outcome.error().what;
+  EXPECT_EQ(server.connections_accepted(), 2u);
+}
+
+TEST(HttpSession, PostAndDeleteAreSentWithTheirMethodsAndBodies) {
+  HttpTestServer server;
+  server.put_object("/bucket/k", "v");
+  HttpSession s = open_session();
+  const std::string xml = "<CompleteMultipartUpload></CompleteMultipartUpload>";
+  HttpRequest post = request("POST", server.url() + "/bucket/k?uploadId=7");
+  post.body = bytes_of(xml);
+  Reply done;
+  done.body = "<CompleteMultipartUploadResult/>";
+  server.push(done);
+  HttpResponse p = run(s, std::move(post));
+  ASSERT_TRUE(p.outcome) << p.outcome.error().what;
+  EXPECT_EQ(p.text, "<CompleteMultipartUploadResult/>");
+  HttpResponse empty_post = run(s, request("POST", server.url() + "/bucket/k?uploads"));
+  ASSERT_TRUE(empty_post.outcome) << empty_post.outcome.error().what;
+  HttpResponse d = run(s, request("DELETE", server.url() + "/bucket/k"));
+  ASSERT_TRUE(d.outcome) << d.outcome.error().what;
+  EXPECT_EQ(d.status, 204);
+  EXPECT_FALSE(server.object("/bucket/k"));
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[0].method, "POST");
+  EXPECT_EQ(reqs[0].target, "/bucket/k?uploadId=7");
+  EXPECT_EQ(reqs[0].body, xml);
+  EXPECT_EQ(reqs[1].method, "POST");
+  EXPECT_EQ(reqs[1].header("content-length"), "0");
+  EXPECT_EQ(reqs[2].method, "DELETE");
+}
+
 TEST(HttpSession, FiftySequentialRequestsReuseOneConnection) {
   HttpTestServer server;
   server.put_object("/bucket/small", "tiny");
@@ -191,7 +238,8 @@ TEST(HttpSession, AnAnswerLaterThanTheDeadlineFailsTimedOutSoonAfterIt) {
   ASSERT_FALSE(got.outcome);
   EXPECT_EQ(got.outcome.error().code, Errc::timed_out);
   EXPECT_NE(got.outcome.error().what.find("GET " + server.url() + "/bucket/slow failed"),
-            std::string::npos) << got.outcome.error().what;
+            std::string::npos)
+      << got.outcome.error().what;
   EXPECT_NE(got.outcome.error().what.find("ms after it started"), std::string::npos)
       << got.outcome.error().what;
   EXPECT_GE(took, milliseconds(290));
@@ -221,7 +269,8 @@ TEST(HttpSession, AConnectionResetMidBodyFailsNamingTheReset) {
   ASSERT_FALSE(got.outcome);
   const Error& e = got.outcome.error();
   EXPECT_EQ(e.code, Errc::io);
-  EXPECT_NE(e.what.find("GET " + server.url() + "/bucket/reset failed: "), std::string::npos) << e.what;
+  EXPECT_NE(e.what.find("GET " + server.url() + "/bucket/reset failed: "), std::string::npos)
+      << e.what;
   EXPECT_NE(e.what.find("reset"), std::string::npos) << e.what;
 }
 
@@ -288,14 +337,18 @@ TEST(HttpSession, ABodyLargerThanTheCallersBufferFailsAndTheSessionGoesOn) {
 TEST(HttpSession, ARefusedConnectionFailsNamingTheCauseAndNoCredentials) {
   HttpSession s = open_session();
   const std::string base = "http://127.0.0.1:" + std::to_string(closed_port()) + "/bucket/k";
-  HttpRequest req = request("PUT", base + "?X-Amz-Credential=AKIDEXAMPLE&X-Amz-Signature=feedbeef&partNumber=1");
+  HttpRequest req =
+      request("PUT", base + "?X-Amz-Credential=AKIDEXAMPLE&X-Amz-Signature=feedbeef&partNumber=1");
   req.headers = {{"Authorization", "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE, Signature=feedbeef"}};
   HttpResponse got = run(s, std::move(req));
   ASSERT_FALSE(got.outcome);
   const Error& e = got.outcome.error();
   EXPECT_EQ(e.code, Errc::io);
-  EXPECT_NE(e.what.find("PUT " + base + "?X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED&partNumber=1 failed: unable to connect"),
-            std::string::npos) << e.what;
+  EXPECT_NE(e.what.find("PUT " + base +
+                        "?X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED&partNumber=1 failed: "
+                        "unable to connect"),
+            std::string::npos)
+      << e.what;
   EXPECT_NE(e.what.find("refused"), std::string::npos) << e.what;
   EXPECT_EQ(e.what.find("AKIDEXAMPLE"), std::string::npos) << e.what;
   EXPECT_EQ(e.what.find("feedbeef"), std::string::npos) << e.what;
@@ -348,7 +401,8 @@ TEST(HttpSession, WakeupFromAnotherThreadEndsAPoll) {
 TEST(HttpSession, AThousandSmallGetsEightInFlightAllSucceed) {
   HttpTestServer server;
   server.record_bodies(false);
-  for (int i = 0; i < 8; ++i) server.put_object("/bucket/s" + std::to_string(i), pattern(512, 10 + i));
+  for (int i = 0; i < 8; ++i)
+    server.put_object("/bucket/s" + std::to_string(i), pattern(512, 10 + i));
   HttpSession s = open_session();
   constexpr uint64_t kTotal = 1000;
   uint64_t started = 0, good = 0;

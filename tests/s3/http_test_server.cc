@@ -30,18 +30,30 @@ std::string trim(const std::string& s) {
 
 const char* reason_of(int status) {
   switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 204: return "No Content";
-    case 206: return "Partial Content";
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 416: return "Range Not Satisfiable";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 204:
+      return "No Content";
+    case 206:
+      return "Partial Content";
+    case 400:
+      return "Bad Request";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 416:
+      return "Range Not Satisfiable";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Status";
   }
 }
 
@@ -201,7 +213,8 @@ struct HttpTestServer::Impl {
       std::unique_lock lock(mu);
       if (stop_cv.wait_for(lock, reply.delay, [this] { return stopping; })) return false;
     }
-    std::string head = "HTTP/1.1 " + std::to_string(reply.status) + " " + reason_of(reply.status) + "\r\n";
+    std::string head =
+        "HTTP/1.1 " + std::to_string(reply.status) + " " + reason_of(reply.status) + "\r\n";
     for (const auto& [k, v] : reply.headers) head += k + ": " + v + "\r\n";
     if (!has_header(reply.headers, "content-length"))
       head += "Content-Length: " + std::to_string(reply.body.size()) + "\r\n";
@@ -210,7 +223,8 @@ struct HttpTestServer::Impl {
     if (reply.reset_after) body_len = std::min(body_len, *reply.reset_after);
     if (reply.truncate_to) body_len = std::min(body_len, *reply.truncate_to);
     boost::system::error_code ec;
-    const std::array<asio::const_buffer, 2> out{asio::buffer(head), asio::buffer(reply.body.data(), body_len)};
+    const std::array<asio::const_buffer, 2> out{asio::buffer(head),
+                                                asio::buffer(reply.body.data(), body_len)};
     asio::write(s, out, ec);
     if (ec) return false;
     if (reply.reset_after) {
@@ -228,8 +242,10 @@ struct HttpTestServer::Impl {
     boost::system::error_code ec;
     if (!s.is_open()) return;
     // SO_LINGER with a zero timeout: close() sends RST instead of FIN.
-    if (how == Close::reset) s.set_option(asio::socket_base::linger(true, 0), ec);
-    else s.shutdown(tcp::socket::shutdown_both, ec);
+    if (how == Close::reset)
+      s.set_option(asio::socket_base::linger(true, 0), ec);
+    else
+      s.shutdown(tcp::socket::shutdown_both, ec);
     s.close(ec);
   }
 

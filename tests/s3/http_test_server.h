@@ -29,7 +29,7 @@ namespace stripeback::s3::test {
 struct RecordedRequest {
   std::string method, target;
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
-  std::string body;        // empty when bodies are not recorded (record_bodies)
+  std::string body;  // empty when bodies are not recorded (record_bodies)
   size_t body_size = 0;
 
   // The first header named `name` (lower case), or "" when there is none.
@@ -40,7 +40,7 @@ struct Reply {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;  // Content-Length is added
   std::string body;
-  std::chrono::milliseconds delay{0};   // waited before the answer is sent
+  std::chrono::milliseconds delay{0};  // waited before the answer is sent
   // Faults: send the head and this many body bytes, then reset the connection (RST) ...
   std::optional<size_t> reset_after;
   // ... or claim the whole body's Content-Length, send this many bytes and close.
