@@ -394,8 +394,7 @@ void HttpSession::start(HttpRequest request) {
   CURLcode rc = m.configure(*t);
   if (rc == CURLE_OK && curl_multi_add_handle(m.multi, t->easy) != CURLM_OK) rc = CURLE_FAILED_INIT;
   if (rc != CURLE_OK) {
-    curl_easy_reset(t->easy);
-    m.spare.push_back(t->easy);
+    curl_easy_cleanup(t->easy);  // not pooled, as after any failure (collect())
     t->easy = nullptr;
     return refuse(t->error(Errc::invalid_argument,
                            std::string("unable to set up the transfer: ") + curl_easy_strerror(rc) +
