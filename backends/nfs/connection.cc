@@ -15,12 +15,6 @@
 namespace stripeback::nfs {
 namespace {
 
-constexpr auto kServiceEvery = std::chrono::milliseconds(100);
-constexpr auto kBackoff = std::chrono::milliseconds(200);
-// Our own bound above libnfs's: a request that got no callback this long after its
-// deadline is treated as lost with its connection.
-constexpr auto kSlack = std::chrono::milliseconds(1000);
-
 struct SyncCall {
   bool done = false;
   int status = 0;

@@ -21,6 +21,14 @@
 
 namespace stripeback::nfs {
 
+// The NFS client's timing, shared by the blocking calls (connection.cc) and the engine
+// (nfs_engine.cc): how often a waiting thread services its connections, how long it waits
+// before reconnecting after a failure, and our own bound above libnfs's timeout: a request
+// that got no callback this long after its deadline is treated as lost with its connection.
+inline constexpr std::chrono::milliseconds kServiceEvery{100};
+inline constexpr std::chrono::milliseconds kBackoff{200};
+inline constexpr std::chrono::milliseconds kSlack{1000};
+
 using Clock = std::chrono::steady_clock;
 
 struct ConnStats {

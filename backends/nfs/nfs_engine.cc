@@ -22,10 +22,6 @@
 namespace stripeback::nfs {
 namespace {
 
-constexpr auto kServiceEvery = std::chrono::milliseconds(100);
-constexpr auto kBackoff = std::chrono::milliseconds(200);
-constexpr auto kSlack = std::chrono::milliseconds(1000);
-
 struct Op {
   io::IoOp io;
   Target target;
