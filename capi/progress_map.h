@@ -1,4 +1,4 @@
-// The engine's progress snapshot (engine/progress.h) as the C API's sb_progress: the same
+// The engine's progress snapshot (engine/monitor/progress.h) as the C API's sb_progress: the same
 // picture `stripeback status` shows, handed to the embedder's callback.
 #pragma once
 

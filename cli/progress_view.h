@@ -1,6 +1,6 @@
 // How the CLI shows a job's live progress (docs/monitoring.md): a redrawn block of lines on
 // a terminal, one JSON line per second for scripts, and the status file `stripeback status`
-// reads. One snapshot structure (engine/progress.h) feeds them all.
+// reads. One snapshot structure (engine/monitor/progress.h) feeds them all.
 #pragma once
 
 #include <memory>

@@ -94,7 +94,7 @@ std::string group_text(const storage::CounterGroup& g) {
   return s + "\n";
 }
 
-// The verdict (engine/stats.h): "bound_by" as one word, and "verdict" with the evidence.
+// The verdict (engine/monitor/stats.h): "bound_by" as one word, and "verdict" with the evidence.
 void verdict_json(util::JsonWriter& w, const engine::Verdict& v) {
   w.kv("bound_by", v.bound_by);
   w.begin_object("verdict");

@@ -40,7 +40,7 @@ struct BackupOptions {
   std::optional<std::chrono::seconds> duration;
   bool partial = false;        // at the deadline keep what is complete (status partial)
   bool minimize_load = false;  // pace the job to end just inside the duration
-  std::shared_ptr<Keyring> keys;  // set: encrypt every piece (see engine/crypto.h)
+  std::shared_ptr<Keyring> keys;  // set: encrypt every piece (see engine/transform/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
   // Live progress (progress.h), or null: given the channels and the total before they start.
   JobProgress* progress = nullptr;
@@ -68,7 +68,7 @@ struct BackupOptions {
   uint64_t max_corrupt = 0;
   bool validate_only = false;
   // Resume this interrupted backup (0: the newest one to the destination) instead of
-  // beginning a new one (engine/resume.h).
+  // beginning a new one (engine/backup/resume.h).
   std::optional<uint64_t> resume;
 };
 

@@ -31,7 +31,7 @@ inline constexpr uint32_t kFrameHeaderSize = 64;  // bytes used in a frame heade
 inline uint64_t align_up(uint64_t v) { return (v + kBlock - 1) / kBlock * kBlock; }
 
 // A map frame (version 3) holds the change-unit digests of a range of one file
-// (incremental backups; engine/change_map.h).
+// (incremental backups; engine/pieces/change_map.h).
 enum class FrameType : uint8_t { data = 1, zero = 2, file = 3, trailer = 4, map = 5 };
 enum class Codec : uint8_t { none = 0, zstd = 1 };
 enum class Cipher : uint8_t { none = 0, aes256gcm = 1 };

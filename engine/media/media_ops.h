@@ -29,7 +29,7 @@ struct DeletePlan {
 // The pieces of `ids`: those the catalog records and, on their directories, any other piece
 // named with their backup and catalog id (left by a job that died or failed). Plus, with
 // `orphans`, every piece on the catalog's directories that no restorable, damaged or
-// running backup uses (engine/leftovers.h).
+// running backup uses (engine/pieces/leftovers.h).
 DeletePlan plan_deletion(const std::vector<catalog::Backup>& backups,
                          const std::vector<uint64_t>& ids, const std::string& reason,
                          bool orphans);

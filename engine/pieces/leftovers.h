@@ -2,7 +2,7 @@
 // backup could not remove, and those of backups killed before their end record. Finding
 // them at the start of a backup, removing a backup's own, and the warnings that name them.
 //
-// A piece is attributed to a backup only through its name (engine/piece_name.h): it must
+// A piece is attributed to a backup only through its name (engine/format/piece_name.h): it must
 // carry the catalog id and the backup id recorded in that backup's begin record. Pieces of
 // other catalogs sharing the destination, and pieces named before catalogs had identities,
 // are never named nor removed.

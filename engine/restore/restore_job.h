@@ -37,7 +37,7 @@ struct RestoreOptions {
   // validate: which frames (all by default); the checked ones are recorded in the catalog.
   FrameSelection select;
   ChannelConfig channel;
-  std::shared_ptr<Keyring> keys;  // opens encrypted pieces (engine/crypto.h)
+  std::shared_ptr<Keyring> keys;  // opens encrypted pieces (engine/transform/crypto.h)
   const std::atomic<bool>* cancel = nullptr;
   // Live progress (progress.h), or null: given the channels and the total before they start.
   JobProgress* progress = nullptr;

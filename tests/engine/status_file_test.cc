@@ -1,4 +1,4 @@
-// Reading job status files (engine/status_file.h): the text format, which dead jobs' files
+// Reading job status files (engine/monitor/status_file.h): the text format, which dead jobs' files
 // are of no more use, and a jobs directory holding things no job wrote.
 #include "engine/monitor/status_file.h"
 

@@ -1,4 +1,4 @@
-// The verdict on what bounded a job (engine/stats.h): never a bottleneck for a job that
+// The verdict on what bounded a job (engine/monitor/stats.h): never a bottleneck for a job that
 // moved nothing, and never a suggestion of what the job already does.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Frame headers (engine/piece_format.h): decode_frame_header on any bytes.
+// Frame headers (engine/format/piece_format.h): decode_frame_header on any bytes.
 // Mode bit 0: make the header CRC32C (bytes 60..63) valid before decoding.
 // Invariants: what decodes is consistent (known type and flags, lengths as the format
 // requires) and re-encodes to the input's 64 bytes, with only the header length (6..7)

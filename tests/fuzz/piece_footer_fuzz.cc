@@ -1,4 +1,4 @@
-// Piece footer blocks (engine/piece_format.h): decode_footer on any bytes.
+// Piece footer blocks (engine/format/piece_format.h): decode_footer on any bytes.
 // Mode bit 0: make the footer's seal (CRC32C of bytes 0..23 at 24..27) valid first.
 // Invariants: a decoded footer re-encodes to the input's first 28 bytes and a zero rest;
 // inputs shorter than a block are refused as truncated.

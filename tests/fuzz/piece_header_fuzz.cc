@@ -1,4 +1,4 @@
-// Piece header blocks (engine/piece_format.h): decode_piece_header on any bytes.
+// Piece header blocks (engine/format/piece_format.h): decode_piece_header on any bytes.
 // Mode bit 0: make the seal (CRC32C after the body) valid before decoding, so the fuzzer
 // reaches the field checks behind it.
 // Invariants: a decoded header re-encodes to a block that decodes to a header that encodes

@@ -1,4 +1,4 @@
-// Trailer and file record payloads (engine/piece_format.h): decode_trailer (mode bit 0
+// Trailer and file record payloads (engine/format/piece_format.h): decode_trailer (mode bit 0
 // clear) or decode_file_meta (set) on any bytes.
 // Invariants: the decoder reads a prefix of its input and the encoder writes that prefix
 // back byte for byte; a trailer has an extent list per file; re-decoding the encoding
