@@ -229,7 +229,6 @@ start_rgw() {
 
 start() {
   if running; then endpoint; return 0; fi
-  check_programs
   local p
   for p in "$PORT" "$MON_V2" "$MON_V1"; do
     port_in_use "$p" && die "127.0.0.1:$p is already in use (set SB_S3_PORT)" 2
@@ -304,7 +303,7 @@ locked() {
 }
 
 case ${1:-} in
-  start) locked start ;;
+  start) check_programs; locked start ;;
   stop) locked stop ;;
   status) status ;;
   url) endpoint ;;
