@@ -1,18 +1,17 @@
-// The S3 test gateway works as the S3 tests need it: objects go in and come back whole, and
-// Object Lock refuses to delete a locked version.
+// The S3 test gateway works as the S3 tests need it: objects go in and come back whole, a
+// COMPLIANCE-locked version cannot be deleted, and a wrong Content-MD5 is refused.
+#include "tests/support/s3_server.h"
+
+#include <gtest/gtest.h>
 #include <openssl/evp.h>
 
 #include <chrono>
-#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "tests/support/s3_server.h"
 #include "tests/support/temp_dir.h"
 
 namespace stripeback::testing {
@@ -37,7 +36,8 @@ std::string random_bytes(size_t n) {
 
 // An ISO 8601 UTC time `ahead` from now, to the second.
 std::string utc_in(std::chrono::seconds ahead) {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + ahead);
+  const std::time_t t =
+      std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + ahead);
   std::tm tm{};
   ::gmtime_r(&t, &tm);
   char buf[32];
@@ -98,11 +98,11 @@ TEST_F(S3Server, ObjectLockRefusesToDeleteALockedVersion) {
   const std::string bucket = s3_create_bucket(ep_, ObjectLock::yes, &error);
   ASSERT_FALSE(bucket.empty()) << error;
   const std::string data = random_bytes(64 * 1024);
-  const S3Response put = s3_curl(
-      ep_, "PUT", s3_path(bucket, "locked"),
-      {"-T", file_with("locked", data), "-H", "Content-MD5: " + content_md5(data), "-H",
-       "x-amz-object-lock-mode: COMPLIANCE", "-H",
-       "x-amz-object-lock-retain-until-date: " + utc_in(std::chrono::hours(24))});
+  const S3Response put =
+      s3_curl(ep_, "PUT", s3_path(bucket, "locked"),
+              {"-T", file_with("locked", data), "-H", "Content-MD5: " + content_md5(data), "-H",
+               "x-amz-object-lock-mode: COMPLIANCE", "-H",
+               "x-amz-object-lock-retain-until-date: " + utc_in(std::chrono::hours(24))});
   ASSERT_EQ(put.status, 200) << put.describe();
   const auto version = put.header("x-amz-version-id");
   ASSERT_TRUE(version.has_value() && !version->empty()) << put.describe();
@@ -113,20 +113,22 @@ TEST_F(S3Server, ObjectLockRefusesToDeleteALockedVersion) {
   const S3Response del =
       s3_curl(ep_, "DELETE", s3_path(bucket, "locked") + "?versionId=" + *version);
   EXPECT_EQ(del.status, 403) << del.describe();
-  const S3Response still = s3_curl(ep_, "GET", s3_path(bucket, "locked") + "?versionId=" + *version);
+  const S3Response still =
+      s3_curl(ep_, "GET", s3_path(bucket, "locked") + "?versionId=" + *version);
   ASSERT_EQ(still.status, 200) << still.describe();
   EXPECT_TRUE(still.body == data) << "the locked version changed";
 
-  EXPECT_FALSE(s3_empty_bucket(ep_, bucket, &error)) << "emptying a bucket with a locked version succeeded";
+  EXPECT_FALSE(s3_empty_bucket(ep_, bucket, &error))
+      << "emptying a bucket with a locked version succeeded";
 }
 
 TEST_F(S3Server, AnObjectWithAWrongContentMd5IsRefused) {
   std::string error;
   const std::string bucket = s3_create_bucket(ep_, ObjectLock::no, &error);
   ASSERT_FALSE(bucket.empty()) << error;
-  const S3Response put = s3_curl(ep_, "PUT", s3_path(bucket, "x"),
-                                 {"-T", file_with("x", "abc"), "-H",
-                                  "Content-MD5: " + content_md5("abd")});
+  const S3Response put =
+      s3_curl(ep_, "PUT", s3_path(bucket, "x"),
+              {"-T", file_with("x", "abc"), "-H", "Content-MD5: " + content_md5("abd")});
   EXPECT_EQ(put.status, 400) << put.describe();
   EXPECT_NE(put.body.find("BadDigest"), std::string::npos) << put.describe();
   EXPECT_TRUE(s3_delete_bucket(ep_, bucket, &error)) << error;

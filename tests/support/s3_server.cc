@@ -33,8 +33,8 @@ struct Gateway {
   bool tried = false;
   std::optional<S3Endpoint> endpoint;
   std::string skip;
-  std::string state;   // the script's state directory
-  int users_fd = -1;   // shared lock held while this process may use the gateway
+  std::string state;  // the script's state directory
+  int users_fd = -1;  // shared lock held while this process may use the gateway
 };
 
 // Never destroyed: the exit handler below still needs it.
@@ -58,13 +58,13 @@ std::string marker(const Gateway& g) { return g.state + "/started-by-test"; }
 RunResult script(const std::string& verb) {
   RunOptions o;
   o.timeout = std::chrono::minutes(4);
-  return run({"/bin/bash", std::string(STRIPEBACK_SOURCE_DIR) + "/scripts/s3-server.sh", verb},
-             o);
+  return run({"/bin/bash", std::string(STRIPEBACK_SOURCE_DIR) + "/scripts/s3-server.sh", verb}, o);
 }
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
     s.remove_suffix(1);
   return s;
 }
@@ -136,8 +136,8 @@ void start_gateway(Gateway& g) {
 }
 
 bool unreserved(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '_' || c == '.' || c == '~';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.' || c == '~';
 }
 
 std::string uri_encode(std::string_view s, bool keep_slash) {
@@ -264,8 +264,8 @@ S3Response s3_curl(const S3Endpoint& ep, std::string_view method, const std::str
   res.request = std::string(method) + " " + path;
   // -g and --path-as-is: the path goes out exactly as given, as it was signed.
   std::vector<std::string> argv{kCurl, "-sS", "-g", "--path-as-is", "--max-time", "300",
-                                "--aws-sigv4", "aws:amz:" + ep.region + ":s3",
-                                "--user", ep.access_key + ":" + ep.secret_key,
+                                "--aws-sigv4", "aws:amz:" + ep.region + ":s3", "--user",
+                                ep.access_key + ":" + ep.secret_key,
                                 // The gateway refuses SigV4 requests without it.
                                 "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"};
   if (method == "HEAD") {
@@ -351,8 +351,8 @@ bool s3_empty_bucket(const S3Endpoint& ep, const std::string& bucket, std::strin
     const S3Response r = s3_curl(
         ep, "DELETE", s3_path(bucket, v.key) + "?versionId=" + uri_encode(v.version_id, false));
     if (r.status != 204 && r.status != 200) {
-      if (all) *error = "unable to delete '" + v.key + "' version " + v.version_id + ": " +
-                        r.describe();
+      if (all)
+        *error = "unable to delete '" + v.key + "' version " + v.version_id + ": " + r.describe();
       all = false;
     }
   }
