@@ -50,6 +50,7 @@ SECRET_KEY=stripeback-test-secret-key-0000000000000
 REGION=default
 ENDPOINT=http://127.0.0.1:$PORT
 export CEPH_CONF=$CONF
+MARK="# state of scripts/s3-server.sh"
 
 die() { echo "s3-server: $1" >&2; exit "${2:-1}"; }
 
@@ -96,10 +97,19 @@ check_programs() {
     die "missing programs: ${missing[*]} (Debian packages ceph-mon ceph-osd radosgw ceph-common curl; scripts/install-deps.sh installs them)" 2
 }
 
+# start and stop remove the state directory: only one this script made (or an empty one).
+check_state_dir() {
+  [[ ! -e $STATE ]] && return 0
+  [[ -d $STATE && -z $(ls -A "$STATE") ]] && return 0
+  [[ -f $CONF && $(head -n 1 "$CONF") == "$MARK" ]] && return 0
+  die "'$STATE' (SB_S3_STATE) is not a state directory of this script; not removing it" 2
+}
+
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 write_conf() {
   cat >"$CONF" <<CONF
+$MARK
 [global]
 fsid = $(cat /proc/sys/kernel/random/uuid)
 mon host = [v2:127.0.0.1:$MON_V2,v1:127.0.0.1:$MON_V1]
@@ -257,6 +267,7 @@ start() {
     port_in_use "$p" && die "127.0.0.1:$p is already in use (set SB_S3_PORT)" 2
   done
   # Left over from a start that failed or a machine that stopped: begin from nothing.
+  check_state_dir
   stop_daemons
   rm -rf "$STATE"
   mkdir -p "$STATE/run" "$STATE/log" "$STATE/crash"
@@ -305,6 +316,7 @@ stop_daemons() {
 }
 
 stop() {
+  check_state_dir
   stop_daemons
   rm -rf "$STATE"
 }
