@@ -13,6 +13,8 @@ PACKAGES=(
   nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-dev libnfs-utils
   clang-14 libclang-rt-14-dev
   postgresql-15
+  ceph-mon ceph-osd radosgw ceph-common
+  rclone s3cmd restic
   tmux curl prometheus
 )
 
