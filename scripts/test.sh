@@ -70,10 +70,23 @@ export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 # Each stage is a build_<stage> and a test_<stage>; a build only makes what its tests run.
 build_ci() { bash scripts/build.sh "$ci_preset"; }
 test_ci() {
-  local size=
+  local size= rc=0 s3_ours=0
   ((long)) || [[ $ci_preset != ci-asan ]] || size=$ASAN_IT_SIZE
+  # One S3 gateway for the whole run: each test process would otherwise start and stop its
+  # own (about 25 s each). One that was running before is used and left running.
+  if ! bash scripts/s3-server.sh status >/dev/null 2>&1; then
+    if bash scripts/s3-server.sh start >/dev/null 2>build/s3-server-start.log; then
+      s3_ours=1
+    else
+      echo "test.sh: no S3 gateway for the run ($(tail -1 build/s3-server-start.log));" \
+           "the S3 tests start their own or say why they skip" >&2
+    fi
+  fi
   # Integration tests are marked RUN_SERIAL: they never overlap each other.
-  (cd "build/$ci_preset" && STRIPEBACK_IT_SIZE=$size ctest --output-on-failure -j2 --timeout 900)
+  (cd "build/$ci_preset" && STRIPEBACK_IT_SIZE=$size ctest --output-on-failure -j2 --timeout 900) ||
+    rc=$?
+  ((s3_ours == 0)) || bash scripts/s3-server.sh stop >/dev/null 2>&1 || true
+  return $rc
 }
 
 build_minimal() {
