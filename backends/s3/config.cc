@@ -77,6 +77,9 @@ Result<SharedFile> read_shared_file(std::string path) {
     (*section)[key] = value;
     parent = value.empty() ? key : std::string();
   }
+  if (in.bad())
+    return fail(Errc::io, "unable to read the AWS shared file '" + util::escape_text(f.path) + "'");
+  f.data = std::move(ini);
   return f;
 }
 
