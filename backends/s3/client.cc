@@ -100,13 +100,27 @@ bool has_dot_segment(std::string_view key) {
   return false;
 }
 
-enum class Phase { request, confirm_by_head };
+Error status_error(long status, const std::string& what, const std::string& text) {
+  S3Error none;
+  Error e = to_error(none, static_cast<int>(status), what);
+  e.what = what + ": HTTP " + std::to_string(status) +
+           (text.empty() ? std::string(" without a body")
+                         : " with a body that is not an S3 error document: '" +
+                               util::escape_text(text.substr(0, 80)) + "'");
+  return e;
+}
+
+}  // namespace
+
+// Named outside the anonymous namespace: S3Client::Impl holds them, and GCC warns when a
+// member's type has internal linkage in a file compiled as part of a unity source.
+enum class OpPhase { request, confirm_by_head };
 
 // One op from start() to its result.
-struct Pending {
+struct PendingOp {
   S3Op op;
   std::string what;  // "PutObject 'bucket/key'", for messages
-  Phase phase = Phase::request;
+  OpPhase phase = OpPhase::request;
   std::string method;
   QueryParams query;
   Headers headers;  // all but the signature's, computed once: every attempt sends the same
@@ -120,18 +134,6 @@ struct Pending {
   std::optional<Clock::time_point> due;  // waiting for a retry
   S3Result result;
 };
-
-Error status_error(long status, const std::string& what, const std::string& text) {
-  S3Error none;
-  Error e = to_error(none, static_cast<int>(status), what);
-  e.what = what + ": HTTP " + std::to_string(status) +
-           (text.empty() ? std::string(" without a body")
-                         : " with a body that is not an S3 error document: '" +
-                               util::escape_text(text.substr(0, 80)) + "'");
-  return e;
-}
-
-}  // namespace
 
 const char* op_name(S3OpKind kind) {
   switch (kind) {
@@ -173,7 +175,7 @@ RequestTarget target_of(const S3Config& config, std::string_view bucket, std::st
 struct S3Client::Impl {
   S3Config cfg;
   HttpSession http;
-  std::map<uint64_t, Pending> pending;  // by the id given to the HTTP request
+  std::map<uint64_t, PendingOp> pending;  // by the id given to the HTTP request
   std::vector<S3Result> ready;          // finished, not yet returned
   uint64_t next_id = 1;
   std::mt19937_64 rng{std::random_device{}()};
@@ -191,21 +193,22 @@ struct S3Client::Impl {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
-  Result<void> prepare(Pending& p);
-  Result<void> add_object_headers(Pending& p);
-  Result<void> add_data_body(Pending& p);
-  Result<void> add_xml_body(Pending& p, Result<std::string> xml);
-  void send(uint64_t id, Pending& p);
+  Result<void> prepare(PendingOp& p);
+  Result<void> build(PendingOp& p);
+  Result<void> add_object_headers(PendingOp& p);
+  Result<void> add_data_body(PendingOp& p);
+  Result<void> add_xml_body(PendingOp& p, Result<std::string> xml);
+  void send(uint64_t id, PendingOp& p);
   void handle(HttpResponse r);
-  void on_success(uint64_t id, Pending& p, HttpResponse& r);
-  void retry_or_fail(uint64_t id, Pending& p, Error e, bool retryable);
+  void on_success(uint64_t id, PendingOp& p, HttpResponse& r);
+  void retry_or_fail(uint64_t id, PendingOp& p, Error e, bool retryable);
   void finish(uint64_t id, Result<void> outcome);
   void launch_due(Clock::time_point now);
   std::optional<Clock::time_point> next_due() const;
   bool woken();
 };
 
-Result<void> S3Client::Impl::add_object_headers(Pending& p) {
+Result<void> S3Client::Impl::add_object_headers(PendingOp& p) {
   if (!cfg.storage_class.empty()) p.headers.push_back({"x-amz-storage-class", cfg.storage_class});
   if (cfg.sse == Sse::aes256) p.headers.push_back({"x-amz-server-side-encryption", "AES256"});
   if (cfg.sse == Sse::kms) {
@@ -223,12 +226,9 @@ Result<void> S3Client::Impl::add_object_headers(Pending& p) {
   return ok();
 }
 
-Result<void> S3Client::Impl::add_data_body(Pending& p) {
+Result<void> S3Client::Impl::add_data_body(PendingOp& p) {
   p.body = p.op.body;
-  const bool locked = std::any_of(p.headers.begin(), p.headers.end(), [](const Header& h) {
-    return lowered(h.name).starts_with("x-amz-object-lock-");
-  });
-  if (cfg.checksum == ChecksumKind::md5 || locked) {
+  if (cfg.checksum == ChecksumKind::md5) {
     SB_ASSIGN(std::string md5, md5_base64(p.body));
     p.headers.push_back({"Content-MD5", std::move(md5)});
   }
@@ -244,7 +244,7 @@ Result<void> S3Client::Impl::add_data_body(Pending& p) {
   return ok();
 }
 
-Result<void> S3Client::Impl::add_xml_body(Pending& p, Result<std::string> xml) {
+Result<void> S3Client::Impl::add_xml_body(PendingOp& p, Result<std::string> xml) {
   if (!xml) return xml.error().wrap(p.what);
   p.xml = std::move(*xml);
   p.body = bytes_of(p.xml);
@@ -254,7 +254,23 @@ Result<void> S3Client::Impl::add_xml_body(Pending& p, Result<std::string> xml) {
   return ok();
 }
 
-Result<void> S3Client::Impl::prepare(Pending& p) {
+// S3 refuses object-lock headers without an integrity header; Content-MD5 is the one every
+// gateway checks (some ignore x-amz-checksum-*).
+Result<void> S3Client::Impl::prepare(PendingOp& p) {
+  SB_TRY(build(p));
+  auto named = [&](auto pred) {
+    return std::any_of(p.headers.begin(), p.headers.end(),
+                       [&](const Header& h) { return pred(lowered(h.name)); });
+  };
+  if (named([](const std::string& n) { return n.starts_with("x-amz-object-lock-"); }) &&
+      !named([](const std::string& n) { return n == "content-md5"; })) {
+    SB_ASSIGN(std::string md5, md5_base64(p.body));
+    p.headers.push_back({"Content-MD5", std::move(md5)});
+  }
+  return ok();
+}
+
+Result<void> S3Client::Impl::build(PendingOp& p) {
   S3Op& op = p.op;
   auto bad = [&](const std::string& why) { return fail(Errc::invalid_argument, p.what + ": " + why); };
   if (op.bucket.empty()) return bad("no bucket given");
@@ -350,13 +366,13 @@ Result<void> S3Client::Impl::prepare(Pending& p) {
   return bad("unknown operation");
 }
 
-void S3Client::Impl::send(uint64_t id, Pending& p) {
+void S3Client::Impl::send(uint64_t id, PendingOp& p) {
   p.due.reset();
   if (p.total_attempts > 0) ++own.retries;
   ++p.attempts;
   ++p.total_attempts;
   p.result.attempts = p.total_attempts;
-  const bool head = p.phase == Phase::confirm_by_head;
+  const bool head = p.phase == OpPhase::confirm_by_head;
   Request req;
   req.method = head ? "HEAD" : p.method;
   const RequestTarget t = target_of(cfg, p.op.bucket, is_bucket_op(p.op.kind) ? "" : p.op.key,
@@ -384,7 +400,7 @@ void S3Client::Impl::send(uint64_t id, Pending& p) {
 
 void S3Client::Impl::finish(uint64_t id, Result<void> outcome) {
   auto it = pending.find(id);
-  Pending& p = it->second;
+  PendingOp& p = it->second;
   p.result.outcome = std::move(outcome);
   ++own.operations;
   if (!p.result.outcome) ++own.failed;
@@ -395,7 +411,7 @@ void S3Client::Impl::finish(uint64_t id, Result<void> outcome) {
   pending.erase(it);
 }
 
-void S3Client::Impl::retry_or_fail(uint64_t id, Pending& p, Error e, bool retryable) {
+void S3Client::Impl::retry_or_fail(uint64_t id, PendingOp& p, Error e, bool retryable) {
   if (retryable && p.attempts < cfg.attempts) {
     // Full jitter: a uniform wait up to the exponential bound spreads retries of many
     // clients instead of synchronising them.
@@ -412,7 +428,7 @@ void S3Client::Impl::retry_or_fail(uint64_t id, Pending& p, Error e, bool retrya
   finish(id, std::move(e));
 }
 
-void S3Client::Impl::on_success(uint64_t id, Pending& p, HttpResponse& r) {
+void S3Client::Impl::on_success(uint64_t id, PendingOp& p, HttpResponse& r) {
   S3Result& res = p.result;
   if (const std::string* etag = r.header("etag")) res.etag = *etag;
   if (const std::string* lm = r.header("last-modified")) res.last_modified = parse_http_date(*lm);
@@ -422,7 +438,7 @@ void S3Client::Impl::on_success(uint64_t id, Pending& p, HttpResponse& r) {
     res.s3_code = doc ? doc->code : "";
     retry_or_fail(id, p, e.wrap(p.what), doc && retryable_code(doc->code));
   };
-  if (p.phase == Phase::confirm_by_head) {
+  if (p.phase == OpPhase::confirm_by_head) {
     const auto size = parse_u64(r.header("content-length"));
     if (size && size == p.op.expected_size) {
       res.size = *size;
@@ -517,7 +533,7 @@ void S3Client::Impl::handle(HttpResponse r) {
   auto it = pending.find(r.tag);
   if (it == pending.end()) return;
   const uint64_t id = it->first;
-  Pending& p = it->second;
+  PendingOp& p = it->second;
   p.result.http_status = r.status;
   p.result.s3_code.clear();
   if (!r.outcome) {
@@ -531,16 +547,16 @@ void S3Client::Impl::handle(HttpResponse r) {
   p.result.s3_code = code;
   Error e = doc ? to_error(*doc, static_cast<int>(r.status), p.what)
                 : status_error(r.status, p.what, r.text);
-  if (p.phase == Phase::confirm_by_head && r.status == 404)
+  if (p.phase == OpPhase::confirm_by_head && r.status == 404)
     return finish(id, Error{Errc::not_found, 0,
                             p.what + ": S3 answered NoSuchUpload to a repeated completion and the "
                                      "object does not exist (" +
                                 std::to_string(p.total_attempts) + " attempts)"});
   // The answer to an earlier attempt was lost, and that attempt did the work.
-  if (code == "NoSuchUpload" && p.sent_earlier && p.phase == Phase::request) {
+  if (code == "NoSuchUpload" && p.sent_earlier && p.phase == OpPhase::request) {
     if (p.op.kind == S3OpKind::abort_multipart_upload) return finish(id, ok());
     if (p.op.kind == S3OpKind::complete_multipart_upload && p.op.expected_size) {
-      p.phase = Phase::confirm_by_head;
+      p.phase = OpPhase::confirm_by_head;
       p.attempts = 0;
       return send(id, p);
     }
@@ -598,7 +614,7 @@ Result<S3Client> S3Client::open(S3Config config) {
 void S3Client::start(S3Op op) {
   Impl& m = *impl_;
   const uint64_t id = m.next_id++;
-  Pending& p = m.pending[id];
+  PendingOp& p = m.pending[id];
   p.what = std::string(op_name(op.kind)) + " '" + util::escape_text(op.bucket) +
            (is_bucket_op(op.kind) ? "" : "/" + util::escape_text(op.key)) + "'";
   if (op.kind == S3OpKind::upload_part) p.what += " part " + std::to_string(op.part_number);
