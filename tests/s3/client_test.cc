@@ -46,6 +46,61 @@ std::span<const std::byte> bytes_of(const std::string& s) {
   return std::as_bytes(std::span(s.data(), s.size()));
 }
 
+int hex_digit(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c - 'a' + 10;
+}
+
+std::string percent_decoded(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      out += static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The Authorization header of the request as the server received it, signed anew with the
+// client's keys at the time its x-amz-date names: what the client must have sent.
+std::string authorization_for(const RecordedRequest& q) {
+  Request r;
+  r.method = q.method;
+  r.host = q.header("host");
+  const size_t mark = q.target.find('?');
+  r.path = q.target.substr(0, mark);
+  std::string_view query =
+      mark == std::string::npos ? std::string_view() : std::string_view(q.target).substr(mark + 1);
+  while (!query.empty()) {
+    const std::string_view pair = query.substr(0, query.find('&'));
+    const size_t eq = pair.find('=');
+    r.query.emplace_back(percent_decoded(pair.substr(0, eq)),
+                         eq == std::string_view::npos ? "" : percent_decoded(pair.substr(eq + 1)));
+    query.remove_prefix(std::min(query.size(), pair.size() + 1));
+  }
+  const std::string auth = q.header("authorization");
+  const size_t from = auth.find("SignedHeaders=") + 14;
+  std::string_view names = std::string_view(auth).substr(from, auth.find(',', from) - from);
+  while (!names.empty()) {
+    const std::string name(names.substr(0, names.find(';')));
+    names.remove_prefix(std::min(names.size(), name.size() + 1));
+    if (name != "host" && name != "x-amz-date" && name != "x-amz-content-sha256")
+      r.headers.push_back({name, q.header(name)});
+  }
+  r.payload_hash = q.header("x-amz-content-sha256");
+  const std::string d = q.header("x-amz-date");  // 20240101T120000Z
+  auto when = parse_iso8601(d.substr(0, 4) + "-" + d.substr(4, 2) + "-" + d.substr(6, 5) + ":" +
+                            d.substr(11, 2) + ":" + d.substr(13));
+  if (!when) return "unreadable x-amz-date '" + d + "'";
+  auto s = sign(r, {"AKIDTESTCLIENT", kSecret, ""}, {"us-east-1"}, *when);
+  if (!s) return s.error().what;
+  for (const Header& h : s->headers)
+    if (h.name == "Authorization" || h.name == "authorization") return h.value;
+  return "no Authorization header from sign()";
+}
+
 S3Config config_for(const HttpTestServer& server) {
   S3Config c;
   c.endpoint = *parse_endpoint(server.url());
@@ -159,6 +214,30 @@ TEST(S3Client, EveryRequestIsSignedWithAWellFormedAuthorizationHeader) {
   EXPECT_EQ(reqs[0].header("content-md5"), *md5_base64(std::string_view(body)));
   for (const auto& [name, value] : reqs[0].headers)
     EXPECT_EQ(value.find(kSecret), std::string::npos) << name;
+
+  // The signature itself, over paths, queries and headers of several kinds of request.
+  S3Op list;
+  list.kind = S3OpKind::list_objects_v2;
+  list.bucket = "bucket";
+  list.prefix = "a b/+\xc3\xa9";
+  list.continuation_token = "1ue/Gc+x=";
+  (void)client.run(list);
+  S3Op del;
+  del.kind = S3OpKind::delete_objects;
+  del.bucket = "bucket";
+  del.keys = {"x y", "z"};
+  (void)client.run(del);
+  S3Op create;
+  create.kind = S3OpKind::create_multipart_upload;
+  create.bucket = "bucket";
+  create.key = "big object";
+  create.lock = ObjectLock{RetentionMode::governance, TimePoint(std::chrono::seconds(2000000000))};
+  (void)client.run(create);
+  reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  for (const RecordedRequest& q : reqs)
+    EXPECT_EQ(q.header("authorization"), authorization_for(q)) << q.method << " " << q.target;
+  EXPECT_EQ(reqs[3].header("content-md5"), "1B2M2Y8AsgTpgAmY7PhCfg==");  // MD5 of nothing
 }
 
 TEST(S3Client, APutIsRetriedAfterSlowDownAndAfterAResetAndSendsTheSameBodyEachTime) {
