@@ -619,7 +619,8 @@ TEST(S3Client, WakeupEndsAPollWhileARetryWaitsForItsBackoff) {
   c.backoff_first = milliseconds(600'000);
   c.backoff_cap = milliseconds(600'000);
   S3Client client = open_client(c);
-  client.start(put("obj", "x"));
+  const std::string body = "x";  // kept alive until the result came back
+  client.start(put("obj", body));
   // The first attempt's answer arrives and a retry is scheduled; no result yet.
   auto first = client.poll(Clock::now() + milliseconds(50));
   ASSERT_TRUE(first.empty());
@@ -644,7 +645,8 @@ TEST(S3Client, WakeupEndsAPollWhileARequestIsOnTheWire) {
   slow.delay = milliseconds(3000);
   server.push(slow);
   S3Client client = open_client(config_for(server));
-  client.start(put("obj", "x"));
+  const std::string body = "x";  // kept alive until the result came back
+  client.start(put("obj", body));
   std::thread other([&client] {
     std::this_thread::sleep_for(milliseconds(100));
     client.wakeup();
@@ -665,7 +667,8 @@ TEST(S3Client, APollDoesNotSleepPastTheNextRetry) {
   c.backoff_first = milliseconds(200);
   c.backoff_cap = milliseconds(200);
   S3Client client = open_client(c);
-  client.start(put("obj", "x"));
+  const std::string body = "x";  // kept alive until the result came back
+  client.start(put("obj", body));
   const auto t0 = Clock::now();
   std::vector<S3Result> got;
   while (got.empty() && Clock::now() < t0 + std::chrono::seconds(10))
