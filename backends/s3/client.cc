@@ -74,7 +74,8 @@ std::optional<TimePoint> parse_http_date(std::string_view s) {
       !num(15, 2, mm) || !num(18, 2, ss) || s.substr(20, 4) != " GMT")
     return std::nullopt;
   const std::chrono::year_month_day ymd{
-      std::chrono::year(year), std::chrono::month(static_cast<unsigned>(month - kMonths.begin() + 1)),
+      std::chrono::year(year),
+      std::chrono::month(static_cast<unsigned>(month - kMonths.begin() + 1)),
       std::chrono::day(static_cast<unsigned>(day))};
   if (!ymd.ok() || hh > 23 || mm > 59 || ss > 60) return std::nullopt;
   return std::chrono::sys_days(ymd) + std::chrono::hours(hh) + std::chrono::minutes(mm) +
@@ -127,30 +128,44 @@ struct PendingOp {
   std::string xml;  // a body the client wrote (owned here)
   std::span<const std::byte> body;
   std::string payload_hash;
-  std::string crc32c;  // the x-amz-checksum-crc32c sent, if any
-  uint32_t attempts = 0;        // of the current phase
-  uint32_t total_attempts = 0;  // of the op
-  bool sent_earlier = false;    // whether an earlier attempt may have reached S3
+  std::string crc32c;                    // the x-amz-checksum-crc32c sent, if any
+  uint32_t attempts = 0;                 // of the current phase
+  uint32_t total_attempts = 0;           // of the op
+  bool sent_earlier = false;             // whether an earlier attempt may have reached S3
   std::optional<Clock::time_point> due;  // waiting for a retry
   S3Result result;
 };
 
 const char* op_name(S3OpKind kind) {
   switch (kind) {
-    case S3OpKind::put_object: return "PutObject";
-    case S3OpKind::create_multipart_upload: return "CreateMultipartUpload";
-    case S3OpKind::upload_part: return "UploadPart";
-    case S3OpKind::complete_multipart_upload: return "CompleteMultipartUpload";
-    case S3OpKind::abort_multipart_upload: return "AbortMultipartUpload";
-    case S3OpKind::get_object: return "GetObject";
-    case S3OpKind::head_object: return "HeadObject";
-    case S3OpKind::delete_object: return "DeleteObject";
-    case S3OpKind::delete_objects: return "DeleteObjects";
-    case S3OpKind::list_objects_v2: return "ListObjectsV2";
-    case S3OpKind::list_multipart_uploads: return "ListMultipartUploads";
-    case S3OpKind::get_object_lock_configuration: return "GetObjectLockConfiguration";
-    case S3OpKind::put_object_retention: return "PutObjectRetention";
-    case S3OpKind::head_bucket: return "HeadBucket";
+    case S3OpKind::put_object:
+      return "PutObject";
+    case S3OpKind::create_multipart_upload:
+      return "CreateMultipartUpload";
+    case S3OpKind::upload_part:
+      return "UploadPart";
+    case S3OpKind::complete_multipart_upload:
+      return "CompleteMultipartUpload";
+    case S3OpKind::abort_multipart_upload:
+      return "AbortMultipartUpload";
+    case S3OpKind::get_object:
+      return "GetObject";
+    case S3OpKind::head_object:
+      return "HeadObject";
+    case S3OpKind::delete_object:
+      return "DeleteObject";
+    case S3OpKind::delete_objects:
+      return "DeleteObjects";
+    case S3OpKind::list_objects_v2:
+      return "ListObjectsV2";
+    case S3OpKind::list_multipart_uploads:
+      return "ListMultipartUploads";
+    case S3OpKind::get_object_lock_configuration:
+      return "GetObjectLockConfiguration";
+    case S3OpKind::put_object_retention:
+      return "PutObjectRetention";
+    case S3OpKind::head_bucket:
+      return "HeadBucket";
   }
   return "S3 operation";
 }
@@ -176,13 +191,13 @@ struct S3Client::Impl {
   S3Config cfg;
   HttpSession http;
   std::map<uint64_t, PendingOp> pending;  // by the id given to the HTTP request
-  std::vector<S3Result> ready;          // finished, not yet returned
+  std::vector<S3Result> ready;            // finished, not yet returned
   uint64_t next_id = 1;
   std::mt19937_64 rng{std::random_device{}()};
   int event_fd = -1;  // wakeup() writes it
   int epoll_fd = -1;  // event_fd and the caller's wake_fd: one descriptor to wait on
   S3Stats own;
-  std::optional<uint64_t> run_id;     // the op run() waits for
+  std::optional<uint64_t> run_id;      // the op run() waits for
   std::optional<S3Result> run_result;  // its result, kept out of `ready`
 
   Impl(S3Config c, HttpSession h) : cfg(std::move(c)), http(std::move(h)) {}
@@ -272,7 +287,9 @@ Result<void> S3Client::Impl::prepare(PendingOp& p) {
 
 Result<void> S3Client::Impl::build(PendingOp& p) {
   S3Op& op = p.op;
-  auto bad = [&](const std::string& why) { return fail(Errc::invalid_argument, p.what + ": " + why); };
+  auto bad = [&](const std::string& why) {
+    return fail(Errc::invalid_argument, p.what + ": " + why);
+  };
   if (op.bucket.empty()) return bad("no bucket given");
   if (!is_bucket_op(op.kind)) {
     if (op.key.empty()) return bad("no object key given");
@@ -384,7 +401,8 @@ void S3Client::Impl::send(uint64_t id, PendingOp& p) {
     req.headers = p.headers;
     req.payload_hash = p.payload_hash;
   }
-  auto signed_req = sign(req, cfg.credentials, SigningParams{cfg.region}, std::chrono::system_clock::now());
+  auto signed_req =
+      sign(req, cfg.credentials, SigningParams{cfg.region}, std::chrono::system_clock::now());
   if (!signed_req) return finish(id, signed_req.error().wrap(p.what));
   HttpRequest h;
   h.method = req.method;
@@ -415,8 +433,9 @@ void S3Client::Impl::retry_or_fail(uint64_t id, PendingOp& p, Error e, bool retr
   if (retryable && p.attempts < cfg.attempts) {
     // Full jitter: a uniform wait up to the exponential bound spreads retries of many
     // clients instead of synchronising them.
-    const int64_t bound = std::min<int64_t>(
-        cfg.backoff_cap.count(), cfg.backoff_first.count() << std::min<uint32_t>(p.attempts - 1, 30));
+    const int64_t bound =
+        std::min<int64_t>(cfg.backoff_cap.count(), cfg.backoff_first.count()
+                                                       << std::min<uint32_t>(p.attempts - 1, 30));
     std::uniform_int_distribution<int64_t> wait(0, std::max<int64_t>(bound, 0));
     p.due = Clock::now() + milliseconds(wait(rng));
     p.sent_earlier = true;
@@ -445,12 +464,14 @@ void S3Client::Impl::on_success(uint64_t id, PendingOp& p, HttpResponse& r) {
       res.confirmed_by_head = true;
       return finish(id, ok());
     }
-    return finish(id, Error{Errc::corrupt, 0,
-                            p.what + ": S3 answered NoSuchUpload to a repeated completion and the "
-                                     "object has " +
-                                (size ? std::to_string(*size) : std::string("an unknown number of")) +
-                                " bytes, not the " + std::to_string(*p.op.expected_size) +
-                                " expected (" + std::to_string(p.total_attempts) + " attempts)"});
+    return finish(
+        id, Error{Errc::corrupt, 0,
+                  p.what +
+                      ": S3 answered NoSuchUpload to a repeated completion and the "
+                      "object has " +
+                      (size ? std::to_string(*size) : std::string("an unknown number of")) +
+                      " bytes, not the " + std::to_string(*p.op.expected_size) + " expected (" +
+                      std::to_string(p.total_attempts) + " attempts)"});
   }
   switch (p.op.kind) {
     case S3OpKind::put_object:
@@ -499,8 +520,10 @@ void S3Client::Impl::on_success(uint64_t id, PendingOp& p, HttpResponse& r) {
         what += " '" + util::escape_text(f.key) + "': " + util::escape_text(f.code) +
                 (f.message.empty() ? "" : " (" + util::escape_text(f.message) + ")") + ";";
       }
-      if (res.deleted.failed.size() > 3) what += " ...";
-      else what.pop_back();
+      if (res.deleted.failed.size() > 3)
+        what += " ...";
+      else
+        what.pop_back();
       return finish(id, Error{Errc::io, 0, std::move(what)});
     }
     case S3OpKind::list_objects_v2: {
@@ -549,8 +572,9 @@ void S3Client::Impl::handle(HttpResponse r) {
                 : status_error(r.status, p.what, r.text);
   if (p.phase == OpPhase::confirm_by_head && r.status == 404)
     return finish(id, Error{Errc::not_found, 0,
-                            p.what + ": S3 answered NoSuchUpload to a repeated completion and the "
-                                     "object does not exist (" +
+                            p.what +
+                                ": S3 answered NoSuchUpload to a repeated completion and the "
+                                "object does not exist (" +
                                 std::to_string(p.total_attempts) + " attempts)"});
   // The answer to an earlier attempt was lost, and that attempt did the work.
   if (code == "NoSuchUpload" && p.sent_earlier && p.phase == OpPhase::request) {

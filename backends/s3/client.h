@@ -75,8 +75,8 @@ struct ObjectLock {
 struct S3Op {
   S3OpKind kind = S3OpKind::head_bucket;
   std::string bucket;
-  std::string key;        // the object's key, unencoded (every kind but the bucket ones)
-  std::string upload_id;  // UploadPart, CompleteMultipartUpload, AbortMultipartUpload
+  std::string key;           // the object's key, unencoded (every kind but the bucket ones)
+  std::string upload_id;     // UploadPart, CompleteMultipartUpload, AbortMultipartUpload
   uint32_t part_number = 0;  // UploadPart: 1..10000
   // PutObject, UploadPart: the bytes sent (see "Buffers" above).
   std::span<const std::byte> body;
@@ -93,9 +93,9 @@ struct S3Op {
   // ListObjectsV2 and ListMultipartUploads. The caller pages: a truncated listing's
   // next_continuation_token (or next key and upload id markers) goes into the next op.
   std::string prefix, delimiter;
-  std::string continuation_token;             // ListObjectsV2
+  std::string continuation_token;            // ListObjectsV2
   std::string key_marker, upload_id_marker;  // ListMultipartUploads
-  uint32_t max_keys = 0;                      // 0: S3's default (1000)
+  uint32_t max_keys = 0;                     // 0: S3's default (1000)
   // CompleteMultipartUpload: the parts, and the object's size when known. With the size, a
   // retried completion that S3 answers NoSuchUpload (an earlier attempt did complete it,
   // its answer was lost) is checked with a HEAD and succeeds if the object has that size.
@@ -109,8 +109,8 @@ struct S3Result {
   uint64_t tag = 0;
   S3OpKind kind = S3OpKind::head_bucket;
   Result<void> outcome;
-  long http_status = 0;  // of the last attempt's answer; 0 when none came
-  std::string s3_code;   // S3's error code when the answer was an error document
+  long http_status = 0;   // of the last attempt's answer; 0 when none came
+  std::string s3_code;    // S3's error code when the answer was an error document
   uint32_t attempts = 0;  // requests sent for this op (a HEAD that confirmed a completion too)
   std::string etag;       // PutObject, UploadPart, HeadObject, GetObject; quotes kept
   // PutObject, UploadPart with S3Config::checksum crc32c: the part's checksum, for
@@ -123,9 +123,9 @@ struct S3Result {
   std::string upload_id;                   // CreateMultipartUpload
   // CompleteMultipartUpload: whether success was read from a HEAD after NoSuchUpload.
   bool confirmed_by_head = false;
-  ObjectListing listing;        // ListObjectsV2
-  UploadListing uploads;        // ListMultipartUploads
-  DeleteOutcome deleted;        // DeleteObjects: keys S3 refused fail the outcome, listed here
+  ObjectListing listing;         // ListObjectsV2
+  UploadListing uploads;         // ListMultipartUploads
+  DeleteOutcome deleted;         // DeleteObjects: keys S3 refused fail the outcome, listed here
   ObjectLockConfig lock_config;  // GetObjectLockConfiguration
 };
 

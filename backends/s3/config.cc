@@ -85,8 +85,7 @@ Result<SharedFile> read_shared_file(std::string path) {
 
 // The profile's section of a file, or nullptr. The config file names a profile
 // "[profile NAME]", except the default one, "[default]".
-const Section* profile_section(const SharedFile& f, const std::string& profile,
-                               bool config_file) {
+const Section* profile_section(const SharedFile& f, const std::string& profile, bool config_file) {
   if (!f.data) return nullptr;
   auto find = [&](const std::string& name) -> const Section* {
     auto it = f.data->find(name);
@@ -121,7 +120,9 @@ struct Profiles {
 
 Result<Credentials> resolve_credentials(const S3Flags& given, const Environment& env,
                                         const Profiles& p, std::string& source) {
-  auto complete = [](const Credentials& c) { return !c.access_key.empty() && !c.secret_key.empty(); };
+  auto complete = [](const Credentials& c) {
+    return !c.access_key.empty() && !c.secret_key.empty();
+  };
   if (!given.access_key.empty() || !given.secret_key.empty()) {
     Credentials c{given.access_key, given.secret_key, given.session_token};
     if (!complete(c))
@@ -146,10 +147,11 @@ Result<Credentials> resolve_credentials(const S3Flags& given, const Environment&
       return c;
     }
     if (!c.access_key.empty() || !c.secret_key.empty())
-      return fail(Errc::invalid_argument,
-                  std::string("incomplete S3 credentials in the environment: ") +
-                      (c.access_key.empty() ? "AWS_SECRET_ACCESS_KEY is set but not AWS_ACCESS_KEY_ID"
-                                            : "AWS_ACCESS_KEY_ID is set but not AWS_SECRET_ACCESS_KEY"));
+      return fail(
+          Errc::invalid_argument,
+          std::string("incomplete S3 credentials in the environment: ") +
+              (c.access_key.empty() ? "AWS_SECRET_ACCESS_KEY is set but not AWS_ACCESS_KEY_ID"
+                                    : "AWS_ACCESS_KEY_ID is set but not AWS_SECRET_ACCESS_KEY"));
   }
   if (auto c = from_profile(p.credentials, false)) return *c;
   if (auto c = from_profile(p.config, true)) return *c;
@@ -162,7 +164,8 @@ Result<Credentials> resolve_credentials(const S3Flags& given, const Environment&
   return fail(Errc::invalid_argument,
               "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give a "
               "profile of ~/.aws/credentials (" +
-                  util::option_word("s3_profile") + "); looked in the environment and in " + looked);
+                  util::option_word("s3_profile") + "); looked in the environment and in " +
+                  looked);
 }
 
 Result<void> check_region(const std::string& region) {
@@ -227,8 +230,8 @@ Result<void> apply_tuning(const S3Flags& given, S3Config& c) {
     return bad_setting("s3_sse", "'" + util::escape_text(given.sse) + "' is not AES256 or aws:kms");
   }
   if (!given.sse_kms_key_id.empty() && c.sse != Sse::kms)
-    return bad_setting("s3_sse_kms_key_id", "a KMS key is given only with " +
-                                                util::option_word("s3_sse") + " aws:kms");
+    return bad_setting("s3_sse_kms_key_id",
+                       "a KMS key is given only with " + util::option_word("s3_sse") + " aws:kms");
   for (char ch : given.sse_kms_key_id)
     if (static_cast<unsigned char>(ch) < 0x21 || ch == 0x7f)
       return bad_setting("s3_sse_kms_key_id", "the key id holds a space or a control byte");
@@ -239,8 +242,8 @@ Result<void> apply_tuning(const S3Flags& given, S3Config& c) {
 }  // namespace
 
 std::string Endpoint::authority() const {
-  const bool own_port = port == 0 || (scheme == "http" && port == 80) ||
-                        (scheme == "https" && port == 443);
+  const bool own_port =
+      port == 0 || (scheme == "http" && port == 80) || (scheme == "https" && port == 443);
   return own_port ? host : host + ":" + std::to_string(port);
 }
 
@@ -257,13 +260,15 @@ Result<Endpoint> parse_endpoint(std::string_view url) {
     return fail(Errc::invalid_argument,
                 "S3 endpoint '" + util::escape_text(shown) + "' is not usable: " + why);
   };
-  if (scheme_end == std::string_view::npos) return bad("expected http://HOST[:PORT] or https://...");
+  if (scheme_end == std::string_view::npos)
+    return bad("expected http://HOST[:PORT] or https://...");
   Endpoint e;
   e.scheme = config_lower(url.substr(0, scheme_end));
   if (e.scheme != "http" && e.scheme != "https") return bad("the scheme is not http or https");
   std::string_view rest = url.substr(scheme_end + 3);
   if (rest.find_first_of("?#") != std::string_view::npos) return bad("it has a query or fragment");
-  if (at_sign != std::string_view::npos) return bad("it holds a user name (give credentials apart)");
+  if (at_sign != std::string_view::npos)
+    return bad("it holds a user name (give credentials apart)");
   const size_t slash = rest.find('/');
   if (slash != std::string_view::npos && slash + 1 != rest.size())
     return bad("it has a path (an endpoint is scheme, host and port only)");
@@ -301,18 +306,18 @@ Result<Endpoint> parse_endpoint(std::string_view url) {
 
 Result<void> check_part_size(uint64_t bytes) {
   if (bytes < kMinPartSize || bytes > kMaxPartSize)
-    return fail(Errc::invalid_argument,
-                "a part size of " + std::to_string(bytes) + " bytes is outside S3's limits, " +
-                    std::to_string(kMinPartSize) + " (5 MiB) to " + std::to_string(kMaxPartSize) +
-                    " (5 GiB)");
+    return fail(Errc::invalid_argument, "a part size of " + std::to_string(bytes) +
+                                            " bytes is outside S3's limits, " +
+                                            std::to_string(kMinPartSize) + " (5 MiB) to " +
+                                            std::to_string(kMaxPartSize) + " (5 GiB)");
   return ok();
 }
 
 Result<uint64_t> S3Config::part_size_for(uint64_t expected_bytes) const {
   if (expected_bytes > kMaxParts * kMaxPartSize)
-    return fail(Errc::invalid_argument,
-                "an object of " + std::to_string(expected_bytes) + " bytes is larger than S3 " +
-                    "allows in " + std::to_string(kMaxParts) + " parts of at most 5 GiB");
+    return fail(Errc::invalid_argument, "an object of " + std::to_string(expected_bytes) +
+                                            " bytes is larger than S3 " + "allows in " +
+                                            std::to_string(kMaxParts) + " parts of at most 5 GiB");
   uint64_t size = part_size;
   while (size < kMaxPartSize && (expected_bytes + size - 1) / size > kMaxParts)
     size = std::min(size * 2, kMaxPartSize);
@@ -334,7 +339,7 @@ Result<S3Config> resolve_config(const S3Flags& given, const Environment& env) {
   S3Config c;
   Profiles p;
   p.explicit_name = !given.profile.empty();
-  p.name = !given.profile.empty()           ? given.profile
+  p.name = !given.profile.empty()                   ? given.profile
            : !env_value(env, "AWS_PROFILE").empty() ? env_value(env, "AWS_PROFILE")
                                                     : "default";
   const std::string home = env_value(env, "HOME");
@@ -350,7 +355,7 @@ Result<S3Config> resolve_config(const S3Flags& given, const Environment& env) {
     return bad_setting("s3_profile", "no profile '" + util::escape_text(p.name) + "' in " +
                                          describe(p.credentials) + " or " + describe(p.config));
 
-  c.region = !given.region.empty()                      ? given.region
+  c.region = !given.region.empty()                           ? given.region
              : !env_value(env, "AWS_REGION").empty()         ? env_value(env, "AWS_REGION")
              : !env_value(env, "AWS_DEFAULT_REGION").empty() ? env_value(env, "AWS_DEFAULT_REGION")
                                                              : value_of(conf, "region");
@@ -364,11 +369,11 @@ Result<S3Config> resolve_config(const S3Flags& given, const Environment& env) {
   const bool aws_default = endpoint.empty();
   if (aws_default) {
     if (c.region.empty())
-      return bad_setting("s3_region",
-                         "no S3 region: set AWS_REGION, give " + util::option_word("s3_region") +
-                             " or a region in profile '" + util::escape_text(p.name) + "' of " +
-                             describe(p.config) + " (or an endpoint with " +
-                             util::option_word("s3_endpoint") + ")");
+      return bad_setting("s3_region", "no S3 region: set AWS_REGION, give " +
+                                          util::option_word("s3_region") +
+                                          " or a region in profile '" + util::escape_text(p.name) +
+                                          "' of " + describe(p.config) + " (or an endpoint with " +
+                                          util::option_word("s3_endpoint") + ")");
     endpoint = "https://s3." + c.region + ".amazonaws.com";
   } else if (c.region.empty()) {
     c.region = "us-east-1";  // what S3-compatible gateways take when they are not told
@@ -379,14 +384,14 @@ Result<S3Config> resolve_config(const S3Flags& given, const Environment& env) {
   if (style.empty()) style = config_lower(value_of(conf, "s3.addressing_style"));
   if (style.empty() || style == "auto")
     c.addressing = aws_default || c.endpoint.host.ends_with(".amazonaws.com") ? Addressing::host
-                                                                               : Addressing::path;
+                                                                              : Addressing::path;
   else if (style == "path")
     c.addressing = Addressing::path;
   else if (style == "host" || style == "virtual")
     c.addressing = Addressing::host;
   else
-    return bad_setting("s3_url_style", "'" + util::escape_text(given.url_style) +
-                                           "' is not path or host");
+    return bad_setting("s3_url_style",
+                       "'" + util::escape_text(given.url_style) + "' is not path or host");
 
   SB_ASSIGN(c.credentials, resolve_credentials(given, env, p, c.credentials_source));
   c.ca_file = given.ca_file.empty() ? env_value(env, "AWS_CA_BUNDLE") : given.ca_file;

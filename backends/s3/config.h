@@ -88,20 +88,20 @@ struct S3Config {
 
 // The explicit settings, as the front ends give them; empty or nullopt: not given.
 struct S3Flags {
-  std::string endpoint;   // s3_endpoint: https://host[:port]
-  std::string region;     // s3_region
-  std::string profile;    // s3_profile
-  std::string url_style;  // s3_url_style: "path" or "host" (alias "virtual")
-  std::string ca_file;    // s3_ca_file
-  std::optional<VerifyPeer> verify_tls;                     // s3_verify_tls
+  std::string endpoint;                  // s3_endpoint: https://host[:port]
+  std::string region;                    // s3_region
+  std::string profile;                   // s3_profile
+  std::string url_style;                 // s3_url_style: "path" or "host" (alias "virtual")
+  std::string ca_file;                   // s3_ca_file
+  std::optional<VerifyPeer> verify_tls;  // s3_verify_tls
   std::optional<std::chrono::milliseconds> attempt_timeout;  // s3_timeout
   std::optional<uint32_t> attempts;                          // s3_attempts
   std::string checksum;                                      // s3_checksum: md5 | crc32c | none
   std::optional<uint64_t> part_size;                         // s3_part_size
   std::optional<uint32_t> parts_in_flight;                   // s3_parts_in_flight
   std::string storage_class;                                 // s3_storage_class
-  std::string sse;         // s3_sse: "AES256" or "aws:kms"
-  std::string sse_kms_key_id;  // s3_sse_kms_key_id
+  std::string sse;                                           // s3_sse: "AES256" or "aws:kms"
+  std::string sse_kms_key_id;                                // s3_sse_kms_key_id
   // Keys given directly (the C API); both or neither.
   std::string access_key;
   std::string secret_key;

@@ -26,15 +26,16 @@ struct Home {
   Environment env() const { return {{"HOME", dir.path()}}; }
 };
 
+// The secret in the files below is kFileSecret.
 const std::string kCredentials =
     "# shared credentials\n"
     "[default]\n"
     "aws_access_key_id = AKIDDEFAULT\n"
-    "aws_secret_access_key = " + std::string(kFileSecret) + "\n"
+    "aws_secret_access_key = fileSECRETfileSECRETfileSECRET0000000000\n"
     "\n"
     "[backup]\n"
     "aws_access_key_id=AKIDBACKUP\n"
-    "aws_secret_access_key=" + std::string(kFileSecret) + "\n"
+    "aws_secret_access_key=fileSECRETfileSECRETfileSECRET0000000000\n"
     "aws_session_token = TOKENBACKUP\n";
 
 const std::string kConfig =
@@ -48,7 +49,7 @@ const std::string kConfig =
     "region = default\n"
     "endpoint_url = http://rgw.example:7480\n"
     "aws_access_key_id = AKIDGATEWAY\n"
-    "aws_secret_access_key = " + std::string(kFileSecret) + "\n";
+    "aws_secret_access_key = fileSECRETfileSECRETfileSECRET0000000000\n";
 
 TEST(S3Config, TheDefaultProfileOfTheSharedFilesGivesKeysRegionAndTheAwsEndpoint) {
   Home home(kCredentials, kConfig);
@@ -59,9 +60,9 @@ TEST(S3Config, TheDefaultProfileOfTheSharedFilesGivesKeysRegionAndTheAwsEndpoint
   EXPECT_EQ(c->region, "eu-west-1");
   EXPECT_EQ(c->endpoint.base_url(), "https://s3.eu-west-1.amazonaws.com");
   EXPECT_EQ(c->addressing, Addressing::host);
-  EXPECT_NE(c->credentials_source.find("profile 'default' of '" + home.dir.path() +
-                                       "/.aws/credentials'"),
-            std::string::npos)
+  EXPECT_NE(
+      c->credentials_source.find("profile 'default' of '" + home.dir.path() + "/.aws/credentials'"),
+      std::string::npos)
       << c->credentials_source;
   EXPECT_EQ(c->attempts, 10u);
   EXPECT_EQ(c->attempt_timeout, std::chrono::seconds(60));
@@ -128,7 +129,7 @@ TEST(S3Config, AwsProfileSelectsTheProfileItsRegionAndItsAddressingStyle) {
   EXPECT_EQ(c->credentials.access_key, "AKIDBACKUP");
   EXPECT_EQ(c->region, "ap-south-1");
   EXPECT_EQ(c->addressing, Addressing::path);  // "s3 =\n  addressing_style = path"
-  env["AWS_PROFILE"] = "gateway";  // keys and endpoint from the config file alone
+  env["AWS_PROFILE"] = "gateway";              // keys and endpoint from the config file alone
   c = resolve_config({}, env);
   ASSERT_TRUE(c) << c.error().what;
   EXPECT_EQ(c->credentials.access_key, "AKIDGATEWAY");
@@ -140,7 +141,8 @@ TEST(S3Config, FilesNamedByTheEnvironmentReplaceTheOnesInHome) {
   Home home(kCredentials, kConfig);
   testing::TempDir other("sbs3cfg");
   std::ofstream(other / "creds") << "[default]\naws_access_key_id = AKIDOTHER\n"
-                                    "aws_secret_access_key = " << kFileSecret << "\n";
+                                    "aws_secret_access_key = "
+                                 << kFileSecret << "\n";
   std::ofstream(other / "conf") << "[default]\nregion = eu-north-1\n";
   Environment env = home.env();
   env["AWS_SHARED_CREDENTIALS_FILE"] = other / "creds";
