@@ -122,8 +122,8 @@ Reply error_reply(int status, const std::string& code, const std::string& messag
   Reply r;
   r.status = status;
   r.headers = {{"Content-Type", "application/xml"}};
-  r.body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>" + code +
-           "</Code><Message>" + message + "</Message><RequestId>tx0001</RequestId></Error>";
+  r.body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>" + code + "</Code><Message>" +
+           message + "</Message><RequestId>tx0001</RequestId></Error>";
   return r;
 }
 
@@ -161,7 +161,6 @@ S3Op complete(std::optional<uint64_t> expected_size) {
   op.expected_size = expected_size;
   return op;
 }
-
 
 TEST(S3ClientUrl, PathStyleKeepsTheBucketInThePathAndEncodesTheKeyOnce) {
   S3Config c;
@@ -313,6 +312,50 @@ TEST(S3Client, AGetCutShortIsRetriedAndTheCallersBufferEndsUpRight) {
   EXPECT_EQ(reqs[1].header("range"), "bytes=4096-69631");
 }
 
+TEST(S3Client, ThrottlingAndRequestTimeoutAreRetriedWhateverTheirStatus) {
+  HttpTestServer server;
+  server.push(error_reply(429, "TooManyRequests"));
+  server.push(error_reply(400, "RequestTimeout", "Your socket connection was not read from."));
+  server.push(error_reply(502, "BadGateway"));
+  server.push(error_reply(504, "GatewayTimeout"));
+  server.push(error_reply(500, "InternalError"));
+  server.push(error_reply(403, "ServiceUnavailable"));
+  S3Client client = open_client(config_for(server));
+  S3Result r = client.run(put("obj", "data"));
+  ASSERT_TRUE(r.outcome) << r.outcome.error().what;
+  EXPECT_EQ(r.attempts, 7u);
+  EXPECT_EQ(server.object("/bucket/obj"), "data");
+  // Any other 4xx is final.
+  server.push(error_reply(400, "InvalidArgument"));
+  r = client.run(put("obj", "data"));
+  ASSERT_FALSE(r.outcome);
+  EXPECT_EQ(r.attempts, 1u);
+  server.push(error_reply(404, "NoSuchBucket"));
+  r = client.run(put("obj", "data"));
+  ASSERT_FALSE(r.outcome);
+  EXPECT_EQ(r.outcome.error().code, Errc::not_found);
+  EXPECT_EQ(r.attempts, 1u);
+}
+
+TEST(S3Client, ARetriedAbortAnsweredNoSuchUploadIsDone) {
+  HttpTestServer server;
+  server.push(reset_reply());
+  server.push(error_reply(404, "NoSuchUpload"));
+  S3Client client = open_client(config_for(server));
+  S3Op op;
+  op.kind = S3OpKind::abort_multipart_upload;
+  op.bucket = "bucket";
+  op.key = "big";
+  op.upload_id = "UP1";
+  S3Result r = client.run(op);
+  ASSERT_TRUE(r.outcome) << r.outcome.error().what;
+  EXPECT_EQ(r.attempts, 2u);
+  server.push(error_reply(404, "NoSuchUpload"));  // at the first attempt: a real failure
+  r = client.run(op);
+  ASSERT_FALSE(r.outcome);
+  EXPECT_EQ(r.outcome.error().code, Errc::not_found);
+}
+
 TEST(S3Client, WhenTheAttemptsRunOutTheFailureSaysHowMany) {
   HttpTestServer server;
   server.on([](const RecordedRequest&) -> std::optional<Reply> {
@@ -369,8 +412,9 @@ TEST(S3Client, EachAttemptHasItsOwnDeadline) {
 
 TEST(S3Client, ACompletionAnsweredWithAnErrorInsideA200IsAFailure) {
   HttpTestServer server;
-  server.push(ok_reply("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\n  <Error><Code>AccessDenied"
-                       "</Code><Message>Access Denied</Message></Error>"));
+  server.push(
+      ok_reply("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\n  <Error><Code>AccessDenied"
+               "</Code><Message>Access Denied</Message></Error>"));
   S3Client client = open_client(config_for(server));
   S3Result r = client.run(complete(std::nullopt));
   ASSERT_FALSE(r.outcome);
@@ -421,8 +465,7 @@ TEST(S3Client, ARetriedCompletionAnsweredNoSuchUploadFailsIfHeadShowsAnotherSize
   S3Result r = client.run(complete(12345));
   ASSERT_FALSE(r.outcome);
   EXPECT_EQ(r.outcome.error().code, Errc::corrupt);
-  EXPECT_NE(r.outcome.error().what.find("has 999 bytes, not the 12345 expected"),
-            std::string::npos)
+  EXPECT_NE(r.outcome.error().what.find("has 999 bytes, not the 12345 expected"), std::string::npos)
       << r.outcome.error().what;
 
   // Nothing under the key at all; and a first attempt answered NoSuchUpload is not checked.
