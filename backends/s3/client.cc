@@ -1,9 +1,4 @@
-// http.h and sigv4.h each declare an alias s3::Headers, of different types (name/value
-// pairs there, Header structs here), so no file can include both as they are: http.h's is
-// read here under another name. Its type is unchanged, so nothing else differs.
-#define Headers HttpHeaders
-#include "backends/s3/http.h"
-#undef Headers
+#include "backends/s3/client.h"
 
 #include <poll.h>
 #include <sys/epoll.h>
@@ -17,8 +12,8 @@
 #include <map>
 #include <random>
 
-#include "backends/s3/client.h"
 #include "backends/s3/hashes.h"
+#include "backends/s3/http.h"
 #include "util/escape.h"
 
 namespace stripeback::s3 {

@@ -29,7 +29,7 @@
 namespace stripeback::s3 {
 
 using Clock = std::chrono::steady_clock;
-using Headers = std::vector<std::pair<std::string, std::string>>;
+using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 
 // A text answer (an S3 XML document, an error body) is collected up to this size; a longer
 // one fails the request.
@@ -48,7 +48,7 @@ struct HttpOptions {
 struct HttpRequest {
   std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE, ...
   std::string url;             // full: scheme, host, port, path and query
-  Headers headers;             // sent as given (an empty value is sent empty)
+  HttpHeaders headers;             // sent as given (an empty value is sent empty)
   // Sent as is, with a Content-Length; owned by the caller, who keeps it alive and unchanged
   // until the request's response came back from poll(). PUT and POST send it even empty.
   std::span<const std::byte> body;
@@ -70,7 +70,7 @@ struct HttpResponse {
   // larger than its destination: another attempt fails the same way).
   Result<void> outcome;
   long status = 0;        // the HTTP status, 0 when no answer arrived
-  Headers headers;        // names lower-cased, values trimmed, in order of arrival
+  HttpHeaders headers;        // names lower-cased, values trimmed, in order of arrival
   std::string text;       // the body collected as text (see HttpRequest::into)
   uint64_t received = 0;  // body bytes received (into the caller's buffer or `text`)
 
