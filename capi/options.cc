@@ -5,7 +5,9 @@
 #include <string_view>
 
 #include "capi/handles.h"
+#include "engine/wiring/backends.h"
 #include "options/schema.h"
+#include "storage/registry.h"
 
 namespace stripeback::capi {
 namespace {
@@ -65,6 +67,13 @@ bool valid_scheme(const std::string& s) {
           c == '+' || c == '-' || c == '.'))
       return false;
   return true;
+}
+
+// A scheme the library serves itself: "file" (local paths) and every built-in backend's,
+// those left out of this build included (their locations are refused, not an embedder's).
+bool builtin_scheme(const std::string& name) {
+  engine::register_builtin_backends();
+  return name == "file" || storage::builtin_registry().find(name) != nullptr;
 }
 
 Header* header_of(sb_options* o) {
@@ -162,7 +171,7 @@ sb_status sb_options_add_storage(sb_options* opts, const char* scheme, const sb_
       return fail_with(opts->h, SB_INVALID_ARGUMENT,
                        "storage scheme '" + name +
                            "' must start with a letter and hold only letters, digits, '+', '-', '.'");
-    if (name == "file" || name == "nfs" || name == "tape")
+    if (stripeback::capi::builtin_scheme(name))
       return fail_with(opts->h, SB_INVALID_ARGUMENT,
                        "storage scheme '" + name + "' is served by the library itself");
     if (ops->version != SB_STORAGE_OPS_VERSION)
