@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TARGETS=(piece_header frame_header piece_footer piece_trailer catalog_scan catalog_payload
-         tape_label nfs_url units s3_xml)
+         tape_label nfs_url units s3_xml s3_url)
 time_s=20
 jobs=1
 out=/var/tmp/stripeback-fuzz
