@@ -16,6 +16,9 @@
 #include "backends/nfs/backend.h"
 #include "backends/nfs/options.h"
 #endif
+#if STRIPEBACK_WITH_S3
+#include "backends/s3/backend.h"
+#endif
 #if STRIPEBACK_WITH_TAPE
 #include "backends/tape/backend.h"
 #include "backends/tape/tape_storage.h"
@@ -87,6 +90,11 @@ void add_builtin_backends() {
   r.add(tape::backend());
 #else
   r.add(left_out_backend("tape", true, "tape", "STRIPEBACK_WITH_TAPE", "tape:..."));
+#endif
+#if STRIPEBACK_WITH_S3
+  r.add(s3::backend());
+#else
+  r.add(left_out_backend("s3", false, "S3", "STRIPEBACK_WITH_S3", "s3://bucket/prefix"));
 #endif
 }
 
