@@ -18,6 +18,7 @@
 #endif
 #if STRIPEBACK_WITH_S3
 #include "backends/s3/backend.h"
+#include "backends/s3/session.h"
 #endif
 #if STRIPEBACK_WITH_TAPE
 #include "backends/tape/backend.h"
@@ -146,6 +147,24 @@ bool nfs_malloc_tuning() {
   return nfs::options().tune_malloc;
 #else
   return false;
+#endif
+}
+
+void configure_s3(const S3Options& o) {
+#if STRIPEBACK_WITH_S3
+  s3::S3Flags f;
+  f.endpoint = o.endpoint;
+  f.region = o.region;
+  f.profile = o.profile;
+  f.url_style = o.url_style;
+  f.ca_file = o.ca_file;
+  f.checksum = o.checksum;
+  f.part_size = o.part_size;
+  f.parts_in_flight = o.parts_in_flight;
+  f.attempt_timeout = o.timeout;
+  s3::configure(std::move(f));
+#else
+  (void)o;
 #endif
 }
 
