@@ -144,6 +144,7 @@ const char* operation_name(sb_operation op) {
 sb_status run(sb_job& j) {
   util::ScopedLogSink logs(log_sink_of(j.s));
   if (j.s.job.nfs_tune_malloc) engine::allow_nfs_malloc_tuning();
+  engine::configure_s3(j.s.job.s3);
   storage::ScopedRegistry registered(j.storages);
   // The status file is rewritten every progress interval: `stripeback status` calls a job
   // stalled after its hang-after without an update, so that is at least three intervals.

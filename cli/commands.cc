@@ -89,6 +89,7 @@ int run_backup_cmd(const CommonFlags& c, const options::Settings& f,
                    const std::atomic<bool>& cancel) {
   auto opts = options::backup_options(f);
   if (!opts) return report(opts.error());
+  engine::configure_s3(f.s3);
   engine::BackupOptions& o = *opts;
   o.cancel = &cancel;
   auto cat = open_catalog(c, catalog::Create::yes);
@@ -147,6 +148,7 @@ int run_restore_cmd(const CommonFlags& c, const options::Settings& f, bool verif
                     const std::atomic<bool>& cancel) {
   auto opts = options::restore_options(f, verify_only);
   if (!opts) return report(opts.error());
+  engine::configure_s3(f.s3);
   engine::RestoreOptions& o = *opts;
   o.cancel = &cancel;
   auto cat = open_catalog(c, catalog::Create::no);

@@ -203,6 +203,47 @@ Result<void> set_resume(const Option& o, Settings& s, std::string_view v) {
   return ok();
 }
 
+template <std::string engine::S3Options::*F>
+Result<void> s3_text(const Option& o, Settings& s, std::string_view v) {
+  if (v.empty()) return bad(o, "may not be empty");
+  s.s3.*F = std::string(v);
+  return ok();
+}
+template <std::string engine::S3Options::*F>
+void reset_s3_text(Settings& s) {
+  (s.s3.*F).clear();
+}
+// One of `words` ("a|b|c").
+template <std::string engine::S3Options::*F>
+Result<void> s3_word(const Option& o, Settings& s, std::string_view v) {
+  std::string_view words = o.placeholder;
+  for (size_t at = 0; at <= words.size();) {
+    size_t bar = std::min(words.find('|', at), words.size());
+    if (words.substr(at, bar - at) == v) return s3_text<F>(o, s, v);
+    at = bar + 1;
+  }
+  return bad(o, "wants " + std::string(words) + "; got " + quoted(v));
+}
+Result<void> set_s3_part_size(const Option& o, Settings& s, std::string_view v) {
+  SB_ASSIGN(s.s3.part_size, bytes(o, v));
+  return ok();
+}
+Result<void> set_s3_parts_in_flight(const Option& o, Settings& s, std::string_view v) {
+  SB_ASSIGN(uint64_t n, whole(o, v));
+  s.s3.parts_in_flight = static_cast<uint32_t>(n);
+  return ok();
+}
+Result<void> set_s3_timeout(const Option& o, Settings& s, std::string_view v) {
+  SB_ASSIGN(auto d, util::parse_duration(v, util::option_word(o.key)));
+  if (d < std::chrono::seconds(1)) return bad(o, "must be at least one second");
+  s.s3.timeout = d;
+  return ok();
+}
+template <auto F>
+void reset_s3(Settings& s) {
+  s.s3.*F = engine::S3Options{}.*F;
+}
+
 Result<void> set_tape_io(const Option& o, Settings& s, std::string_view v) {
   if (v != "async" && v != "sync") return bad(o, "wants async or sync; got " + quoted(v));
   s.tape_sync_io = v == "sync";
@@ -484,6 +525,47 @@ const Option kSchema[] = {
    "look for the tape volumes in these drives (by their labels) instead of the drives "
    "recorded at backup; repeatable",
    "Tape", "URL", {}, 0, 0, add<&Settings::tape_drives>, reset<&Settings::tape_drives>},
+  // S3.
+  {"s3_endpoint", "--s3-endpoint", Type::text, kJobs,
+   "the S3 service's URL, http(s)://host[:port] (default: AWS_ENDPOINT_URL, the profile's "
+   "endpoint_url)",
+   "S3 (s3:// locations)", "URL", {}, 0, 0, s3_text<&engine::S3Options::endpoint>,
+   reset_s3_text<&engine::S3Options::endpoint>},
+  {"s3_region", "--s3-region", Type::text, kJobs,
+   "the region requests are signed for (default: AWS_REGION, the profile's region)",
+   "S3 (s3:// locations)", "REGION", {}, 0, 0, s3_text<&engine::S3Options::region>,
+   reset_s3_text<&engine::S3Options::region>},
+  {"s3_profile", "--s3-profile", Type::text, kJobs,
+   "the profile of the AWS shared files to take credentials and settings from (default: "
+   "AWS_PROFILE, then default)",
+   "S3 (s3:// locations)", "NAME", {}, 0, 0, s3_text<&engine::S3Options::profile>,
+   reset_s3_text<&engine::S3Options::profile>},
+  {"s3_url_style", "--s3-url-style", Type::text, kJobs,
+   "path: https://endpoint/BUCKET/KEY (default); host: https://BUCKET.endpoint/KEY",
+   "S3 (s3:// locations)", "path|host", {}, 0, 0, s3_word<&engine::S3Options::url_style>,
+   reset_s3_text<&engine::S3Options::url_style>},
+  {"s3_ca_file", "--s3-ca-file", Type::text, kJobs,
+   "PEM file of the certificate authorities to trust (default: the system's)",
+   "S3 (s3:// locations)", "FILE", {}, 0, 0, s3_text<&engine::S3Options::ca_file>,
+   reset_s3_text<&engine::S3Options::ca_file>},
+  {"s3_part_size", "--s3-part-size", Type::number, kJobs,
+   "size of the parts of an object written in parts (default 16M; grown for objects too large "
+   "for 10000 parts)",
+   "S3 (s3:// locations)", "SIZE", {}, 5ull << 20, 5ull << 30, set_s3_part_size,
+   reset_s3<&engine::S3Options::part_size>},
+  {"s3_parts_in_flight", "--s3-parts-in-flight", Type::number, kJobs,
+   "parts of one object uploaded at once (default 4); each object being written holds part "
+   "size x (N + 1) of memory",
+   "S3 (s3:// locations)", "N", {}, 1, 64, set_s3_parts_in_flight,
+   reset_s3<&engine::S3Options::parts_in_flight>},
+  {"s3_checksum", "--s3-checksum", Type::text, kJobs,
+   "the integrity check sent with each part and object (default md5)",
+   "S3 (s3:// locations)", "md5|crc32c|none", {}, 0, 0, s3_word<&engine::S3Options::checksum>,
+   reset_s3_text<&engine::S3Options::checksum>},
+  {"s3_timeout", "--s3-timeout", Type::text, kJobs,
+   "how long each attempt of a request may take (default 60s)",
+   "S3 (s3:// locations)", "DURATION", {}, 0, 0, set_s3_timeout,
+   reset_s3<&engine::S3Options::timeout>},
   // I/O.
   {"buffers", "--buffers", Type::number, kJobs,
    "I/O buffers per channel (default: 16, or by the multiplexing rule; twice that for backup "

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/pieces/channel_config.h"
+#include "engine/wiring/backends.h"
 #include "engine/transform/crypto.h"
 
 namespace stripeback::options {
@@ -73,6 +74,8 @@ struct Settings {
   uint32_t progress_interval_ms = 250;
   bool status_file = true;
   bool nfs_tune_malloc = false;
+  // S3 (s3:// locations): engine::configure_s3 before the job.
+  engine::S3Options s3;
   // Each key set, with the text last given for it: messages quote what the user wrote.
   std::map<std::string, std::string, std::less<>> given;
 

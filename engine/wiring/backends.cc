@@ -16,6 +16,10 @@
 #include "backends/nfs/backend.h"
 #include "backends/nfs/options.h"
 #endif
+#if STRIPEBACK_WITH_S3
+#include "backends/s3/backend.h"
+#include "backends/s3/session.h"
+#endif
 #if STRIPEBACK_WITH_TAPE
 #include "backends/tape/backend.h"
 #include "backends/tape/tape_storage.h"
@@ -88,6 +92,11 @@ void add_builtin_backends() {
 #else
   r.add(left_out_backend("tape", true, "tape", "STRIPEBACK_WITH_TAPE", "tape:..."));
 #endif
+#if STRIPEBACK_WITH_S3
+  r.add(s3::backend());
+#else
+  r.add(left_out_backend("s3", false, "S3", "STRIPEBACK_WITH_S3", "s3://bucket/prefix"));
+#endif
 }
 
 // Registered before main() runs in every program that links the engine.
@@ -138,6 +147,24 @@ bool nfs_malloc_tuning() {
   return nfs::options().tune_malloc;
 #else
   return false;
+#endif
+}
+
+void configure_s3(const S3Options& o) {
+#if STRIPEBACK_WITH_S3
+  s3::S3Flags f;
+  f.endpoint = o.endpoint;
+  f.region = o.region;
+  f.profile = o.profile;
+  f.url_style = o.url_style;
+  f.ca_file = o.ca_file;
+  f.checksum = o.checksum;
+  f.part_size = o.part_size;
+  f.parts_in_flight = o.parts_in_flight;
+  f.attempt_timeout = o.timeout;
+  s3::configure(std::move(f));
+#else
+  (void)o;
 #endif
 }
 

@@ -34,6 +34,18 @@ void register_builtin_backends();
 void allow_nfs_malloc_tuning();
 bool nfs_malloc_tuning();
 
+// The S3 settings a front end was given (the option schema's s3_* keys); empty or unset:
+// not given (the environment and the AWS shared files decide, backends/s3/config.h).
+struct S3Options {
+  std::string endpoint, region, profile, url_style, ca_file, checksum;
+  std::optional<uint64_t> part_size;
+  std::optional<uint32_t> parts_in_flight;
+  std::optional<std::chrono::milliseconds> timeout;
+};
+// Makes them the process's S3 settings for the jobs that follow (resolved on first use of
+// an s3:// location, whose error says what is missing). A build without S3 ignores them.
+void configure_s3(const S3Options& o);
+
 // The storage that serves `at` (local files or NFS). A drive of removable media is not
 // found by location: it is opened with open_media_destination.
 Result<storage::Storage*> storage_for(const storage::Location& at);

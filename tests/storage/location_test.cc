@@ -525,8 +525,8 @@ TEST(LocationErrors, UnknownScheme) {
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, Errc::invalid_argument);
   EXPECT_EQ(r.error().what,
-            "unsupported location 'xyz://a': unknown scheme 'xyz' (use a path, nfs://host/path "
-            "or tape:...)");
+            "unsupported location 'xyz://a': unknown scheme 'xyz' (use a path, nfs://host/path, "
+            "tape:... or s3://bucket/prefix)");
   expect_invalid("ftp://x", "unknown scheme 'ftp'");
   expect_invalid("file:///x", "unknown scheme 'file'");
   expect_invalid("NFS://h/x", "unknown scheme 'NFS'");

@@ -1,0 +1,320 @@
+#include "backends/s3/s3_storage.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <deque>
+
+#include "backends/s3/session.h"
+#include "backends/s3/url.h"
+#include "backends/s3/write_file.h"
+#include "storage/io_loop.h"
+#include "storage/path_directory.h"
+
+namespace stripeback::s3 {
+namespace {
+
+constexpr uint32_t kFileMode = S_IFREG | 0640;
+constexpr uint32_t kDirMode = S_IFDIR | 0750;
+
+int64_t ns_of(const std::optional<TimePoint>& t) {
+  if (!t) return 0;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t->time_since_epoch()).count();
+}
+
+S3Op op_on(S3OpKind kind, const storage::Location& at) {
+  S3Op op;
+  op.kind = kind;
+  op.bucket = bucket_of(at);
+  op.key = key_of(at);
+  return op;
+}
+
+Result<uint32_t> read_result(const S3Result& r, const std::string& name) {
+  if (!r.outcome) return r.outcome.error().wrap("unable to read '" + name + "'");
+  return static_cast<uint32_t>(r.size);
+}
+
+// The reads of one thread's IoLoop: ranged GETs on the thread's session. Reaping drives the
+// session, so the thread's part uploads move on too.
+class ReadQueue final : public storage::Queue {
+ public:
+  explicit ReadQueue(std::shared_ptr<Session> s) : session_(std::move(s)) {}
+  const char* name() const override { return "s3"; }
+  size_t in_flight() const override { return st_->ready.size() + st_->pending; }
+  bool can_wake() const override { return true; }
+  void wake_on(int fd) override { wake_fd_ = fd; }
+  size_t reap(std::span<storage::Completion> out, size_t min_complete,
+              storage::Clock::time_point until) override {
+    size_t n = take(out);
+    while (n < min_complete && st_->pending > 0 && Clock::now() < until) {
+      session_->poll(until, wake_fd_);
+      n += take(out.subspan(n));
+      if (wake_fd_ >= 0) break;  // the other queue may have completions: let the loop look
+    }
+    return n;
+  }
+
+  // A read of [offset, offset + len) of an object of `size` bytes.
+  void read(const storage::Request& r, const storage::Location& at, uint64_t size,
+            const std::string& name) {
+    if (r.offset >= size || r.len == 0) {
+      st_->ready.push_back({r.tag, storage::OpKind::read, uint32_t{0}});
+      return;
+    }
+    S3Op op = op_on(S3OpKind::get_object, at);
+    uint64_t len = std::min<uint64_t>(r.len, size - r.offset);
+    op.into = {r.buf, static_cast<size_t>(len)};
+    op.offset = r.offset;
+    op.length = len;
+    ++st_->pending;
+    session_->start(std::move(op), [st = st_, tag = r.tag, name](S3Result res) {
+      --st->pending;
+      st->ready.push_back({tag, storage::OpKind::read, read_result(res, name)});
+    });
+  }
+  void done(storage::Completion c) { st_->ready.push_back(std::move(c)); }
+
+ private:
+  // Shared with the handlers of reads in flight.
+  struct State {
+    std::deque<storage::Completion> ready;
+    size_t pending = 0;
+  };
+  size_t take(std::span<storage::Completion> out) {
+    size_t n = 0;
+    while (n < out.size() && !st_->ready.empty()) {
+      out[n++] = std::move(st_->ready.front());
+      st_->ready.pop_front();
+    }
+    return n;
+  }
+  std::shared_ptr<Session> session_;
+  std::shared_ptr<State> st_ = std::make_shared<State>();
+  int wake_fd_ = -1;
+};
+
+class S3Storage;
+
+class S3ReadFile final : public storage::ReadFile {
+ public:
+  S3ReadFile(const void* key, storage::Location at, uint64_t size, int64_t mtime_ns)
+      : key_(key), at_(std::move(at)), name_(at_.str()), size_(size), mtime_ns_(mtime_ns) {}
+  const std::string& name() const override { return name_; }
+  Result<storage::FileInfo> stat() override {
+    storage::FileInfo fi;
+    fi.size = size_;
+    fi.mode = kFileMode;
+    fi.mtime_ns = mtime_ns_;
+    fi.ctime_ns = mtime_ns_;
+    return fi;
+  }
+  Result<size_t> read_at(std::byte* buf, size_t len, uint64_t offset) override {
+    if (offset >= size_ || len == 0) return size_t{0};
+    SB_ASSIGN(auto s, thread_session(key_, at_));
+    S3Op op = op_on(S3OpKind::get_object, at_);
+    len = static_cast<size_t>(std::min<uint64_t>(len, size_ - offset));
+    op.into = {buf, len};
+    op.offset = offset;
+    op.length = len;
+    SB_ASSIGN(uint32_t n, read_result(s->run(std::move(op)), name_));
+    return size_t{n};
+  }
+  Result<void> submit(storage::IoLoop& loop, const storage::Request& r) override {
+    SB_ASSIGN(auto s, thread_session(key_, at_));
+    auto& q = loop.queue<ReadQueue>(key_, [&] { return std::make_unique<ReadQueue>(s); });
+    if (r.kind == storage::OpKind::read)
+      q.read(r, at_, size_, name_);
+    else
+      q.done({r.tag, r.kind,
+              Error{Errc::unsupported, 0, "'" + name_ + "' is open for reading only"}});
+    return ok();
+  }
+
+ private:
+  const void* key_;
+  storage::Location at_;
+  std::string name_;
+  uint64_t size_;
+  int64_t mtime_ns_;
+};
+
+class S3Storage final : public storage::Storage {
+ public:
+  S3Storage() {
+    caps_.random_read = true;
+    caps_.random_write = false;
+    caps_.sequential_only = true;
+    caps_.durable_writes = true;
+    caps_.rename = false;
+    caps_.append = false;
+    caps_.atomic_put = true;
+    caps_.multipart = true;
+    caps_.directories = true;
+    caps_.dir_sync = false;
+    caps_.preallocate = false;
+    caps_.max_io = 16u << 20;
+  }
+  const char* scheme() const override { return "s3"; }
+  const storage::StorageCaps& caps() const override { return caps_; }
+
+  Result<std::unique_ptr<storage::ReadFile>> open_read(const storage::Location& at,
+                                                       const storage::OpenOptions&) override {
+    SB_ASSIGN(auto s, session(at));
+    S3Result r = s->run(op_on(S3OpKind::head_object, at));
+    if (!r.outcome) return r.outcome.error().wrap("unable to open '" + at.str() + "' for read");
+    return std::unique_ptr<storage::ReadFile>(
+        std::make_unique<S3ReadFile>(this, at, r.size, ns_of(r.last_modified)));
+  }
+
+  Result<std::unique_ptr<storage::WriteFile>> create(const storage::Location& at,
+                                                     const storage::CreateOptions&) override {
+    if (key_of(at).empty())
+      return fail(Errc::invalid_argument, "'" + at.str() + "' is a bucket, not an object");
+    SB_ASSIGN(auto s, session(at));
+    S3Result r = s->run(op_on(S3OpKind::head_object, at));
+    if (r.outcome)
+      return fail(Errc::exists, "unable to create '" + at.str() + "': the object exists");
+    if (r.outcome.error().code != Errc::not_found)
+      return r.outcome.error().wrap("unable to create '" + at.str() + "'");
+    return make_write_file(std::move(s), at, &caps_);
+  }
+
+  Result<std::unique_ptr<storage::Directory>> open_dir(const storage::Location& at,
+                                                       bool create) override {
+    if (create) {
+      SB_TRY(make_dirs(at, 0755));
+    } else {
+      SB_ASSIGN(storage::FileInfo fi, stat(at, true));
+      if (!S_ISDIR(fi.mode))
+        return fail(Errc::invalid_argument, "'" + at.str() + "' is an object, not a directory");
+    }
+    return storage::make_path_directory(*this, at);
+  }
+
+  Result<storage::FileInfo> stat(const storage::Location& at, bool) override;
+  Result<std::vector<std::string>> list(const storage::Location& dir) override;
+
+  Result<void> remove(const storage::Location& at) override {
+    SB_ASSIGN(auto s, session(at));
+    S3Result r = s->run(op_on(S3OpKind::delete_object, at));
+    if (!r.outcome) return r.outcome.error().wrap("unable to remove '" + at.str() + "'");
+    return ok();
+  }
+  // Prefixes need no making; the bucket must exist.
+  Result<void> make_dirs(const storage::Location& at, mode_t) override {
+    SB_ASSIGN(auto s, session(at));
+    S3Op op = op_on(S3OpKind::head_bucket, at);
+    op.key.clear();
+    S3Result r = s->run(std::move(op));
+    if (r.outcome) return ok();
+    if (r.outcome.error().code == Errc::not_found)
+      return fail(Errc::not_found, "bucket '" + bucket_of(at) + "' of '" + at.str() +
+                                       "' does not exist");
+    return r.outcome.error().wrap("unable to use bucket '" + bucket_of(at) + "' of '" +
+                                  at.str() + "'");
+  }
+  Result<void> sync_dir(const storage::Location&) override { return ok(); }
+  Result<void> put(const storage::Location& at, std::span<const std::byte> data,
+                   mode_t) override {
+    SB_ASSIGN(auto s, session(at));
+    S3Op op = op_on(S3OpKind::put_object, at);
+    op.body = data;
+    S3Result r = s->run(std::move(op));
+    if (!r.outcome) return r.outcome.error().wrap("unable to write '" + at.str() + "'");
+    return ok();
+  }
+
+  std::optional<storage::CounterGroup> thread_counters(bool close_thread) override {
+    auto s = find_thread_session(this, close_thread);
+    if (!s) return std::nullopt;
+    S3Stats st = s->client().stats();
+    storage::CounterGroup g;
+    g.name = "s3";
+    g.num("operations", st.operations)
+        .num("failed", st.failed)
+        .num("requests", st.requests)
+        .num("retries", st.retries)
+        .num("bytes_sent", st.bytes_sent, "bytes")
+        .num("bytes_received", st.bytes_received, "bytes")
+        .num("connections", st.connections);
+    return g;
+  }
+
+ private:
+  Result<std::shared_ptr<Session>> session(const storage::Location& at) {
+    return thread_session(this, at);
+  }
+  Result<bool> has_children(Session& s, const storage::Location& at);
+
+  storage::StorageCaps caps_;
+};
+
+Result<bool> S3Storage::has_children(Session& s, const storage::Location& at) {
+  S3Op op = op_on(S3OpKind::list_objects_v2, at);
+  op.prefix = op.key.empty() ? "" : op.key + "/";
+  op.key.clear();
+  op.max_keys = 1;
+  S3Result r = s.run(std::move(op));
+  if (!r.outcome) return r.outcome.error().wrap("unable to list '" + at.str() + "'");
+  return !r.listing.objects.empty() || !r.listing.common_prefixes.empty();
+}
+
+Result<storage::FileInfo> S3Storage::stat(const storage::Location& at, bool) {
+  SB_ASSIGN(auto s, session(at));
+  storage::FileInfo fi;
+  fi.mode = kDirMode;
+  if (key_of(at).empty()) {
+    SB_TRY(make_dirs(at, 0));
+    return fi;
+  }
+  S3Result r = s->run(op_on(S3OpKind::head_object, at));
+  if (r.outcome) {
+    fi.mode = kFileMode;
+    fi.size = r.size;
+    fi.mtime_ns = ns_of(r.last_modified);
+    fi.ctime_ns = fi.mtime_ns;
+    return fi;
+  }
+  if (r.outcome.error().code != Errc::not_found)
+    return r.outcome.error().wrap("unable to stat '" + at.str() + "'");
+  SB_ASSIGN(bool dir, has_children(*s, at));
+  if (dir) return fi;
+  return fail(Errc::not_found, "'" + at.str() + "' does not exist");
+}
+
+Result<std::vector<std::string>> S3Storage::list(const storage::Location& dir) {
+  SB_ASSIGN(auto s, session(dir));
+  std::string prefix = key_of(dir).empty() ? "" : key_of(dir) + "/";
+  std::vector<std::string> names;
+  std::string token;
+  do {
+    S3Op op = op_on(S3OpKind::list_objects_v2, dir);
+    op.key.clear();
+    op.prefix = prefix;
+    op.delimiter = "/";
+    op.continuation_token = token;
+    S3Result r = s->run(std::move(op));
+    if (!r.outcome) return r.outcome.error().wrap("unable to list '" + dir.str() + "'");
+    for (const auto& o : r.listing.objects)
+      if (o.key.size() > prefix.size()) names.push_back(o.key.substr(prefix.size()));
+    for (const auto& p : r.listing.common_prefixes) {
+      std::string n = p.substr(std::min(prefix.size(), p.size()));
+      while (!n.empty() && n.back() == '/') n.pop_back();
+      if (!n.empty()) names.push_back(std::move(n));
+    }
+    token = r.listing.truncated ? r.listing.next_continuation_token : std::string();
+  } while (!token.empty());
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+}  // namespace
+
+storage::Storage& s3_storage() {
+  static S3Storage st;
+  return st;
+}
+
+}  // namespace stripeback::s3
