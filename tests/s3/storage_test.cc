@@ -124,5 +124,52 @@ TEST_F(S3Storage, BackupWithoutCredentialsFailsSayingWhatIsMissing) {
   EXPECT_TRUE(keys_under("p").empty());
 }
 
+// The media maintenance commands on pieces that are objects: crosscheck (a HEAD of each
+// piece) and crosscheck --deep (every byte read), a catalog rebuilt from the bucket alone,
+// and delete obsolete removing the objects of the backup retention no longer needs; a level
+// 1 chain on the bucket restores identically after that.
+TEST_F(S3Storage, CrosscheckRebuildAndDeleteObsoleteWorkOnObjects) {
+  TempDir t("sbs3");
+  make_file(t / "src/a.dbf", 24 << 20, 61);
+  make_file(t / "src/b.txt", 5000, 62);
+  const std::string dest = "s3://" + bucket_ + "/m";
+  auto run = [&](std::vector<std::string> args) { return sb(std::move(args), env()); };
+  SB_ASSERT_EXIT(run({"backup", t / "src", "--to", dest, "--catalog", t / "cat"}), 0);
+
+  RunResult cc = run({"crosscheck", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(cc, 0);
+  EXPECT_TRUE(contains(cc.out, "available, 0 expired")) << cc.out;
+  RunResult deep = run({"crosscheck", "--deep", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(deep, 0);
+  EXPECT_TRUE(contains(deep.out, "(deep)")) << deep.out;
+
+  // A catalog made again from the objects alone knows the backup, complete.
+  RunResult rb = run({"catalog", "rebuild", "--from", dest, "--catalog", t / "cat2"});
+  SB_ASSERT_EXIT(rb, 0);
+  RunResult l2 = run({"list", "--catalog", t / "cat2"});
+  SB_ASSERT_EXIT(l2, 0);
+  EXPECT_TRUE(contains(l2.out, "complete")) << l2.out;
+  EXPECT_TRUE(contains(l2.out, dest)) << l2.out;
+
+  // Redundancy 1: once a level 0 and a level 1 exist, the first backup is obsolete, and
+  // deleting it removes its objects.
+  SB_ASSERT_EXIT(run({"configure", "retention", "redundancy", "1", "--catalog", t / "cat"}), 0);
+  SB_ASSERT_EXIT(run({"backup", t / "src", "--to", dest, "--level", "0", "--catalog", t / "cat"}),
+                 0);
+  make_file(t / "src/b.txt", 6000, 63);
+  SB_ASSERT_EXIT(run({"backup", t / "src", "--to", dest, "--level", "1", "--catalog", t / "cat"}),
+                 0);
+  const size_t before = keys_under("m").size();
+  RunResult del = run({"delete", "obsolete", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(del, 0);
+  EXPECT_TRUE(contains(del.out, "1 backup(s) deleted")) << del.out;
+  const size_t after = keys_under("m").size();
+  EXPECT_LT(after, before) << "the obsolete backup's objects are gone";
+
+  RunResult rr = run({"restore", "--to", t / "out", "--catalog", t / "cat"});
+  SB_ASSERT_EXIT(rr, 0);
+  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+}
+
 }  // namespace
 }  // namespace stripeback::it
