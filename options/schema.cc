@@ -233,6 +233,11 @@ Result<void> set_s3_parts_in_flight(const Option& o, Settings& s, std::string_vi
   s.s3.parts_in_flight = static_cast<uint32_t>(n);
   return ok();
 }
+Result<void> set_s3_attempts(const Option& o, Settings& s, std::string_view v) {
+  SB_ASSIGN(uint64_t n, whole(o, v));
+  s.s3.attempts = static_cast<uint32_t>(n);
+  return ok();
+}
 Result<void> set_s3_timeout(const Option& o, Settings& s, std::string_view v) {
   SB_ASSIGN(auto d, util::parse_duration(v, util::option_word(o.key)));
   if (d < std::chrono::seconds(1)) return bad(o, "must be at least one second");
@@ -566,6 +571,12 @@ const Option kSchema[] = {
    "how long each attempt of a request may take (default 60s)",
    "S3 (s3:// locations)", "DURATION", {}, 0, 0, set_s3_timeout,
    reset_s3<&engine::S3Options::timeout>},
+  {"s3_attempts", "--s3-attempts", Type::number, kJobs,
+   "attempts of each request, the first included (default 10): transport errors, 5xx, 429, "
+   "SlowDown and RequestTimeout are retried with exponential backoff and jitter; a request "
+   "fails after this many attempts, naming them",
+   "S3 (s3:// locations)", "N", {}, 1, 100, set_s3_attempts,
+   reset_s3<&engine::S3Options::attempts>},
   // I/O.
   {"buffers", "--buffers", Type::number, kJobs,
    "I/O buffers per channel (default: 16, or by the multiplexing rule; twice that for backup "

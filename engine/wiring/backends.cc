@@ -162,6 +162,7 @@ void configure_s3(const S3Options& o) {
   f.part_size = o.part_size;
   f.parts_in_flight = o.parts_in_flight;
   f.attempt_timeout = o.timeout;
+  f.attempts = o.attempts;
   s3::configure(std::move(f));
 #else
   (void)o;

@@ -41,6 +41,7 @@ struct S3Options {
   std::optional<uint64_t> part_size;
   std::optional<uint32_t> parts_in_flight;
   std::optional<std::chrono::milliseconds> timeout;
+  std::optional<uint32_t> attempts;
 };
 // Makes them the process's S3 settings for the jobs that follow (resolved on first use of
 // an s3:// location, whose error says what is missing). A build without S3 ignores them.

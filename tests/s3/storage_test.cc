@@ -1,7 +1,13 @@
 // The stripeback binary with s3:// destinations against the S3 test gateway: a backup of a
 // tree with a multipart object, small and empty files restores identically and validates;
-// its pieces are objects under the prefix; a missing bucket is refused by name.
+// its pieces are objects under the prefix; a missing bucket is refused by name; crosscheck,
+// catalog rebuild and delete obsolete work on the objects; a gateway stopped mid-backup
+// fails the job within its attempts, recording no piece.
+#include <signal.h>
+
+#include <chrono>
 #include <regex>
+#include <thread>
 
 #include "tests/integration/it_util.h"
 #include "tests/support/s3_server.h"
@@ -169,6 +175,56 @@ TEST_F(S3Storage, CrosscheckRebuildAndDeleteObsoleteWorkOnObjects) {
   RunResult rr = run({"restore", "--to", t / "out", "--catalog", t / "cat"});
   SB_ASSERT_EXIT(rr, 0);
   EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+}
+
+// The gateway's process id, from scripts/s3-server.sh status ("rgw PID"), or 0.
+pid_t gateway_pid() {
+  const std::string script = std::string(STRIPEBACK_SOURCE_DIR) + "/scripts/s3-server.sh";
+  RunResult st = testing::run({"/bin/bash", script, "status"});
+  std::smatch m;
+  static const std::regex rgw("rgw ([0-9]+)");
+  return std::regex_search(st.out, m, rgw) ? static_cast<pid_t>(std::stol(m[1])) : 0;
+}
+
+// A gateway that stops answering in the middle of a backup (SIGSTOP): the job fails within
+// its attempts x (timeout + backoff), naming the store and the cause, and the catalog
+// records no piece: the backup is failed, and after the gateway comes back nothing of it
+// can be restored as if it were complete.
+TEST_F(S3Storage, AStoppedGatewayFailsTheBackupWithinItsDeadlineRecordingNoPiece) {
+  const pid_t rgw = gateway_pid();
+  ASSERT_GT(rgw, 0) << "no gateway process";
+  TempDir t("sbs3");
+  make_file(t / "src/big.dbf", 96 << 20, 71);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto child = sb_start({"backup", t / "src", "--to", "s3://" + bucket_ + "/stop", "--catalog",
+                         t / "cat", "--channels", "1", "--rate", "16M", "--s3-part-size", "5M",
+                         "--s3-timeout", "2s", "--s3-attempts", "3", "--json"},
+                        env());
+  // Stopped once the backup has read something, so the stop falls inside its uploads.
+  bool reading = false;
+  while (!reading && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
+    RunResult st = sb({"status", "--catalog", t / "cat", "--json"});
+    if (st.exited(0)) {
+      Json jobs = parse_json(st)["jobs"];
+      reading = jobs.size() == 1 && jobs[0]["bytes_done"].as_u64().value_or(0) > (8u << 20);
+    }
+    if (!reading) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(reading) << "the backup read nothing within 30 s";
+  ::kill(rgw, SIGSTOP);
+  const auto stopped = std::chrono::steady_clock::now();
+  RunResult r = child->wait();
+  const auto took = std::chrono::steady_clock::now() - stopped;
+  ::kill(rgw, SIGCONT);
+  SB_EXPECT_EXIT(r, 1);
+  EXPECT_TRUE(contains(r.out + r.err, "s3://" + bucket_ + "/stop")) << r.describe();
+  // 3 attempts of 2 s and the backoff between them (at most 5 s each), with room for a
+  // loaded machine.
+  EXPECT_LT(took, std::chrono::seconds(45));
+  RunResult lr = sb({"list", "--catalog", t / "cat"}, env());
+  SB_ASSERT_EXIT(lr, 0);
+  EXPECT_TRUE(contains(lr.out, "failed")) << lr.out;
+  EXPECT_FALSE(contains(lr.out, "complete")) << lr.out;
 }
 
 }  // namespace
