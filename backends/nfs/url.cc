@@ -149,8 +149,12 @@ Result<NfsUrl> parse_nfs_url(const std::string& url) {
   if (end == std::string::npos || url[end] == '?')
     return bad(url, "no path after the server address (nfs://server/export/path)");
   for (const auto& host : servers_of(at)) {
-    size_t close = host[0] == '[' ? host.find(']') : 0;
-    if (host.find(':', close) != std::string::npos || host.find('@') != std::string::npos)
+    // libnfs takes a host name or an IPv4 address: a bracketed IPv6 address would reach it
+    // unchecked, and ':' is its port separator.
+    if (host[0] == '[')
+      return bad(url, "'" + host + "': IPv6 server addresses are not supported by the NFS "
+                      "client; give a host name or an IPv4 address");
+    if (host.find(':') != std::string::npos || host.find('@') != std::string::npos)
       return bad(url, "'" + host + "': give ports as ?nfsport=N&mountport=M, not host:port");
   }
   return url_of(at);

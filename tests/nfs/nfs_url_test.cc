@@ -80,6 +80,8 @@ TEST(NfsUrl, BadUrlsNameTheUrlAndTheCause) {
       {"nfs://h/x?nfsport=1", "both nfsport and mountport"},
       {"nfs://h/x?speed=fast", "unknown option 'speed'"},
       {"nfs://h/x/../y", "'..'"},
+      {"nfs://[::1]/x", "IPv6 server addresses are not supported"},
+      {"nfs://[:D]/[:D]", "IPv6 server addresses are not supported"},
   };
   for (const auto& c : cases) {
     auto u = parse_nfs_url(c.url);
