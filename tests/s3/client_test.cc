@@ -20,7 +20,9 @@ namespace stripeback::s3 {
 namespace {
 
 using std::chrono::milliseconds;
+using test::bytes_of;
 using test::HttpTestServer;
+using test::pattern;
 using test::RecordedRequest;
 using test::Reply;
 
@@ -31,20 +33,6 @@ std::string kCompletedBody() {
 }
 
 constexpr const char* kSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
-
-std::string pattern(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  uint32_t x = seed * 2654435761u + 1;
-  for (char& c : s) {
-    x = x * 1664525u + 1013904223u;
-    c = static_cast<char>(x >> 24);
-  }
-  return s;
-}
-
-std::span<const std::byte> bytes_of(const std::string& s) {
-  return std::as_bytes(std::span(s.data(), s.size()));
-}
 
 int hex_digit(char c) {
   return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c - 'a' + 10;

@@ -15,24 +15,12 @@ namespace stripeback::s3 {
 namespace {
 
 using std::chrono::milliseconds;
+using test::bytes_of;
 using test::HttpTestServer;
+using test::pattern;
 using test::Reply;
 
 constexpr auto kPatience = std::chrono::seconds(20);
-
-std::string pattern(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  uint32_t x = seed * 2654435761u + 1;
-  for (char& c : s) {
-    x = x * 1664525u + 1013904223u;
-    c = static_cast<char>(x >> 24);
-  }
-  return s;
-}
-
-std::span<const std::byte> bytes_of(const std::string& s) {
-  return std::as_bytes(std::span(s.data(), s.size()));
-}
 
 HttpSession open_session(HttpOptions o = {}) {
   auto s = HttpSession::open(std::move(o));

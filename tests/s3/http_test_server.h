@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,5 +76,20 @@ class HttpTestServer {
   std::unique_ptr<Impl> impl_;
   uint16_t port_ = 0;
 };
+
+// `n` bytes of a pattern seeded by `seed` (the same seed gives the same bytes), as a request
+// or response body, and a string's bytes as a body span.
+inline std::string pattern(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  uint32_t x = seed * 2654435761u + 1;
+  for (char& c : s) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>(x >> 24);
+  }
+  return s;
+}
+inline std::span<const std::byte> bytes_of(const std::string& s) {
+  return std::as_bytes(std::span(s.data(), s.size()));
+}
 
 }  // namespace stripeback::s3::test
