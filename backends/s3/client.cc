@@ -416,7 +416,11 @@ void S3Client::Impl::finish(uint64_t id, Result<void> outcome) {
   PendingOp& p = it->second;
   p.result.outcome = std::move(outcome);
   ++own.operations;
-  if (!p.result.outcome) ++own.failed;
+  // An object found absent by HeadObject is an answer (the storage asks so before creating
+  // one), not a failure.
+  const bool absent = !p.result.outcome && p.op.kind == S3OpKind::head_object &&
+                      p.result.outcome.error().code == Errc::not_found;
+  if (!p.result.outcome && !absent) ++own.failed;
   if (run_id == id)
     run_result = std::move(p.result);
   else

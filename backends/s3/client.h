@@ -131,7 +131,7 @@ struct S3Result {
 
 struct S3Stats {
   uint64_t operations = 0;  // results returned
-  uint64_t failed = 0;      // of which failed
+  uint64_t failed = 0;      // of which failed (a HeadObject finding no object is not counted)
   uint64_t requests = 0;    // HTTP requests finished (attempts, HEAD checks)
   uint64_t retries = 0;     // attempts after a first
   uint64_t bytes_sent = 0;

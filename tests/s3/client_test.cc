@@ -586,6 +586,9 @@ TEST(S3Client, HeadGivesTheSizeAndAMissingObjectIsNotFound) {
   EXPECT_EQ(r.attempts, 1u);
   EXPECT_NE(r.outcome.error().what.find("HeadObject 'bucket/none': HTTP 404"), std::string::npos)
       << r.outcome.error().what;
+  // An absent object is an answer, not a failed request.
+  EXPECT_EQ(client.stats().operations, 2u);
+  EXPECT_EQ(client.stats().failed, 0u);
 }
 
 TEST(S3Client, OpsThatCannotBeMadeFailWithoutARequest) {
