@@ -64,6 +64,7 @@ struct HttpTransfer {
   std::unique_ptr<curl_slist, CurlSlistFree> header_list;
   Clock::time_point started;
   size_t sent = 0;      // read position in req.body
+  int sends = 0;        // times libcurl was about to send the request (on_prereq)
   bool routed = false;  // whether the body's destination was chosen
   bool to_text = true;
   std::optional<Error> own;  // a failure a callback decided (the body did not fit)
@@ -136,14 +137,31 @@ size_t on_read(char* buf, size_t size, size_t n, void* priv) {
   return len;
 }
 
-// libcurl rewinds the body when a kept-alive connection turns out closed under a request
-// and it sends the request again on a new one.
+// libcurl rewinds the body when it has to send it again. It would do so, unasked, when a
+// kept-alive connection turns out closed under a request (on_prereq refuses that); a rewind
+// for any other reason must still start the body where libcurl says.
 int on_seek(void* priv, curl_off_t offset, int origin) {
   auto* t = static_cast<HttpTransfer*>(priv);
   if (origin != SEEK_SET || offset < 0 || static_cast<uint64_t>(offset) > t->req.body.size())
     return CURL_SEEKFUNC_FAIL;
   t->sent = static_cast<size_t>(offset);
   return CURL_SEEKFUNC_OK;
+}
+
+// Called each time libcurl is about to send the request. A second time means libcurl took a
+// kept-alive connection that closed before any byte of an answer came, and would send the
+// request again on a new one without telling anybody. The server may have acted on the
+// first sending (completed an upload, whose repetition it may then refuse), so only the
+// caller may decide about another: the transfer fails here as a connection closed
+// unanswered, and the S3 client retries it as it retries any such failure, knowing that
+// the request may have arrived.
+int on_prereq(void* priv, char*, char*, int, int) {
+  auto* t = static_cast<HttpTransfer*>(priv);
+  if (++t->sends == 1) return CURL_PREREQFUNC_OK;
+  t->own = t->error(Errc::io, ECONNRESET,
+                    "the server closed the kept-alive connection without answering (the "
+                    "request may have arrived; it is not sent again here)");
+  return CURL_PREREQFUNC_ABORT;
 }
 
 bool valid_method(const std::string& m) {
@@ -316,6 +334,8 @@ CURLcode HttpSession::Impl::configure(HttpTransfer& t) {
   set(CURLOPT_HEADERDATA, static_cast<void*>(&t));
   set(CURLOPT_WRITEFUNCTION, on_body);
   set(CURLOPT_WRITEDATA, static_cast<void*>(&t));
+  set(CURLOPT_PREREQFUNCTION, on_prereq);
+  set(CURLOPT_PREREQDATA, static_cast<void*>(&t));
   if (r.method == "HEAD") {
     set(CURLOPT_NOBODY, 1L);
   } else if (r.method == "PUT" || r.method == "POST" || !r.body.empty()) {

@@ -1,7 +1,9 @@
 // HttpSession: HTTP/1.1 transfers over libcurl's multi interface, one session per channel
 // thread, for the S3 client. It moves bytes and reports what happened; it knows nothing of
 // S3, signs nothing and retries nothing (a 503 is an answer like any other, for the client
-// to act on).
+// to act on). Each request goes out at most once: when a kept-alive connection closes under
+// it before any answer, it fails (libcurl would send it again on a new connection, hiding
+// from the caller that the server may have acted on it).
 //
 // Requests are plain data (HttpRequest); start() hands one to the session without touching
 // the network, and poll() runs the transfers and returns the finished ones (HttpResponse),
@@ -65,9 +67,9 @@ struct HttpResponse {
   uint64_t tag = 0;
   // The transport's outcome: ok when an answer (any status) arrived whole. The message
   // names the method and URL (never a header) and the cause. Codes: timed_out (deadline
-  // passed), io (refused, reset, truncated, TLS handshake: worth another attempt),
-  // invalid_argument (a bad URL or method, a certificate that did not verify, an answer
-  // larger than its destination: another attempt fails the same way).
+  // passed), io (refused, reset, truncated, closed unanswered, TLS handshake: worth another
+  // attempt), invalid_argument (a bad URL or method, a certificate that did not verify, an
+  // answer larger than its destination: another attempt fails the same way).
   Result<void> outcome;
   long status = 0;        // the HTTP status, 0 when no answer arrived
   HttpHeaders headers;        // names lower-cased, values trimmed, in order of arrival

@@ -444,6 +444,35 @@ TEST(S3Client, ARetriedCompletionAnsweredNoSuchUploadSucceedsIfHeadShowsTheExpec
   EXPECT_FALSE(reqs[2].header("authorization").empty());
 }
 
+// The completion goes out on a connection kept alive from an earlier request, and that
+// connection closes before any answer (the store completed the upload): the retry, answered
+// NoSuchUpload, is confirmed by HEAD, and the retry is counted.
+TEST(S3Client, ACompletionLostOnAKeptAliveConnectionIsConfirmedByHead) {
+  HttpTestServer server;
+  server.put_object("/bucket/big", pattern(12345, 3));  // what the lost completion made
+  S3Client client = open_client(config_for(server));
+  S3Op head;
+  head.kind = S3OpKind::head_object;
+  head.bucket = "bucket";
+  head.key = "big";
+  ASSERT_TRUE(client.run(head).outcome);  // the connection the completion will find
+  Reply gone;
+  gone.reset_unanswered = true;
+  server.push(gone);
+  server.push(error_reply(404, "NoSuchUpload", "The specified upload does not exist."));
+  S3Result r = client.run(complete(12345));
+  ASSERT_TRUE(r.outcome) << r.outcome.error().what;
+  EXPECT_TRUE(r.confirmed_by_head);
+  EXPECT_EQ(r.attempts, 3u);
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  EXPECT_EQ(reqs[1].method, "POST");
+  EXPECT_EQ(reqs[2].method, "POST");
+  EXPECT_EQ(reqs[3].method, "HEAD");
+  EXPECT_EQ(client.stats().retries, 2u);
+  EXPECT_EQ(client.stats().requests, 4u);
+}
+
 TEST(S3Client, ARetriedCompletionAnsweredNoSuchUploadFailsIfHeadShowsAnotherSize) {
   HttpTestServer server;
   server.put_object("/bucket/big", pattern(999, 3));  // an older object under the key

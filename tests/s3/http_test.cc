@@ -262,6 +262,41 @@ TEST(HttpSession, AConnectionResetMidBodyFailsNamingTheReset) {
   EXPECT_NE(e.what.find("reset"), std::string::npos) << e.what;
 }
 
+// A kept-alive connection that closes under a request before any byte of an answer came:
+// the server may have acted on the request, so the session does not send it again on a new
+// connection (libcurl would, unasked); it fails, for the caller to decide.
+TEST(HttpSession, ARequestWhoseKeptAliveConnectionClosesUnansweredIsNotSentAgain) {
+  HttpTestServer server;
+  server.put_object("/bucket/a", "first");
+  HttpSession s = open_session();
+  HttpResponse first = run(s, request("GET", server.url() + "/bucket/a"));
+  ASSERT_TRUE(first.outcome) << first.outcome.error().what;
+  Reply gone;
+  gone.reset_unanswered = true;
+  server.push(gone);
+  const std::string body = pattern(100000, 6);
+  HttpRequest put = request("PUT", server.url() + "/bucket/b");
+  put.body = bytes_of(body);
+  HttpResponse got = run(s, std::move(put));
+  ASSERT_FALSE(got.outcome) << "status " << got.status;
+  EXPECT_EQ(got.outcome.error().code, Errc::io);
+  EXPECT_NE(got.outcome.error().what.find("PUT " + server.url() + "/bucket/b failed: "),
+            std::string::npos)
+      << got.outcome.error().what;
+  EXPECT_NE(got.outcome.error().what.find("closed the kept-alive connection without answering"),
+            std::string::npos)
+      << got.outcome.error().what;
+  EXPECT_EQ(server.requests().size(), 2u);
+  EXPECT_EQ(server.object("/bucket/b"), std::nullopt);
+  EXPECT_EQ(s.stats().requests, 2u);
+  EXPECT_EQ(s.stats().failed, 1u);
+
+  // The session goes on, on a new connection.
+  HttpResponse again = run(s, request("GET", server.url() + "/bucket/a"));
+  ASSERT_TRUE(again.outcome) << again.outcome.error().what;
+  EXPECT_EQ(again.text, "first");
+}
+
 TEST(HttpSession, ABodyShorterThanItsContentLengthFailsSayingExpectedAndReceived) {
   HttpTestServer server;
   Reply r;

@@ -213,6 +213,10 @@ struct HttpTestServer::Impl {
       std::unique_lock lock(mu);
       if (stop_cv.wait_for(lock, reply.delay, [this] { return stopping; })) return false;
     }
+    if (reply.reset_unanswered) {
+      close(s, Close::reset);
+      return false;
+    }
     std::string head =
         "HTTP/1.1 " + std::to_string(reply.status) + " " + reason_of(reply.status) + "\r\n";
     for (const auto& [k, v] : reply.headers) head += k + ": " + v + "\r\n";

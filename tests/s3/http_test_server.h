@@ -46,6 +46,9 @@ struct Reply {
   std::optional<size_t> reset_after;
   // ... or claim the whole body's Content-Length, send this many bytes and close.
   std::optional<size_t> truncate_to;
+  // ... or reset the connection without sending anything: the request arrived, no byte of
+  // an answer leaves.
+  bool reset_unanswered = false;
 };
 
 class HttpTestServer {
