@@ -92,6 +92,26 @@ Result<std::optional<engine::MediaOptions>> media_options(const Settings& s) {
   return std::optional<engine::MediaOptions>(std::move(t));
 }
 
+// How objects are written to S3: for an s3:// destination only, and a KMS key only with
+// aws:kms encryption.
+Result<void> check_s3_writes(const Settings& s) {
+  const bool to_s3 = !s.destinations.empty() && s.destinations.front().rfind("s3://", 0) == 0;
+  if (!to_s3)
+    for (const char* key : {"s3_storage_class", "s3_sse", "s3_sse_kms_key_id"})
+      if (s.was_given(key))
+        return usage(option_word(key) + " needs " +
+                     util::option_value_word("destination", "s3://BUCKET/PREFIX") +
+                     ": it sets how objects are written, and " +
+                     (s.destinations.empty() ? std::string("there is no destination")
+                                             : "'" + s.destinations.front() + "' is not one"));
+  if (s.was_given("s3_sse_kms_key_id") && s.s3.sse != "aws:kms")
+    return usage(option_word("s3_sse_kms_key_id") + " needs " +
+                 util::option_value_word("s3_sse", "aws:kms") +
+                 ": a KMS key encrypts only with the store's key management service" +
+                 (s.s3.sse.empty() ? std::string() : ", not " + s.s3.sse));
+  return ok();
+}
+
 Result<void> check_targets(const Settings& s) {
   if (s.sources.empty()) return usage("no " + option_word("source") + " given");
   if (s.validate && !s.destinations.empty())
@@ -151,6 +171,7 @@ Result<engine::FrameSelection> frame_selection(const Settings& s, bool verify_on
 Result<engine::BackupOptions> backup_options(const Settings& s) {
   SB_TRY(check_targets(s));
   SB_TRY(check_pacing(s));
+  SB_TRY(check_s3_writes(s));
   engine::BackupOptions o;
   o.channel = channel_config(s);
   o.validate_only = s.validate;

@@ -244,6 +244,22 @@ Result<void> set_s3_timeout(const Option& o, Settings& s, std::string_view v) {
   s.s3.timeout = d;
   return ok();
 }
+// A storage class as S3 names them: upper-case letters, digits and '_' (STANDARD_IA).
+Result<void> set_s3_storage_class(const Option& o, Settings& s, std::string_view v) {
+  for (char c : v)
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+      return bad(o, "wants a storage class of upper-case letters, digits and '_' (STANDARD, "
+                    "STANDARD_IA, GLACIER_IR, ...); got " + quoted(v));
+  return s3_text<&engine::S3Options::storage_class>(o, s, v);
+}
+// A KMS key's id, ARN or alias: printable, no blanks.
+Result<void> set_s3_sse_kms_key_id(const Option& o, Settings& s, std::string_view v) {
+  for (char c : v)
+    if (static_cast<unsigned char>(c) < 0x21 || static_cast<unsigned char>(c) > 0x7e)
+      return bad(o, "wants a key id, ARN or alias without blanks or control bytes; got " +
+                        quoted(v));
+  return s3_text<&engine::S3Options::sse_kms_key_id>(o, s, v);
+}
 template <auto F>
 void reset_s3(Settings& s) {
   s.s3.*F = engine::S3Options{}.*F;
@@ -577,6 +593,20 @@ const Option kSchema[] = {
    "fails after this many attempts, naming them",
    "S3 (s3:// locations)", "N", {}, 1, 100, set_s3_attempts,
    reset_s3<&engine::S3Options::attempts>},
+  {"s3_storage_class", "--s3-storage-class", Type::text, kBackup,
+   "the storage class objects are written in (x-amz-storage-class: STANDARD, STANDARD_IA, "
+   "...; default: the bucket's)",
+   "S3 (s3:// locations)", "CLASS", {}, 0, 0, set_s3_storage_class,
+   reset_s3_text<&engine::S3Options::storage_class>},
+  {"s3_sse", "--s3-sse", Type::text, kBackup,
+   "server-side encryption of the objects written (x-amz-server-side-encryption): AES256, "
+   "keys the store manages, or aws:kms, a key of its key management service",
+   "S3 (s3:// locations)", "AES256|aws:kms", {}, 0, 0, s3_word<&engine::S3Options::sse>,
+   reset_s3_text<&engine::S3Options::sse>},
+  {"s3_sse_kms_key_id", "--s3-sse-kms-key-id", Type::text, kBackup,
+   "with --s3-sse aws:kms: the key to encrypt with (default: the account's default key)",
+   "S3 (s3:// locations)", "ID", {}, 0, 0, set_s3_sse_kms_key_id,
+   reset_s3_text<&engine::S3Options::sse_kms_key_id>},
   // I/O.
   {"buffers", "--buffers", Type::number, kJobs,
    "I/O buffers per channel (default: 16, or by the multiplexing rule; twice that for backup "

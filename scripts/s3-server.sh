@@ -11,8 +11,10 @@
 #
 # The endpoint is printed as shell-sourceable lines (eval "$(scripts/s3-server.sh url)"):
 #   AWS_ACCESS_KEY_ID=...  AWS_SECRET_ACCESS_KEY=...  AWS_ENDPOINT_URL=http://127.0.0.1:PORT
-#   AWS_REGION=default
-# The credentials are fixed test values; the region is the gateway's zonegroup name.
+#   AWS_REGION=default  SB_S3_KMS_KEY_ID=stripeback-test-key
+# The credentials are fixed test values; the region is the gateway's zonegroup name; the
+# KMS key id names the key SSE-KMS requests may use (x-amz-server-side-encryption-aws-kms-
+# key-id), printed when the gateway's configuration has it.
 #
 # Environment: SB_S3_PORT (22080, the gateway's HTTP port; the monitor listens on PORT+1
 # (msgr2) and PORT+2 (msgr1), the OSD's messengers bind within PORT+3..PORT+19),
@@ -48,6 +50,9 @@ RGW_NAME=client.rgw.sb
 ACCESS_KEY=STRIPEBACKTESTKEY000
 SECRET_KEY=stripeback-test-secret-key-0000000000000
 REGION=default
+# The gateway's one KMS key: a fixed test value (32 bytes, base64) and its id.
+KMS_KEY_ID=stripeback-test-key
+KMS_KEY=c3RyaXBlYmFjay10ZXN0LWttcy1rZXktMzItYnl0ZXM=
 ENDPOINT=http://127.0.0.1:$PORT
 export CEPH_CONF=$CONF
 MARK="# state of scripts/s3-server.sh"
@@ -64,6 +69,11 @@ AWS_SECRET_ACCESS_KEY=$SECRET_KEY
 AWS_ENDPOINT_URL=$ENDPOINT
 AWS_REGION=$REGION
 ENDPOINT
+  # Only when the running gateway's configuration has it (one started by an older version of
+  # this script has not).
+  if grep -q "^rgw crypt s3 kms encryption keys = $KMS_KEY_ID=" "$CONF" 2>/dev/null; then
+    echo "SB_S3_KMS_KEY_ID=$KMS_KEY_ID"
+  fi
 }
 
 # Sets CMDLINE to a process's command line, arguments separated by spaces and one after the
@@ -162,6 +172,11 @@ rgw gc obj min wait = 5
 rgw gc processor period = 5
 # SSE-C over plain HTTP, for tests of customer-provided keys.
 rgw crypt require ssl = false
+# SSE-KMS with one key kept in this file (the gateway's "testing" key backend), for tests of
+# x-amz-server-side-encryption: aws:kms. Ceph 16 has no SSE-S3 (AES256 is accepted and
+# ignored).
+rgw crypt s3 kms backend = testing
+rgw crypt s3 kms encryption keys = $KMS_KEY_ID=$KMS_KEY
 CONF
 }
 

@@ -159,6 +159,9 @@ void configure_s3(const S3Options& o) {
   f.url_style = o.url_style;
   f.ca_file = o.ca_file;
   f.checksum = o.checksum;
+  f.storage_class = o.storage_class;
+  f.sse = o.sse;
+  f.sse_kms_key_id = o.sse_kms_key_id;
   f.part_size = o.part_size;
   f.parts_in_flight = o.parts_in_flight;
   f.attempt_timeout = o.timeout;

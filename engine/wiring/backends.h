@@ -38,6 +38,9 @@ bool nfs_malloc_tuning();
 // not given (the environment and the AWS shared files decide, backends/s3/config.h).
 struct S3Options {
   std::string endpoint, region, profile, url_style, ca_file, checksum;
+  // What objects are written with: x-amz-storage-class, x-amz-server-side-encryption
+  // ("AES256" or "aws:kms") and, with aws:kms, the key's id.
+  std::string storage_class, sse, sse_kms_key_id;
   std::optional<uint64_t> part_size;
   std::optional<uint32_t> parts_in_flight;
   std::optional<std::chrono::milliseconds> timeout;

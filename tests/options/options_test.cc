@@ -195,6 +195,53 @@ TEST(JobOptions, TapeSettingsForADirectoryAreRefused) {
   EXPECT_TRUE(contains(o.error().what, "--tape-wait needs --to tape:URL")) << o.error().what;
 }
 
+// How objects are written to S3: a storage class of S3's characters, AES256 or aws:kms, a
+// KMS key only with aws:kms, and none of them for a destination that is not s3://.
+TEST(JobOptions, S3StorageClassAndEncryptionAreCheckedBeforeAnythingIsWritten) {
+  Wording w(cli_wording());
+  Settings s;
+  ASSERT_TRUE(set(s, "source", "/data"));
+  ASSERT_TRUE(set(s, "destination", "s3://backups/db1"));
+  EXPECT_EQ(error_of(set(s, "s3_storage_class", "standard ia")),
+            "option --s3-storage-class wants a storage class of upper-case letters, digits and "
+            "'_' (STANDARD, STANDARD_IA, GLACIER_IR, ...); got 'standard ia'");
+  EXPECT_EQ(error_of(set(s, "s3_sse", "aes")),
+            "option --s3-sse wants AES256|aws:kms; got 'aes'");
+  EXPECT_TRUE(contains(error_of(set(s, "s3_sse_kms_key_id", "my key")), "got 'my key'"));
+  ASSERT_TRUE(set(s, "s3_storage_class", "STANDARD_IA"));
+  ASSERT_TRUE(set(s, "s3_sse_kms_key_id", "alias/backups"));
+  auto o = backup_options(s);
+  ASSERT_FALSE(o);
+  EXPECT_EQ(o.error().what,
+            "--s3-sse-kms-key-id needs --s3-sse aws:kms: a KMS key encrypts only with the "
+            "store's key management service");
+  ASSERT_TRUE(set(s, "s3_sse", "AES256"));
+  o = backup_options(s);
+  ASSERT_FALSE(o);
+  EXPECT_TRUE(contains(o.error().what, "--s3-sse aws:kms: a KMS key encrypts only with the "
+                                       "store's key management service, not AES256"))
+      << o.error().what;
+  ASSERT_TRUE(set(s, "s3_sse", "aws:kms"));
+  o = backup_options(s);
+  ASSERT_TRUE(o) << o.error().what;
+  EXPECT_EQ(s.s3.storage_class, "STANDARD_IA");
+  EXPECT_EQ(s.s3.sse, "aws:kms");
+  EXPECT_EQ(s.s3.sse_kms_key_id, "alias/backups");
+
+  Settings local;
+  ASSERT_TRUE(set(local, "source", "/data"));
+  ASSERT_TRUE(set(local, "destination", "/backup"));
+  ASSERT_TRUE(set(local, "s3_sse", "AES256"));
+  {
+    Wording api(api_wording());
+    auto l = backup_options(local);
+    ASSERT_FALSE(l);
+    EXPECT_EQ(l.error().what,
+              "'s3_sse' needs 'destination' s3://BUCKET/PREFIX: it sets how objects are "
+              "written, and '/backup' is not one");
+  }
+}
+
 TEST(JobOptions, RestoreRefusesWhatIsForOtherJobs) {
   Wording w(api_wording());
   Settings s;

@@ -597,6 +597,102 @@ TEST(S3Client, ObjectLockHeadersAlwaysComeWithContentMd5) {
   EXPECT_EQ(reqs[1].header("x-amz-storage-class"), "");
 }
 
+// The names in the Authorization header's SignedHeaders list.
+std::set<std::string> signed_names(const RecordedRequest& q) {
+  const std::string auth = q.header("authorization");
+  const size_t from = auth.find("SignedHeaders=");
+  if (from == std::string::npos) return {};
+  std::string_view names = std::string_view(auth).substr(from + 14);
+  names = names.substr(0, names.find(','));
+  std::set<std::string> out;
+  while (!names.empty()) {
+    const size_t semi = names.find(';');
+    out.emplace(names.substr(0, semi));
+    names.remove_prefix(semi == std::string_view::npos ? names.size() : semi + 1);
+  }
+  return out;
+}
+
+// The storage class and server-side encryption go with the requests that make an object
+// (PutObject, CreateMultipartUpload), signed; the parts and the completion carry none (S3
+// refuses them there).
+TEST(S3Client, StorageClassAndEncryptionHeadersAreSentSignedWhenAnObjectIsMade) {
+  HttpTestServer server;
+  server.on([](const RecordedRequest& q) -> std::optional<Reply> {
+    if (q.method != "POST") return std::nullopt;
+    if (q.target.ends_with("?uploads="))
+      return ok_reply("<InitiateMultipartUploadResult><Bucket>bucket</Bucket><Key>big</Key>"
+                      "<UploadId>UP9</UploadId></InitiateMultipartUploadResult>");
+    return ok_reply(kCompletedBody());
+  });
+  S3Config c = config_for(server);
+  c.storage_class = "STANDARD";
+  c.sse = Sse::kms;
+  c.sse_kms_key_id = "arn:aws:kms:us-east-1:111122223333:key/sb-test";
+  S3Client client = open_client(c);
+  ASSERT_TRUE(client.run(put("small", "one part")).outcome);
+  S3Op create;
+  create.kind = S3OpKind::create_multipart_upload;
+  create.bucket = "bucket";
+  create.key = "big";
+  S3Result created = client.run(create);
+  ASSERT_TRUE(created.outcome) << created.outcome.error().what;
+  S3Op up;
+  up.kind = S3OpKind::upload_part;
+  up.bucket = "bucket";
+  up.key = "big";
+  up.upload_id = created.upload_id;
+  up.part_number = 1;
+  const std::string part = pattern(1000, 6);
+  up.body = bytes_of(part);
+  S3Result uploaded = client.run(up);
+  ASSERT_TRUE(uploaded.outcome) << uploaded.outcome.error().what;
+  S3Op done;
+  done.kind = S3OpKind::complete_multipart_upload;
+  done.bucket = "bucket";
+  done.key = "big";
+  done.upload_id = created.upload_id;
+  done.parts = {{1, uploaded.etag, ""}};
+  S3Result completed = client.run(done);
+  ASSERT_TRUE(completed.outcome) << completed.outcome.error().what;
+
+  EXPECT_EQ(created.upload_id, "UP9");
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  const char* kMade[] = {"x-amz-storage-class", "x-amz-server-side-encryption",
+                         "x-amz-server-side-encryption-aws-kms-key-id"};
+  for (size_t i : {0u, 1u}) {
+    SCOPED_TRACE(reqs[i].method + " " + reqs[i].target);
+    EXPECT_EQ(reqs[i].header("x-amz-storage-class"), "STANDARD");
+    EXPECT_EQ(reqs[i].header("x-amz-server-side-encryption"), "aws:kms");
+    EXPECT_EQ(reqs[i].header("x-amz-server-side-encryption-aws-kms-key-id"),
+              "arn:aws:kms:us-east-1:111122223333:key/sb-test");
+    const auto names = signed_names(reqs[i]);
+    for (const char* h : kMade) EXPECT_EQ(names.count(h), 1u) << h << " not signed";
+    EXPECT_EQ(reqs[i].header("authorization"), authorization_for(reqs[i]));
+  }
+  EXPECT_EQ(reqs[1].target, "/bucket/big?uploads=");
+  for (size_t i = 2; i < reqs.size(); ++i) {
+    SCOPED_TRACE(reqs[i].method + " " + reqs[i].target);
+    for (const char* h : kMade) EXPECT_EQ(reqs[i].header(h), "") << h;
+    EXPECT_EQ(reqs[i].header("authorization"), authorization_for(reqs[i]));
+  }
+
+  // AES256: the store's own keys, no key id.
+  HttpTestServer plain;
+  S3Config a = config_for(plain);
+  a.sse = Sse::aes256;
+  S3Client aes = open_client(a);
+  ASSERT_TRUE(aes.run(put("aes", "encrypted at rest")).outcome);
+  reqs = plain.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].header("x-amz-server-side-encryption"), "AES256");
+  EXPECT_EQ(signed_names(reqs[0]).count("x-amz-server-side-encryption"), 1u);
+  EXPECT_EQ(reqs[0].header("x-amz-server-side-encryption-aws-kms-key-id"), "");
+  EXPECT_EQ(reqs[0].header("x-amz-storage-class"), "");
+  EXPECT_EQ(reqs[0].header("authorization"), authorization_for(reqs[0]));
+}
+
 TEST(S3Client, HeadGivesTheSizeAndAMissingObjectIsNotFound) {
   HttpTestServer server;
   server.put_object("/bucket/obj", pattern(4321, 5));

@@ -81,6 +81,7 @@ std::optional<S3Endpoint> parse_endpoint(const std::string& out) {
     if (key == "AWS_REGION") ep.region = value;
     if (key == "AWS_ACCESS_KEY_ID") ep.access_key = value;
     if (key == "AWS_SECRET_ACCESS_KEY") ep.secret_key = value;
+    if (key == "SB_S3_KMS_KEY_ID") ep.kms_key_id = value;
   }
   if (ep.url.empty() || ep.region.empty() || ep.access_key.empty() || ep.secret_key.empty())
     return std::nullopt;

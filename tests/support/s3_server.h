@@ -32,6 +32,9 @@ struct S3Endpoint {
   std::string region;
   std::string access_key;
   std::string secret_key;
+  // The id of the gateway's SSE-KMS test key (x-amz-server-side-encryption-aws-kms-key-id);
+  // empty when the running gateway has none (started by an older scripts/s3-server.sh).
+  std::string kms_key_id;
 };
 
 // Ensures the gateway runs for this process and returns its endpoint (the same for every call
