@@ -22,6 +22,10 @@ Result<std::vector<EncodedRecord>> backup_as_records(const Backup& b) {
     SB_ASSIGN(auto end, encode_end(b.id, b.end));
     out.push_back(std::move(end));
   }
+  if (b.lock) {
+    SB_ASSIGN(auto lock, encode_lock(Lock{b.id, b.end.end_time_ns, *b.lock}));
+    out.push_back(std::move(lock));
+  }
   return out;
 }
 

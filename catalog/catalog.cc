@@ -393,6 +393,7 @@ Result<std::vector<ImportOutcome>> Catalog::import_backups(const std::vector<Bac
     for (const auto& p : b->pieces) s.model.add_piece(b->id, p, {}, at);
     if (!b->files.empty()) s.model.add_files(b->id, b->files, at);
     if (b->ended) s.model.add_end(b->id, b->end, at);
+    if (b->lock) s.model.add_lock(Lock{b->id, b->end.end_time_ns, *b->lock}, at);
   }
   return outcomes;
 }

@@ -155,6 +155,10 @@ struct Backup {
   // pieces may already be gone. Finished deletions remove the backup from the picture.
   bool deleting = false;
   uint32_t resumes = 0;  // times a job resumed it (backup --resume)
+  // Until when its pieces are locked on their medium (the latest Lock record), if ever.
+  std::optional<storage::Retention> lock;
+  // Whether the lock still holds at `now_ns` (wall clock).
+  bool locked_at(int64_t now_ns) const { return lock && lock->until_ns > now_ns; }
 
   // "incomplete" without an end record (still running, or the job died: the log cannot
   // tell), else "failed", "partial", "complete"; "damaged" when its begin record is lost,
@@ -281,6 +285,16 @@ struct Resume {
   int32_t pid = 0;
 };
 
+// The pieces of a backup are locked on their medium (S3 Object Lock, docs/s3.md): no one
+// can delete them before `until_ns` (in governance mode, only a user with the permission to
+// bypass it). Recorded when the backup begins (the date each piece is written with) and
+// again when it ends (the date they were moved to); a backup's lock is the latest date.
+struct Lock {
+  uint64_t backup_id = 0;
+  int64_t time_ns = 0;  // when recorded
+  storage::Retention retention;
+};
+
 struct LoadWarning {
   uint64_t offset = 0;  // byte offset in catalog.log
   uint64_t length = 0;  // bytes skipped
@@ -381,6 +395,9 @@ class Catalog {
   // Records that this process resumes backup `r.backup_id`. Errors: not_found, or
   // invalid_argument for a backup that has ended.
   Result<void> resume_backup(const Resume& r);
+  // Records that the pieces of `l.backup_id` are locked until l.retention.until_ns (it may
+  // have ended). Errors: not_found for an unknown or deleted backup.
+  Result<void> add_lock(const Lock& l);
   // Backups a finished deletion removed (their records are still in the log until compact).
   std::vector<uint64_t> deleted_backups() const;
 

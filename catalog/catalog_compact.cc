@@ -25,7 +25,8 @@ namespace {
 std::optional<uint64_t> record_backup_id(const Frame& f) {
   const bool per_backup = (f.type >= static_cast<uint16_t>(RecordType::backup_begin) &&
                            f.type <= static_cast<uint16_t>(RecordType::frame_check)) ||
-                          f.type == static_cast<uint16_t>(RecordType::resume);
+                          f.type == static_cast<uint16_t>(RecordType::resume) ||
+                          f.type == static_cast<uint16_t>(RecordType::lock);
   if (!per_backup || f.payload.size() < 9) return std::nullopt;
   uint64_t id = 0;
   for (int i = 0; i < 8; ++i) id |= uint64_t{f.payload[1 + static_cast<size_t>(i)]} << (8 * i);

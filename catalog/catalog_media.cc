@@ -80,6 +80,18 @@ Result<void> Catalog::resume_backup(const Resume& r) {
   return ok();
 }
 
+Result<void> Catalog::add_lock(const Lock& l) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  SB_ASSIGN(auto rec, encode_lock(l));
+  SB_ASSIGN(uint64_t at, s.append([&]() -> Result<std::vector<EncodedRecord>> {
+    SB_TRY(s.model.check_exists(l.backup_id));
+    return std::vector<EncodedRecord>{rec};
+  }));
+  s.model.add_lock(l, at);
+  return ok();
+}
+
 std::vector<uint64_t> Catalog::deleted_backups() const {
   std::lock_guard<std::mutex> g(mu_);
   const auto& d = state_->model.deleted();

@@ -195,6 +195,35 @@ Result<EncodedRecord> encode_resume(const Resume& r) {
   return EncodedRecord{RecordType::resume, w.take()};
 }
 
+Result<EncodedRecord> encode_lock(const Lock& l) {
+  SB_TRY(check_id(l.backup_id));
+  util::ByteWriter w;
+  w.u8(kPayloadVersion);
+  w.u64(l.backup_id);
+  w.i64(l.time_ns);
+  w.u8(static_cast<uint8_t>(l.retention.mode));
+  w.i64(l.retention.until_ns);
+  return EncodedRecord{RecordType::lock, w.take()};
+}
+
+Result<Lock> decode_lock(std::span<const uint8_t> payload) {
+  Cursor c(payload);
+  SB_ASSIGN(bool newer, read_version(c));
+  util::ByteReader& r = c.r();
+  Lock out;
+  out.backup_id = r.u64();
+  out.time_ns = r.i64();
+  const uint8_t mode = r.u8();
+  out.retention.until_ns = r.i64();
+  SB_TRY(check_end(c.ok(), c.remaining(), newer, "lock payload"));
+  if (mode != static_cast<uint8_t>(storage::Retention::Mode::governance) &&
+      mode != static_cast<uint8_t>(storage::Retention::Mode::compliance))
+    return malformed("unknown lock mode " + std::to_string(mode));
+  out.retention.mode = static_cast<storage::Retention::Mode>(mode);
+  SB_TRY(check_decoded_id(out.backup_id));
+  return out;
+}
+
 Result<Resume> decode_resume(std::span<const uint8_t> payload) {
   Cursor c(payload);
   SB_ASSIGN(bool newer, read_version(c));

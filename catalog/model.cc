@@ -124,6 +124,11 @@ void Model::apply(const Frame& f) {
       if (!p) return bad(p.error());
       return add_resume(*p, f.offset);
     }
+    case RecordType::lock: {
+      auto p = decode_lock(f.payload);
+      if (!p) return bad(p.error());
+      return add_lock(*p, f.offset);
+    }
     case RecordType::job: {
       auto p = decode_job(f.payload);
       if (!p) return bad(p.error());
@@ -220,6 +225,12 @@ Result<void> Model::check_open(uint64_t id) const {
   return ok();
 }
 
+Result<void> Model::check_exists(uint64_t id) const {
+  if (!backups_.count(id) || deleted(id))
+    return fail(Errc::not_found, "backup " + std::to_string(id) + " is not in the catalog");
+  return ok();
+}
+
 bool Model::has_piece(uint64_t id, const std::string& name) const {
   auto it = piece_names_.find(id);
   return it != piece_names_.end() && it->second.count(name) != 0;
@@ -293,6 +304,21 @@ void Model::add_resume(const Resume& r, uint64_t offset) {
   // the interrupted run wrote before its end record (a kill between the two) would count
   // twice. (A log keeps records in the order written, a compacted one too.)
   if (!b->ended) b->files.clear();
+}
+
+void Model::add_lock(const Lock& l, uint64_t offset) {
+  // A lock may come after the end (the end moves it); it makes no backup of its own.
+  if (l.backup_id > max_id_) max_id_ = l.backup_id;
+  if (deleted_.count(l.backup_id)) return;
+  auto it = backups_.find(l.backup_id);
+  if (it == backups_.end()) {
+    warn({offset, 0, "lock record for backup " + std::to_string(l.backup_id) +
+                         ", which is not in the catalog; ignored"});
+    return;
+  }
+  Backup* b = &it->second;
+  // The latest date wins (a compliance lock can only be moved later); its mode with it.
+  if (!b->lock || l.retention.until_ns >= b->lock->until_ns) b->lock = l.retention;
 }
 
 std::vector<Deletion> Model::pending_deletions() const {

@@ -36,6 +36,7 @@ class Model {
   void add_crosscheck(const Crosscheck& c);
   void add_deletion(const Deletion& d, uint64_t offset);
   void add_resume(const Resume& r, uint64_t offset);
+  void add_lock(const Lock& l, uint64_t offset);
   const std::map<std::string, Setting>& settings() const { return settings_; }
   std::vector<Deletion> pending_deletions() const;
   bool has_intent(uint64_t deletion_id) const { return intents_.count(deletion_id) != 0; }
@@ -47,6 +48,8 @@ class Model {
 
   // For writers: not_found for an unknown backup, invalid_argument for an ended one.
   Result<void> check_open(uint64_t id) const;
+  // For writers: not_found for an unknown or deleted backup.
+  Result<void> check_exists(uint64_t id) const;
   bool has_piece(uint64_t id, const std::string& name) const;
   // Greater than every backup id any readable record mentions.
   uint64_t next_id() const { return max_id_ + 1; }

@@ -93,6 +93,8 @@ Result<Setting> decode_setting(std::span<const uint8_t> payload);
 Result<Crosscheck> decode_crosscheck(std::span<const uint8_t> payload);
 Result<Deletion> decode_deletion(std::span<const uint8_t> payload);
 Result<EncodedRecord> encode_resume(const Resume& r);
+Result<EncodedRecord> encode_lock(const Lock& l);
+Result<Lock> decode_lock(std::span<const uint8_t> payload);
 Result<Resume> decode_resume(std::span<const uint8_t> payload);
 
 }  // namespace stripeback::catalog

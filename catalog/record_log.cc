@@ -108,6 +108,8 @@ const char* record_type_name(uint16_t type) {
       return "resume";
     case RecordType::job:
       return "job";
+    case RecordType::lock:
+      return "lock";
   }
   return "unknown";
 }

@@ -44,6 +44,7 @@ enum class RecordType : uint16_t {
   crosscheck = 9,   // what a crosscheck found of each piece (Crosscheck)
   deletion = 10,    // intent or end of a deletion of backups and pieces (Deletion)
   resume = 11,      // a job resumes an interrupted backup (Resume)
+  lock = 12,        // a backup's pieces are locked on their medium until a date (Lock)
 };
 const char* record_type_name(uint16_t type);
 

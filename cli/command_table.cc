@@ -133,7 +133,9 @@ const Command kCommands[] = {
      "recovery-window DAYS', 'configure resume-window DAYS' (how long an interrupted backup "
      "is kept for backup --resume before it is obsolete; default 7), 'configure channels N', "
      "'configure compression LEVEL', 'configure key-file PATH' (or passphrase-file PATH, "
-     "passphrase-env NAME: where the key is, never the key), 'configure destination "
+     "passphrase-env NAME: where the key is, never the key), 'configure lock-days N' and "
+     "'configure lock-mode compliance|governance' (backups locked in S3, as --lock-days; a "
+     "recovery window shorter than the lock is refused), 'configure destination "
      "DIR|URL'; flags of a command override them. Without a setting, or with --show, prints "
      "them all",
      [](CLI::App* cmd, CommandLine& l) { add_configure_flags(cmd, l.common, l.media); },

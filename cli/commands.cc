@@ -349,6 +349,10 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
     if (!b.damage.empty())
       std::printf("backup %llu is damaged: %s\n", static_cast<unsigned long long>(b.id),
                   util::escape_text(b.damage).c_str());
+    if (b.lock)
+      std::printf("backup %llu %s locked until %s (%s)\n", static_cast<unsigned long long>(b.id),
+                  b.locked_at(util::wall_now_ns()) ? "is" : "was",
+                  format_time(b.lock->until_ns).c_str(), storage::retention_mode_name(b.lock->mode));
     for (const auto& p : b.pieces) {
       if (p.expired)
         std::printf("backup %llu: piece %s is expired: %s\n", static_cast<unsigned long long>(b.id),

@@ -46,6 +46,18 @@ Result<std::string> check_setting(const std::string& key, const std::vector<std:
                                               "' is not none, low, medium, high, auto or zstd:N");
     return value;
   }
+  if (key == "lock-days") {
+    if (value.find_first_not_of("0123456789") != std::string::npos || value.size() > 5 ||
+        std::stoul(value) < 1 || std::stoul(value) > 36500)
+      return fail(Errc::invalid_argument, "configure lock-days: '" + value + "' is not 1 to 36500");
+    return value;
+  }
+  if (key == "lock-mode") {
+    if (value != "compliance" && value != "governance")
+      return fail(Errc::invalid_argument,
+                  "configure lock-mode: '" + value + "' is not compliance or governance");
+    return value;
+  }
   if (key == "resume-window") {
     SB_ASSIGN(double days, engine::parse_days(value, "configure resume-window"));
     (void)days;
@@ -60,7 +72,30 @@ Result<std::string> check_setting(const std::string& key, const std::vector<std:
   return fail(Errc::invalid_argument, "configure: unknown setting '" + key +
                                           "' (known: retention, resume-window, channels, "
                                           "compression, key-file, passphrase-file, "
-                                          "passphrase-env, destination)");
+                                          "passphrase-env, destination, lock-days, lock-mode)");
+}
+
+// A recovery window shorter than the lock would make backups obsolete that no one can
+// delete yet: refused, whichever of the two is set second.
+Result<void> check_lock_fits_retention(const std::map<std::string, std::string>& now,
+                                       const std::string& key, const std::string& value) {
+  auto get = [&](const char* k) -> std::optional<std::string> {
+    if (key == k) return value;
+    auto it = now.find(k);
+    if (it == now.end() || it->second.empty()) return std::nullopt;
+    return it->second;
+  };
+  const auto days = get("lock-days"), retention = get("retention");
+  if (!days || !retention) return ok();
+  auto policy = engine::parse_policy(*retention);
+  if (!policy || policy->kind != engine::RetentionPolicy::Kind::window) return ok();
+  if (policy->window_days >= std::stod(*days)) return ok();
+  return fail(Errc::invalid_argument,
+              "configure " + key + ": the retention policy '" + policy->str() +
+                  "' is shorter than the lock of " + *days +
+                  " day(s): backups it makes obsolete could not be deleted until their lock "
+                  "ends (make the recovery window at least " + *days +
+                  " days, or the lock shorter)");
 }
 
 // Opens the catalog for a command that only reads it: a catalog that does not exist yet
@@ -91,6 +126,10 @@ int run_configure_cmd(const CommonFlags& c, const MediaFlags& f) {
     const std::string key = f.setting.front();
     auto value = check_setting(key, {f.setting.begin() + 1, f.setting.end()});
     if (!value) return report(value.error());
+    std::map<std::string, std::string> before;
+    if (cat)
+      for (const auto& s : (*cat)->settings()) before[s.key] = s.value;
+    if (auto r = check_lock_fits_retention(before, key, *value); !r) return report(r.error());
     if (key == "key-file" || key == "passphrase-file") {
       // The path is stored, never what it holds.
     }
@@ -246,6 +285,37 @@ void deletion_json(util::JsonWriter& w, const engine::DeletePlan& plan, bool act
   w.end_array();
 }
 
+// A backup's lock: locked_until and lock_mode (null when it was never locked).
+void lock_json(util::JsonWriter& w, const catalog::Backup& b) {
+  if (!b.lock) {
+    w.kv_null("locked_until");
+    w.kv_null("lock_mode");
+    return;
+  }
+  w.kv("locked_until", format_time(b.lock->until_ns));
+  w.kv("lock_mode", storage::retention_mode_name(b.lock->mode));
+}
+
+// The backups a deletion keeps because their pieces are locked.
+void locked_json(util::JsonWriter& w, const engine::DeletePlan& plan) {
+  w.begin_array("locked");
+  for (const auto& l : plan.locked) {
+    w.begin_object();
+    w.kv("backup_id", l.id);
+    w.kv("locked_until", format_time(l.lock.until_ns));
+    w.kv("lock_mode", storage::retention_mode_name(l.lock.mode));
+    w.end_object();
+  }
+  w.end_array();
+}
+
+void print_locked(const engine::DeletePlan& plan) {
+  for (const auto& l : plan.locked)
+    std::printf("backup %llu is locked until %s (%s): it and its pieces stay\n",
+                static_cast<unsigned long long>(l.id), format_time(l.lock.until_ns).c_str(),
+                storage::retention_mode_name(l.lock.mode));
+}
+
 Result<engine::RetentionPolicy> policy_of(const catalog::Catalog& cat) {
   auto text = cat.setting("retention");
   if (!text) return engine::RetentionPolicy{};
@@ -279,7 +349,8 @@ int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
                                               engine::may_still_run, resume_days);
   std::vector<uint64_t> ids;
   for (const auto& o : obsolete) ids.push_back(o.id);
-  engine::DeletePlan plan = engine::plan_deletion(backups, ids, "obsolete", true);
+  engine::DeletePlan plan =
+      engine::plan_deletion(backups, ids, "obsolete", true, util::wall_now_ns());
   engine::DeleteOutcome outcome;
   const bool act = remove && !f.dry_run;
   if (act) {
@@ -303,9 +374,11 @@ int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
       w.kv("status", b->status_name());
       w.kv("start_time", format_time(b->begin.start_time_ns));
       w.kv("reason", o.reason);
+      lock_json(w, *b);
       w.end_object();
     }
     w.end_array();
+    locked_json(w, plan);
     if (act) w.kv("finished_earlier_deletions", static_cast<uint64_t>(outcome.finished.size()));
     deletion_json(w, plan, act, outcome);
     w.end_object();
@@ -317,7 +390,11 @@ int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
                   p.backups.size(), p.pieces.size());
     for (const auto& o : obsolete) {
       auto b = std::find_if(backups.begin(), backups.end(), [&](const auto& x) { return x.id == o.id; });
-      std::printf("%s: backup %llu (%s, %s, %s): %s\n", verb, static_cast<unsigned long long>(o.id),
+      const bool locked = std::any_of(plan.locked.begin(), plan.locked.end(),
+                                      [&](const auto& l) { return l.id == o.id; });
+      std::printf("%s: backup %llu (%s, %s, %s): %s\n",
+                  locked ? (remove ? "kept, locked" : "obsolete, locked") : verb,
+                  static_cast<unsigned long long>(o.id),
                   b->begin.tag.empty() ? "-" : util::escape_text(b->begin.tag).c_str(),
                   format_time(b->begin.start_time_ns).c_str(), b->status_name().c_str(),
                   o.reason.c_str());
@@ -327,18 +404,19 @@ int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
       if (!listed.count(p.backup_id) || !p.backup_id)
         std::printf("%s: orphan piece %s in %s (%s)\n", verb, util::escape_text(p.name).c_str(),
                     util::escape_text(p.location).c_str(), util::format_bytes(p.size).c_str());
+    print_locked(plan);
     size_t earlier = 0;  // backups of interrupted deletions finished first
     for (const auto& p : outcome.finished) earlier += p.backups.size();
     if (act)
       std::printf("%zu backup(s) deleted%s, %llu piece(s) removed (%zu planned, %s)\n",
-                  obsolete.size() + earlier,
+                  plan.backups.size() + earlier,
                   earlier ? (" (" + std::to_string(earlier) +
                              " by finishing an interrupted deletion)").c_str()
                           : "",
                   static_cast<unsigned long long>(outcome.pieces_removed), plan.pieces.size(),
                   util::format_bytes(plan.bytes()).c_str());
     else
-      std::printf("%zu backup(s), %zu piece(s), %s %s\n", obsolete.size(), plan.pieces.size(),
+      std::printf("%zu backup(s), %zu piece(s), %s %s\n", plan.backups.size(), plan.pieces.size(),
                   util::format_bytes(plan.bytes()).c_str(),
                   !remove ? "obsolete" : "would be deleted (dry run)");
     for (const auto& e : outcome.errors) print_error(e);
@@ -369,7 +447,8 @@ int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
   for (const auto& b : backups)
     if (b.expired() && !b.deleting) ids.push_back(b.id);
   // The pieces still there go too: a backup missing one piece cannot restore what it held.
-  engine::DeletePlan plan = engine::plan_deletion(backups, ids, "expired", false);
+  engine::DeletePlan plan =
+      engine::plan_deletion(backups, ids, "expired", false, util::wall_now_ns());
   engine::DeleteOutcome outcome;
   const bool act = !f.dry_run;
   if (act) {
@@ -383,25 +462,27 @@ int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
     w.kv("operation", "delete expired");
     w.kv("dry_run", f.dry_run);
     w.begin_array("backups");
-    for (uint64_t id : ids) {
+    for (uint64_t id : plan.backups) {
       w.begin_object();
       w.kv("backup_id", id);
       w.end_object();
     }
     w.end_array();
+    locked_json(w, plan);
     deletion_json(w, plan, act, outcome);
     w.end_object();
     std::printf("%s\n", w.str().c_str());
   } else {
-    for (uint64_t id : ids)
+    for (uint64_t id : plan.backups)
       std::printf("%s: expired backup %llu\n", act ? "deleted" : "would delete",
                   static_cast<unsigned long long>(id));
+    print_locked(plan);
     if (act)
-      std::printf("%zu expired backup(s) deleted, %llu remaining piece(s) removed\n", ids.size(),
-                  static_cast<unsigned long long>(outcome.pieces_removed));
+      std::printf("%zu expired backup(s) deleted, %llu remaining piece(s) removed\n",
+                  plan.backups.size(), static_cast<unsigned long long>(outcome.pieces_removed));
     else
       std::printf("%zu expired backup(s), up to %zu remaining piece(s) would be deleted (dry "
-                  "run)\n", ids.size(), plan.pieces.size());
+                  "run)\n", plan.backups.size(), plan.pieces.size());
     for (const auto& e : outcome.errors) print_error(e);
   }
   return act && !outcome.errors.empty() ? kExitFailed : kExitOk;
@@ -412,7 +493,7 @@ int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
 const std::vector<std::string>& setting_keys() {
   static const std::vector<std::string> keys{
       "retention",       "resume-window",  "channels",   "compression", "key-file",
-      "passphrase-file", "passphrase-env", "destination"};
+      "passphrase-file", "passphrase-env", "destination", "lock-days", "lock-mode"};
   return keys;
 }
 
@@ -441,6 +522,8 @@ Result<void> apply_settings(const CommonFlags& c, options::Settings& job, bool b
   SB_TRY(take("channels", "channels"));
   if (backup) {
     SB_TRY(take("compression", "compress"));
+    SB_TRY(take("lock-days", "lock_days"));
+    if (job.lock_days) SB_TRY(take("lock-mode", "lock_mode"));
     if (set.count("destination") && job.destinations.empty() && !job.validate)
       job.destinations = {set["destination"]};
   }

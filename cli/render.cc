@@ -8,6 +8,7 @@
 #include <set>
 
 #include "engine/format/piece_name.h"
+#include "util/clock.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -138,6 +139,10 @@ std::string backup_json(const engine::BackupSummary& s) {
   w.kv("bytes_read", s.bytes_read);
   w.kv("bytes_written", s.bytes_written);
   w.kv("pieces", s.pieces);
+  if (s.lock) {
+    w.kv("locked_until", format_time(s.lock->until_ns));
+    w.kv("lock_mode", storage::retention_mode_name(s.lock->mode));
+  }
   if (!s.labelled_volumes.empty()) {
     w.begin_array("labelled_volumes");
     for (const auto& v : s.labelled_volumes)
@@ -251,6 +256,9 @@ std::string backup_text(const engine::BackupSummary& b) {
                   util::mb_per_s(b.bytes_read, b.elapsed_s), b.verdict.bound_by.c_str());
   }
   s += buf;
+  if (b.lock)
+    s += "  pieces locked until " + format_time(b.lock->until_ns) + " (" +
+         storage::retention_mode_name(b.lock->mode) + " mode)\n";
   for (const auto& v : b.labelled_volumes) {
     std::snprintf(buf, sizeof buf, "  labelled the blank volume in %s as %s\n",
                   escape_text(v.drive).c_str(), escape_text(v.volume_id).c_str());
@@ -354,14 +362,7 @@ std::string backup_text(const engine::BackupSummary& b) {
   return s;
 }
 
-std::string format_time(int64_t ns) {
-  time_t t = static_cast<time_t>(ns / 1000000000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string format_time(int64_t ns) { return util::format_time_ns(ns); }
 
 std::string restore_json(const engine::RestoreSummary& s) {
   util::JsonWriter w;
@@ -555,6 +556,13 @@ std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only)
     }
     w.kv("pieces", static_cast<uint64_t>(b.pieces.size()));
     w.kv("destination", b.begin.destination);
+    if (b.lock) {
+      w.kv("locked_until", format_time(b.lock->until_ns));
+      w.kv("lock_mode", storage::retention_mode_name(b.lock->mode));
+    } else {
+      w.kv_null("locked_until");
+      w.kv_null("lock_mode");
+    }
     w.begin_array("piece_list");
     for (const auto& p : b.pieces) {
       w.begin_object();

@@ -209,6 +209,10 @@ Result<engine::BackupOptions> backup_options(const Settings& s) {
   o.max_corrupt = s.max_corrupt;
   o.page_size = s.page_size;
   o.resume = s.resume;
+  if (s.lock_days) o.lock = engine::BackupOptions::Lock{s.lock_mode, *s.lock_days};
+  else if (s.was_given("lock_mode"))
+    return fail(Errc::invalid_argument,
+                util::option_word("lock_mode") + " goes with " + util::option_word("lock_days"));
   if (s.change_unit) o.change_unit = *s.change_unit;
   SB_ASSIGN(o.keys, keys_for_backup(s));
   const bool compressing = o.channel.compress_level != 0;

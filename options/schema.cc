@@ -107,6 +107,13 @@ void reset_key_source(Settings& s) {
   (s.keys.*F).clear();
 }
 
+Result<void> set_lock_mode(const Option& o, Settings& s, std::string_view v) {
+  if (v == "compliance") s.lock_mode = storage::Retention::Mode::compliance;
+  else if (v == "governance") s.lock_mode = storage::Retention::Mode::governance;
+  else return bad(o, "must be compliance or governance; got " + quoted(v));
+  return ok();
+}
+
 Result<void> set_compress(const Option& o, Settings& s, std::string_view v) {
   auto level = engine::parse_compress(std::string(v));
   if (!level) return level.error().wrap("option " + util::option_word(o.key));
@@ -389,6 +396,15 @@ const Option kSchema[] = {
    "again (give the same --section-size), the rest is backed up, and the result is that one "
    "backup. ID or 'last' (the newest interrupted backup to --to)",
    {}, "ID|last", {}, 0, 0, set_resume, reset<&Settings::resume>},
+  {"lock_days", "--lock-days", Type::number, kBackup,
+   "lock every piece and the catalog autobackup until N days after the backup ends, so that "
+   "no one can delete or overwrite them before (S3 Object Lock: the bucket must have been "
+   "created with Object Lock enabled); retention and delete skip locked backups",
+   {}, "N", {}, 1, 36500, count<&Settings::lock_days>, reset<&Settings::lock_days>},
+  {"lock_mode", "--lock-mode", Type::text, kBackup,
+   "with --lock-days: compliance (no one can shorten or lift the lock, the root account "
+   "included) or governance (a user with the s3:BypassGovernanceRetention permission can)",
+   {}, "MODE", "compliance", 0, 0, set_lock_mode, reset<&Settings::lock_mode>},
   {"files_per_set", "--files-per-set", Type::number, kBackup,
    "files per backup set; a channel multiplexes the files of one set",
    {}, "N", "64", 1, 1000000, count<&Settings::files_per_set>, reset<&Settings::files_per_set>},

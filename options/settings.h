@@ -33,6 +33,9 @@ struct Settings {
   std::optional<engine::Checkpoints> checkpoints;  // unset: the defaults
   uint64_t max_piece_size = 0, section_size = 0;   // 0: none
   std::optional<uint64_t> resume;                  // 0: the newest interrupted backup
+  // Locked backups (S3 Object Lock): days after the end, and the mode.
+  std::optional<uint32_t> lock_days;
+  storage::Retention::Mode lock_mode = storage::Retention::Mode::compliance;
   // Rates, duration, compression.
   uint64_t rate = 0, job_rate = 0;  // bytes per second; 0: unlimited
   std::optional<std::chrono::seconds> duration;

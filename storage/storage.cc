@@ -86,8 +86,22 @@ std::optional<std::string> Storage::pseudo_file_system(const Location&, const Fi
   return std::nullopt;
 }
 
-Result<void> Storage::put(const Location& at, std::span<const std::byte>, mode_t) {
+Result<void> Storage::put(const Location& at, std::span<const std::byte>, const PutOptions&) {
   return unsupported("put", at);
+}
+Result<void> Storage::retention_available(const Location& dir) {
+  return unsupported("locking objects (Object Lock)", dir);
+}
+Result<void> Storage::set_retention(const Location& at, const Retention&) {
+  return unsupported("locking objects (Object Lock)", at);
+}
+Result<std::vector<std::string>> Storage::unfinished(const Location&) {
+  return std::vector<std::string>{};
+}
+Result<void> Storage::abandon_unfinished(const Location&) { return ok(); }
+
+const char* retention_mode_name(Retention::Mode m) {
+  return m == Retention::Mode::governance ? "governance" : "compliance";
 }
 
 Result<void> write_file_atomic(Storage& st, const Location& at, std::span<const std::byte> data,
@@ -95,8 +109,9 @@ Result<void> write_file_atomic(Storage& st, const Location& at, std::span<const 
   const StorageCaps& caps = st.caps();
   if (caps.atomic_put) {
     if (o.before_replace) o.before_replace();
-    return st.put(at, data, o.mode);
+    return st.put(at, data, PutOptions{o.mode, o.retention});
   }
+  if (o.retention) return st.set_retention(at, *o.retention);  // refused: no locks here
   if (!caps.rename)
     return Error{Errc::unsupported, 0,
                  "'" + at.str() + "' cannot be replaced whole on " + st.scheme() +

@@ -48,11 +48,26 @@ struct StorageCaps {
   bool append = true;            // an existing file can be opened and written again
   bool atomic_put = false;       // put() replaces a whole object at once
   bool multipart = false;        // a new file is written as parts in order, then completed
+  // Objects can be locked against deletion and overwriting until a date (S3 Object Lock):
+  // CreateOptions::retention and PutOptions::retention apply, set_retention() extends.
+  bool retention = false;
   uint32_t alignment = 1;        // offsets and lengths of direct I/O are multiples of this
   uint32_t max_io = 1u << 20;    // largest request worth issuing
 };
 
 enum class OpKind : uint8_t { read, write, sync };
+
+class File;
+
+// A lock on an object: until `until_ns` (wall clock, ns since the epoch) the medium refuses
+// to delete or overwrite it. In governance mode a user with a special permission may lift
+// it; in compliance mode no one can, and the date can only be moved later.
+struct Retention {
+  enum class Mode : uint8_t { governance = 1, compliance = 2 };
+  Mode mode = Mode::compliance;
+  int64_t until_ns = 0;
+};
+const char* retention_mode_name(Retention::Mode m);  // "governance", "compliance"
 
 class File;
 
@@ -112,6 +127,13 @@ struct CreateOptions {
   // its label.
   uint64_t set_id = 0;
   uint32_t channel = 0, number = 0;
+  // Lock the new object once written (caps().retention; refused elsewhere).
+  std::optional<Retention> retention = std::nullopt;
+};
+
+struct PutOptions {
+  mode_t mode = 0640;
+  std::optional<Retention> retention = std::nullopt;  // as CreateOptions::retention
 };
 
 // Where a file went on removable media: one span per volume it occupies.
@@ -242,7 +264,20 @@ class Storage {
   virtual Result<void> sync_dir(const Location& dir);
   // Replaces the whole object at `at` with `data` at once: a reader sees the old bytes or
   // the new ones, never part of either (with caps().atomic_put; Errc::unsupported elsewhere).
-  virtual Result<void> put(const Location& at, std::span<const std::byte> data, mode_t mode);
+  virtual Result<void> put(const Location& at, std::span<const std::byte> data,
+                           const PutOptions& o);
+  // Object locks (caps().retention; Errc::unsupported elsewhere). retention_available()
+  // checks, before anything is written, that objects under `dir` can be locked (an S3
+  // bucket with Object Lock enabled), naming the cause when not. set_retention() moves the
+  // lock of the object `at` to `r` (a compliance lock only later).
+  virtual Result<void> retention_available(const Location& dir);
+  virtual Result<void> set_retention(const Location& at, const Retention& r);
+  // Writes begun and never completed nor abandoned (an S3 multipart upload whose writer was
+  // killed): the names under `dir` they were for, each once; empty on media where an
+  // unfinished write is a file like any other. abandon_unfinished() drops every unfinished
+  // write of the name `at` (its parts are freed; a completed object of that name stays).
+  virtual Result<std::vector<std::string>> unfinished(const Location& dir);
+  virtual Result<void> abandon_unfinished(const Location& at);
   // The calling thread's counters of this backend (nullopt when the thread used none).
   // Call at the end of a channel, on its thread; `close_thread` drops its connections.
   virtual std::optional<CounterGroup> thread_counters(bool close_thread);
@@ -263,6 +298,7 @@ class Storage {
 // neither. `before_replace` runs once the temporary is durable, before it goes in place.
 struct AtomicWriteOptions {
   mode_t mode = 0600;
+  std::optional<Retention> retention = std::nullopt;  // with caps().retention (refused elsewhere)
   std::function<void()> before_replace;
 };
 Result<void> write_file_atomic(Storage& st, const Location& at, std::span<const std::byte> data,

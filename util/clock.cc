@@ -10,6 +10,15 @@
 
 namespace stripeback::util {
 
+std::string format_time_ns(int64_t ns) {
+  time_t t = static_cast<time_t>(ns / 1000000000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 std::optional<int64_t> parse_utc_seconds(const std::string& text) {
   if (text.empty()) return std::nullopt;
   if (text.find_first_not_of("0123456789") == std::string::npos) {

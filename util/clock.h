@@ -21,6 +21,9 @@ namespace stripeback::util {
 // Nanoseconds since the epoch: now, or the fake time a test set.
 int64_t wall_now_ns();
 
+// `ns` since the epoch as UTC to the second: "2026-12-01T02:00:00Z".
+std::string format_time_ns(int64_t ns);
+
 // "2026-12-01T02:00:00Z" or seconds since the epoch, as seconds; nullopt when neither.
 std::optional<int64_t> parse_utc_seconds(const std::string& text);
 

@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
+#include <vector>
 
 #include "backends/s3/session.h"
 #include "backends/s3/url.h"
@@ -28,6 +30,19 @@ S3Op op_on(S3OpKind kind, const storage::Location& at) {
   op.bucket = bucket_of(at);
   op.key = key_of(at);
   return op;
+}
+
+ObjectLock lock_of(const storage::Retention& r) {
+  ObjectLock l;
+  l.mode = r.mode == storage::Retention::Mode::governance ? RetentionMode::governance
+                                                           : RetentionMode::compliance;
+  l.retain_until = TimePoint(std::chrono::duration_cast<TimePoint::duration>(
+      std::chrono::nanoseconds(r.until_ns)));
+  return l;
+}
+std::optional<ObjectLock> lock_of(const std::optional<storage::Retention>& r) {
+  if (!r) return std::nullopt;
+  return lock_of(*r);
 }
 
 Result<uint32_t> read_result(const S3Result& r, const std::string& name) {
@@ -150,6 +165,7 @@ class S3Storage final : public storage::Storage {
     caps_.append = false;
     caps_.atomic_put = true;
     caps_.multipart = true;
+    caps_.retention = true;
     caps_.directories = true;
     caps_.dir_sync = false;
     caps_.preallocate = false;
@@ -168,7 +184,7 @@ class S3Storage final : public storage::Storage {
   }
 
   Result<std::unique_ptr<storage::WriteFile>> create(const storage::Location& at,
-                                                     const storage::CreateOptions&) override {
+                                                     const storage::CreateOptions& o) override {
     if (key_of(at).empty())
       return fail(Errc::invalid_argument, "'" + at.str() + "' is a bucket, not an object");
     SB_ASSIGN(auto s, session(at));
@@ -177,7 +193,7 @@ class S3Storage final : public storage::Storage {
       return fail(Errc::exists, "unable to create '" + at.str() + "': the object exists");
     if (r.outcome.error().code != Errc::not_found)
       return r.outcome.error().wrap("unable to create '" + at.str() + "'");
-    return make_write_file(std::move(s), at, &caps_);
+    return make_write_file(std::move(s), at, &caps_, lock_of(o.retention));
   }
 
   Result<std::unique_ptr<storage::Directory>> open_dir(const storage::Location& at,
@@ -216,14 +232,29 @@ class S3Storage final : public storage::Storage {
   }
   Result<void> sync_dir(const storage::Location&) override { return ok(); }
   Result<void> put(const storage::Location& at, std::span<const std::byte> data,
-                   mode_t) override {
+                   const storage::PutOptions& o) override {
     SB_ASSIGN(auto s, session(at));
     S3Op op = op_on(S3OpKind::put_object, at);
     op.body = data;
+    op.lock = lock_of(o.retention);
     S3Result r = s->run(std::move(op));
     if (!r.outcome) return r.outcome.error().wrap("unable to write '" + at.str() + "'");
     return ok();
   }
+
+  Result<void> retention_available(const storage::Location& dir) override;
+  Result<void> set_retention(const storage::Location& at, const storage::Retention& r) override {
+    SB_ASSIGN(auto s, session(at));
+    S3Op op = op_on(S3OpKind::put_object_retention, at);
+    op.lock = lock_of(r);
+    S3Result res = s->run(std::move(op));
+    if (!res.outcome)
+      return res.outcome.error().wrap("unable to lock '" + at.str() + "' until " +
+                                      iso8601(lock_of(r).retain_until));
+    return ok();
+  }
+  Result<std::vector<std::string>> unfinished(const storage::Location& dir) override;
+  Result<void> abandon_unfinished(const storage::Location& at) override;
 
   std::optional<storage::CounterGroup> thread_counters(bool close_thread) override {
     auto s = find_thread_session(this, close_thread);
@@ -258,6 +289,80 @@ Result<bool> S3Storage::has_children(Session& s, const storage::Location& at) {
   S3Result r = s.run(std::move(op));
   if (!r.outcome) return r.outcome.error().wrap("unable to list '" + at.str() + "'");
   return !r.listing.objects.empty() || !r.listing.common_prefixes.empty();
+}
+
+Result<void> S3Storage::retention_available(const storage::Location& dir) {
+  SB_ASSIGN(auto s, session(dir));
+  S3Op op = op_on(S3OpKind::get_object_lock_configuration, dir);
+  op.key.clear();
+  S3Result r = s->run(std::move(op));
+  const std::string bucket = "bucket '" + bucket_of(dir) + "' of '" + dir.str() + "'";
+  if (!r.outcome && r.outcome.error().code == Errc::not_found && r.s3_code == "NoSuchBucket")
+    return fail(Errc::not_found, bucket + " does not exist");
+  if ((!r.outcome && r.outcome.error().code == Errc::not_found) ||
+      (r.outcome && !r.lock_config.enabled))
+    return fail(Errc::unsupported,
+                bucket + " does not have Object Lock enabled (it can only be enabled when the "
+                         "bucket is created; locked backups need such a bucket)");
+  if (!r.outcome) return r.outcome.error().wrap("unable to read the Object Lock setting of " + bucket);
+  return ok();
+}
+
+// Unfinished multipart uploads under `dir`, one level down (as list() sees names).
+Result<std::vector<std::string>> S3Storage::unfinished(const storage::Location& dir) {
+  SB_ASSIGN(auto s, session(dir));
+  const std::string prefix = key_of(dir).empty() ? "" : key_of(dir) + "/";
+  std::vector<std::string> names;
+  std::string key_marker, id_marker;
+  for (;;) {
+    S3Op op = op_on(S3OpKind::list_multipart_uploads, dir);
+    op.key.clear();
+    op.prefix = prefix;
+    op.delimiter = "/";
+    op.key_marker = key_marker;
+    op.upload_id_marker = id_marker;
+    S3Result r = s->run(std::move(op));
+    if (!r.outcome)
+      return r.outcome.error().wrap("unable to list the unfinished uploads of '" + dir.str() + "'");
+    for (const auto& u : r.uploads.uploads)
+      if (u.key.size() > prefix.size()) names.push_back(u.key.substr(prefix.size()));
+    if (!r.uploads.truncated || r.uploads.next_key_marker.empty()) break;
+    key_marker = r.uploads.next_key_marker;
+    id_marker = r.uploads.next_upload_id_marker;
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+Result<void> S3Storage::abandon_unfinished(const storage::Location& at) {
+  SB_ASSIGN(auto s, session(at));
+  const std::string key = key_of(at);
+  std::vector<std::string> ids;
+  std::string key_marker, id_marker;
+  for (;;) {
+    S3Op op = op_on(S3OpKind::list_multipart_uploads, at);
+    op.key.clear();
+    op.prefix = key;
+    op.key_marker = key_marker;
+    op.upload_id_marker = id_marker;
+    S3Result r = s->run(std::move(op));
+    if (!r.outcome)
+      return r.outcome.error().wrap("unable to list the unfinished uploads of '" + at.str() + "'");
+    for (const auto& u : r.uploads.uploads)
+      if (u.key == key) ids.push_back(u.upload_id);
+    if (!r.uploads.truncated || r.uploads.next_key_marker.empty()) break;
+    key_marker = r.uploads.next_key_marker;
+    id_marker = r.uploads.next_upload_id_marker;
+  }
+  for (const auto& id : ids) {
+    S3Op op = op_on(S3OpKind::abort_multipart_upload, at);
+    op.upload_id = id;
+    S3Result r = s->run(std::move(op));
+    if (!r.outcome && r.outcome.error().code != Errc::not_found)
+      return r.outcome.error().wrap("unable to abort the unfinished upload of '" + at.str() + "'");
+  }
+  return ok();
 }
 
 Result<storage::FileInfo> S3Storage::stat(const storage::Location& at, bool) {

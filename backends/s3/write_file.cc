@@ -27,8 +27,10 @@ constexpr auto kAbandonWait = std::chrono::seconds(30);
 
 class S3WriteFile final : public storage::WriteFile {
  public:
-  S3WriteFile(std::shared_ptr<Session> session, const storage::Location& at, const void* key)
+  S3WriteFile(std::shared_ptr<Session> session, const storage::Location& at, const void* key,
+              std::optional<ObjectLock> lock)
       : session_(std::move(session)),
+        lock_(std::move(lock)),
         name_(at.str()),
         bucket_(bucket_of(at)),
         object_(key_of(at)),
@@ -74,6 +76,7 @@ class S3WriteFile final : public storage::WriteFile {
   }
 
   std::shared_ptr<Session> session_;
+  std::optional<ObjectLock> lock_;  // the object's retention, set when it is created
   std::string name_, bucket_, object_;
   const void* key_;
   uint64_t part_size_;
@@ -113,6 +116,7 @@ Result<void> S3WriteFile::send_part() {
   if (up_->id.empty()) {
     S3Op op;
     op.kind = S3OpKind::create_multipart_upload;
+    op.lock = lock_;
     op.bucket = bucket_;
     op.key = object_;
     S3Result r = session_->run(std::move(op));
@@ -201,6 +205,7 @@ Result<void> S3WriteFile::commit() {
   if (up_->id.empty()) {
     S3Op op;
     op.kind = S3OpKind::put_object;
+    op.lock = lock_;
     op.bucket = bucket_;
     op.key = object_;
     op.body = cur_;
@@ -231,8 +236,9 @@ void S3WriteFile::abort_upload() {
 
 std::unique_ptr<storage::WriteFile> make_write_file(std::shared_ptr<Session> session,
                                                     const storage::Location& at,
-                                                    const void* key) {
-  return std::make_unique<S3WriteFile>(std::move(session), at, key);
+                                                    const void* key,
+                                                    std::optional<ObjectLock> lock) {
+  return std::make_unique<S3WriteFile>(std::move(session), at, key, std::move(lock));
 }
 
 }  // namespace stripeback::s3

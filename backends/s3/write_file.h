@@ -21,9 +21,11 @@
 
 namespace stripeback::s3 {
 
-// `key` is the write queue's key on IoLoops (one per storage).
+// `key` is the write queue's key on IoLoops (one per storage). With `lock`, the object is
+// created locked until that date (it goes with PutObject or CreateMultipartUpload).
 std::unique_ptr<storage::WriteFile> make_write_file(std::shared_ptr<Session> session,
                                                     const storage::Location& at,
-                                                    const void* key);
+                                                    const void* key,
+                                                    std::optional<ObjectLock> lock);
 
 }  // namespace stripeback::s3

@@ -56,6 +56,8 @@ struct BackupContext {
   std::atomic<uint64_t>* bytes_done = nullptr;  // job progress, for pacing
   JobProgress* progress = nullptr;              // live progress, or null
   Keyring* keys = nullptr;  // set: pieces are encrypted with keys from here
+  // Set: every piece is created locked until then (its trailer says so).
+  std::optional<storage::Retention> lock;
   ChannelConfig config;
   // Backups with a level (docs/incremental.md): every block is hashed per change unit of
   // this size, and only units whose digest differs from the parent's map are written. 0: a

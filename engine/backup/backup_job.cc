@@ -24,6 +24,7 @@ const util::Phase<BackupJob> kBackupPhases[] = {
     {"page checks", record_page_checks},  // recorded; a validation ends here (job_record.cc)
     {"record", record_backup},            // pieces and files into the catalog
     {"clean up", clean_up},               // a failed backup's pieces
+    {"lock", extend_locks},               // --lock-days: the pieces' locks moved on
     {"end", end_job},                     // the end record
     {"autobackup", write_autobackup},     // the catalog's copy beside the pieces
 };

@@ -70,6 +70,13 @@ struct BackupOptions {
   // Resume this interrupted backup (0: the newest one to the destination) instead of
   // beginning a new one (engine/backup/resume.h).
   std::optional<uint64_t> resume;
+  // Lock every piece and the catalog autobackup on the medium (S3 Object Lock) until `days`
+  // after the backup ends (docs/s3.md, "Locked backups"). The destination must allow it.
+  struct Lock {
+    storage::Retention::Mode mode = storage::Retention::Mode::compliance;
+    uint32_t days = 0;
+  };
+  std::optional<Lock> lock;
 };
 
 struct BufferChoice {
@@ -132,6 +139,8 @@ struct BackupSummary {
   Verdict verdict;  // what bounded the job (stats.h)
   std::vector<SkippedEntry> skipped;
   std::vector<std::string> warnings;
+  // --lock-days: until when the pieces are locked on their medium.
+  std::optional<storage::Retention> lock;
   // Recorded files that changed (size or mtime) while they were read: their copies may mix
   // old and new contents. Sorted; empty for a failed backup.
   std::vector<std::string> changed_files;

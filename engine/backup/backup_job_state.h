@@ -78,6 +78,8 @@ struct BackupJob {
   catalog::BackupBegin begin;
   uint64_t id = 0;
   std::vector<std::string> leftover_notes;  // the interrupted job's pieces not removed
+  // --lock-days: the lock the pieces are written with (begin + days); the end moves it.
+  std::optional<storage::Retention> lock;
 
   // run channels
   ChannelConfig channel;  // as the channels ran it
@@ -106,6 +108,10 @@ Result<Next> plan_sources(BackupJob& job);
 Result<Next> open_targets(BackupJob& job);
 Result<Next> find_resume(BackupJob& job);
 Result<Next> begin_job(BackupJob& job);
+// The lock `l` gives from `from_ns` (wall clock) on; real_now_ns(): the system clock,
+// never a test's fake one (the store compares lock dates with its own).
+storage::Retention lock_after(const BackupOptions::Lock& l, int64_t from_ns);
+int64_t real_now_ns();
 // job_parents.cc
 Result<Next> choose_parents(BackupJob& job);
 // job_sets.cc
@@ -120,6 +126,7 @@ Result<Next> judge_outcome(BackupJob& job);
 Result<Next> record_page_checks(BackupJob& job);
 Result<Next> record_backup(BackupJob& job);
 Result<Next> clean_up(BackupJob& job);
+Result<Next> extend_locks(BackupJob& job);
 Result<Next> end_job(BackupJob& job);
 Result<Next> write_autobackup(BackupJob& job);
 

@@ -57,9 +57,11 @@ Result<OpenPiece*> BackupChannel::piece_for(uint64_t frame_length) {
     co.set_id = ctx_.backup_id;
     co.channel = channel_;
     co.number = h.piece_number;
+    co.retention = ctx_.lock;
     SB_ASSIGN(auto file, target_.storage->create(target_.dir.join(h.name), co));
     SB_ASSIGN(p->writer,
               PieceWriter::start(std::move(file), target_.storage->caps(), h, ctx_.keys));
+    if (ctx_.lock) p->writer->set_lock(*ctx_.lock);
     out_.stats.direct_sink = p->writer->direct();
     pieces_.list.push_back(std::move(p));
     cur = pieces_.list.back().get();

@@ -103,6 +103,7 @@ Result<Next> run_channels(BackupJob& job) {
   ctx.abort = &job.abort;
   ctx.config = job.channel = channel_config(job);
   ctx.keys = opts.keys.get();
+  ctx.lock = job.lock;
   ctx.validator = job.validator.get();
   ctx.validate_only = opts.validate_only;
   if (opts.level) {

@@ -9,6 +9,7 @@
 #include "engine/format/piece_name.h"
 #include "engine/media/catalog_autobackup.h"
 #include "storage/registry.h"
+#include "util/clock.h"
 #include "util/crash_point.h"
 #include "util/option_words.h"
 
@@ -167,6 +168,35 @@ Result<Next> clean_up(BackupJob& job) {
   return Next::go_on;
 }
 
+Result<Next> extend_locks(BackupJob& job) {
+  if (!job.lock || failed(job)) return Next::go_on;
+  // The pieces were written locked until N days after the begin; now that the backup
+  // ends, each moves to N days after the end, then the catalog records the date.
+  const int64_t now = real_now_ns();
+  const storage::Retention later = lock_after(*job.opts.lock, now);
+  job.sum.lock = job.lock;
+  for (const auto& p : job.pieces) {
+    auto place = place_of(p.location);
+    Result<void> r = place ? place->storage->set_retention(place->at.join(p.name), later)
+                           : Result<void>(place.error());
+    if (!r) {
+      job.sum.warnings.push_back("the lock of the pieces could not be moved to " +
+                                 util::format_time_ns(later.until_ns) +
+                                 " (they stay locked until " +
+                                 util::format_time_ns(job.lock->until_ns) + "): " + r.error().what);
+      return Next::go_on;
+    }
+  }
+  if (auto r = job.cat.add_lock({job.id, now, later}); !r) {
+    job.sum.warnings.push_back("the lock until " + util::format_time_ns(later.until_ns) +
+                               " was not recorded in the catalog: " + r.error().what);
+    return Next::go_on;
+  }
+  job.lock = later;
+  job.sum.lock = later;
+  return Next::go_on;
+}
+
 Result<Next> end_job(BackupJob& job) {
   BackupSummary& sum = job.sum;
   catalog::BackupEnd end;
@@ -193,7 +223,8 @@ Result<Next> write_autobackup(BackupJob& job) {
   // A copy of the catalog's records of this destination's backups goes beside the pieces,
   // for `catalog rebuild`; it cannot change the outcome of the backup, only warn.
   if (!job.opts.media && job.sum.status != "failed")
-    if (auto r = write_catalog_autobackup(job.cat, job.dest, job.id, job.opts.keys.get()); !r)
+    if (auto r = write_catalog_autobackup(job.cat, job.dest, job.id, job.opts.keys.get(), job.lock);
+        !r)
       job.sum.warnings.push_back("the catalog autobackup was not written: " + r.error().what);
   return Next::go_on;
 }

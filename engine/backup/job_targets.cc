@@ -17,6 +17,12 @@ namespace stripeback::engine::backup_internal {
 
 Result<Next> open_targets(BackupJob& job) {
   const BackupOptions& opts = job.opts;
+  if (opts.lock && (opts.validate_only || opts.media))
+    return fail(Errc::invalid_argument,
+                util::option_word("lock_days") + " locks pieces in object storage (s3://); " +
+                    (opts.media ? "tape volumes are protected by their own write-once "
+                                  "settings"
+                                : "a validation writes nothing"));
   if (opts.validate_only) {
     // Nothing is written: the channels get a target they never use.
     SB_ASSIGN(Place nowhere, place_of("/"));
@@ -36,9 +42,30 @@ Result<Next> open_targets(BackupJob& job) {
     if (place->at.is_local() && ::access(dest.c_str(), W_OK) != 0)
       return sys_error(errno, "backup destination '" + dest + "' is not writable")
           .wrap("backup destination is not usable");
+    if (opts.lock)
+      if (auto r = place->storage->retention_available(place->at); !r) {
+        // A destination that cannot hold locks is the user's choice to change (exit 2).
+        Error e = r.error().wrap(util::option_word("lock_days") + " cannot lock pieces in '" +
+                                 dest + "'");
+        if (e.code == Errc::unsupported) e.code = Errc::invalid_argument;
+        return e;
+      }
     job.targets.push_back({place->storage, place->at});
   }
   return Next::go_on;
+}
+
+// The store compares lock dates with its own clock: they come from the real one, never
+// from a test's fake wall clock.
+int64_t real_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+storage::Retention lock_after(const BackupOptions::Lock& l, int64_t from_ns) {
+  constexpr int64_t kDayNs = 86400LL * 1000000000LL;
+  return storage::Retention{l.mode, from_ns + static_cast<int64_t>(l.days) * kDayNs};
 }
 
 Result<Next> find_resume(BackupJob& job) {
@@ -53,8 +80,12 @@ Result<Next> find_resume(BackupJob& job) {
                                 opts.channel.direct, opts.keys.get()));
     job.resumed = std::move(rp);
   }
-  if (!opts.media && !opts.validate_only)
+  if (!opts.media && !opts.validate_only) {
     job.leftovers = find_unused_pieces(job.cat.backups(), job.dest);
+    // Uploads a killed backup began and never completed hold space the store bills for.
+    if (auto note = abandon_unfinished_pieces(job.cat.backups(), job.dest, may_still_run))
+      job.leftover_notes.push_back(*note);
+  }
   if (job.resumed) {
     // The pieces of the backup being resumed are its own, not leftovers.
     const std::string own = piece_name_prefix(job.resumed->backup_id, job.cat.identity());
@@ -110,6 +141,12 @@ Result<Next> begin_job(BackupJob& job) {
     SB_TRY(take_over_backup(job));
   } else if (!opts.validate_only) {
     SB_ASSIGN(job.id, job.cat.begin_backup(begin));
+  }
+  if (opts.lock && !opts.validate_only) {
+    // Recorded before any piece is written with it: whatever becomes of the job, the
+    // catalog knows its pieces cannot be deleted before then.
+    job.lock = lock_after(*opts.lock, real_now_ns());
+    SB_TRY(job.cat.add_lock({job.id, begin.start_time_ns, *job.lock}));
   }
   return Next::go_on;
 }

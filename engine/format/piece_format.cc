@@ -281,6 +281,10 @@ std::vector<uint8_t> encode_trailer(const Trailer& t) {
     w.i64(t.files[i].ctime_ns);
     w.u64(t.files[i].ino);
   }
+  if (t.version >= kLockedTrailerVersion) {
+    w.u8(t.lock_mode);
+    w.i64(t.lock_until_ns);
+  }
   return w.take();
 }
 
@@ -314,7 +318,8 @@ Result<DigestMap> decode_digest_map(std::span<const uint8_t> payload) {
 Result<Trailer> decode_trailer(std::span<const uint8_t> payload) {
   util::ByteReader r(payload);
   const uint8_t version = r.u8();
-  if (version < 1 || version > 3) return fail(Errc::corrupt, "trailer has an unknown version");
+  if (version < 1 || version > kLockedTrailerVersion)
+    return fail(Errc::corrupt, "trailer has an unknown version");
   Trailer t;
   t.version = version;
   uint32_t n = r.u32();
@@ -359,6 +364,12 @@ Result<Trailer> decode_trailer(std::span<const uint8_t> payload) {
   for (uint32_t i = 0; version >= 3 && i < n && r.ok(); ++i) {
     t.files[i].ctime_ns = r.i64();
     t.files[i].ino = r.u64();
+  }
+  if (version >= kLockedTrailerVersion) {
+    t.lock_mode = r.u8();
+    t.lock_until_ns = r.i64();
+    if (r.ok() && (t.lock_mode < 1 || t.lock_mode > 2))
+      return fail(Errc::corrupt, "trailer has an unknown lock mode");
   }
   if (!r.ok()) return fail(Errc::corrupt, "trailer is malformed");
   return t;

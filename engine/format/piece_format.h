@@ -125,8 +125,10 @@ struct DigestMap {
   std::vector<util::Digest> digests;
 };
 
-// The trailer version written: 3 adds each file's ctime and inode (docs/piece-format.md).
+// The trailer version written: 3 adds each file's ctime and inode (docs/piece-format.md);
+// 4, written only for a locked piece, adds its lock after them.
 inline constexpr uint8_t kTrailerVersion = 3;
+inline constexpr uint8_t kLockedTrailerVersion = 4;
 
 struct Trailer {
   // 1: without the map index; 2: without each file's ctime and inode (both read, and
@@ -135,6 +137,12 @@ struct Trailer {
   std::vector<FileMeta> files;
   std::vector<std::vector<Extent>> extents;  // per file id, in file offset order
   std::vector<std::vector<MapRef>> maps;     // per file id, in file offset order
+  // Version 4: the piece was written locked on its medium (S3 Object Lock) until
+  // lock_until_ns (ns since the epoch) in lock_mode (storage::Retention::Mode: 1
+  // governance, 2 compliance); 0 when not locked. The date the piece was written with: the
+  // catalog may know a later one.
+  uint8_t lock_mode = 0;
+  int64_t lock_until_ns = 0;
 };
 
 struct Footer {

@@ -76,7 +76,8 @@ std::optional<AutobackupName> parse_autobackup_name(std::string_view name) {
 }
 
 Result<std::string> write_catalog_autobackup(const catalog::Catalog& cat, const std::string& dest,
-                                             uint64_t backup_id, Keyring* keys) {
+                                             uint64_t backup_id, Keyring* keys,
+                                             const std::optional<storage::Retention>& lock) {
   SB_ASSIGN(Place dir, place_of(dest));
   if (!dir.storage->caps().directories)
     return fail(Errc::unsupported, "'" + dest + "' has no directories to keep a catalog copy in");
@@ -129,7 +130,9 @@ Result<std::string> write_catalog_autobackup(const catalog::Catalog& cat, const 
     return e.wrap("unable to write the catalog autobackup '" + shown + "'");
   };
   auto bytes = std::as_bytes(std::span(file));
-  if (auto r = storage::write_file_atomic(*dir.storage, dir.at.join(name), bytes); !r)
+  storage::AtomicWriteOptions wo;
+  wo.retention = lock;
+  if (auto r = storage::write_file_atomic(*dir.storage, dir.at.join(name), bytes, wo); !r)
     return what(r.error());
   // Only the newest few are kept; one that cannot be removed stays (and is harmless).
   if (auto names = dir.storage->list(dir.at)) {

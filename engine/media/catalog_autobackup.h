@@ -54,8 +54,10 @@ std::optional<AutobackupName> parse_autobackup_name(std::string_view name);
 // kAutobackupsKept of this catalog on `dest`. `keys` (after start_job) seals it. Returns the
 // name written. Errors name the file and the cause; unsupported for a destination without
 // directories.
+// With `lock`, the autobackup is written locked until then (as the backup's pieces).
 Result<std::string> write_catalog_autobackup(const catalog::Catalog& cat, const std::string& dest,
-                                             uint64_t backup_id, Keyring* keys);
+                                             uint64_t backup_id, Keyring* keys,
+                                             const std::optional<storage::Retention>& lock = {});
 
 // Reads and checks autobackup `name` in `dir`: corrupt for damage, invalid_argument when it
 // is sealed and no key was given, wrong_key for the wrong one.

@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 #include <random>
@@ -79,15 +80,27 @@ uint64_t DeletePlan::bytes() const {
 
 DeletePlan plan_deletion(const std::vector<catalog::Backup>& backups,
                          const std::vector<uint64_t>& ids, const std::string& reason,
-                         bool orphans) {
+                         bool orphans, int64_t now_ns) {
   DeletePlan plan;
   plan.reason = reason;
-  plan.backups = ids;
+  std::set<uint64_t> locked;
+  for (const auto& b : backups)
+    if (b.locked_at(now_ns)) locked.insert(b.id);
+  for (uint64_t id : ids) {
+    if (!locked.count(id)) {
+      plan.backups.push_back(id);
+      continue;
+    }
+    auto b = std::find_if(backups.begin(), backups.end(),
+                          [&](const catalog::Backup& x) { return x.id == id; });
+    plan.locked.push_back({id, *b->lock});
+  }
   std::set<std::pair<std::string, std::string>> seen;  // (location, name)
   auto add = [&](catalog::DeletedPiece p) {
+    if (locked.count(p.backup_id)) return;
     if (seen.insert({p.location, p.name}).second) plan.pieces.push_back(std::move(p));
   };
-  const std::set<uint64_t> want(ids.begin(), ids.end());
+  const std::set<uint64_t> want(plan.backups.begin(), plan.backups.end());
   std::set<std::string> dirs;
   for (const auto& b : backups) {
     for (const auto& p : b.pieces)
@@ -120,7 +133,7 @@ Result<DeleteOutcome> carry_out(catalog::Catalog& cat, const DeletePlan& plan) {
   for (const auto& intent : cat.pending_deletions()) {
     SB_ASSIGN(bool ok, finish(cat, intent, out.errors, &out.pieces_removed));
     if (!ok) return out;  // the older deletion stays unfinished: do not start another
-    out.finished.push_back({intent.reason, intent.backups, intent.pieces});
+    out.finished.push_back({intent.reason, intent.backups, {}, intent.pieces});
   }
   if (plan.backups.empty() && plan.pieces.empty()) return out;
   catalog::Deletion intent;

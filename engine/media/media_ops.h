@@ -19,9 +19,17 @@
 
 namespace stripeback::engine {
 
+struct LockedBackup {
+  uint64_t id = 0;
+  storage::Retention lock;
+};
+
 struct DeletePlan {
   std::string reason;  // "obsolete", "expired"
   std::vector<uint64_t> backups;
+  // Of the backups asked for, those whose pieces are locked on their medium (S3 Object
+  // Lock) until a date still to come: kept, with nothing of theirs in `pieces`.
+  std::vector<LockedBackup> locked;
   std::vector<catalog::DeletedPiece> pieces;  // what goes from the media
   uint64_t bytes() const;
 };
@@ -29,10 +37,11 @@ struct DeletePlan {
 // The pieces of `ids`: those the catalog records and, on their directories, any other piece
 // named with their backup and catalog id (left by a job that died or failed). Plus, with
 // `orphans`, every piece on the catalog's directories that no restorable, damaged or
-// running backup uses (engine/pieces/leftovers.h).
+// running backup uses (engine/pieces/leftovers.h). Backups locked at `now_ns` (wall clock)
+// and their pieces are left out (DeletePlan::locked).
 DeletePlan plan_deletion(const std::vector<catalog::Backup>& backups,
                          const std::vector<uint64_t>& ids, const std::string& reason,
-                         bool orphans);
+                         bool orphans, int64_t now_ns);
 
 struct DeleteOutcome {
   std::vector<DeletePlan> finished;  // unfinished deletions found and finished first

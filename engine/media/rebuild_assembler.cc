@@ -47,6 +47,11 @@ Gathered gather(const std::vector<ScannedPiece>& pieces, catalog::Backup& b) {
     const int64_t t = p.header.created_ns;
     g.first = g.first == 0 ? t : std::min(g.first, t);
     g.last = std::max(g.last, t);
+    // A locked piece's trailer has the date it was written with: the backup's lock is at
+    // least the latest of them (the catalog it came from may have known a later one).
+    if (p.trailer.lock_mode != 0 && (!b.lock || p.trailer.lock_until_ns > b.lock->until_ns))
+      b.lock = storage::Retention{static_cast<storage::Retention::Mode>(p.trailer.lock_mode),
+                                  p.trailer.lock_until_ns};
     for (size_t i = 0; i < p.trailer.files.size(); ++i) {
       FileParts& f = g.files[p.trailer.files[i].path];
       if (f.pieces.empty()) f.meta = p.trailer.files[i];

@@ -97,6 +97,36 @@ std::vector<std::string> unused_piece_names(
   return out;
 }
 
+std::optional<std::string> abandon_unfinished_pieces(
+    const std::vector<catalog::Backup>& backups, const std::string& dest,
+    const std::function<bool(const catalog::Backup&)>& running) {
+  auto place = place_of(dest);
+  if (!place) return std::nullopt;
+  auto names = place->storage->unfinished(place->at);
+  if (!names) return "unfinished uploads in '" + dest + "' could not be listed: " + names.error().what;
+  std::map<uint64_t, const catalog::Backup*> by_id;
+  for (const auto& b : backups) by_id[b.id] = &b;
+  size_t aborted = 0;
+  std::string error;
+  for (const auto& n : *names) {
+    auto owner = parse_piece_name(n);
+    if (!owner || !is_piece_file(n)) continue;
+    auto it = by_id.find(owner->backup_id);
+    if (it == by_id.end() || it->second->begin.catalog_id != owner->catalog_id) continue;
+    if (!it->second->ended && running(*it->second)) continue;
+    if (auto r = place->storage->abandon_unfinished(place->at.join(n)); !r) {
+      error = r.error().what;
+      break;
+    }
+    ++aborted;
+  }
+  if (aborted == 0 && error.empty()) return std::nullopt;
+  std::string s = std::to_string(aborted) + " unfinished upload(s) of pieces of backups that "
+                  "did not complete were aborted in '" + dest + "'";
+  if (!error.empty()) s += "; the next could not be: " + error;
+  return s;
+}
+
 std::vector<PieceFile> find_unused_pieces(const std::vector<catalog::Backup>& backups,
                                           const std::string& dest) {
   auto names = list_of(dest);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,16 @@ std::vector<PieceFile> find_unused_pieces(const std::vector<catalog::Backup>& ba
 // The pieces in `dir` whose names start with `prefix`, with their sizes (empty when the
 // directory cannot be listed).
 std::vector<PieceFile> pieces_with_prefix(const std::string& dir, const std::string& prefix);
+
+// Unfinished writes of pieces on `dest` (S3 multipart uploads whose job was killed: parts
+// the store keeps, and bills for, until they are aborted) that belong to a backup of
+// `backups` with the same catalog id that has ended or is not running (`running`): each
+// is abandoned. Returns what was done or could not be ("2 unfinished upload(s) ... were
+// aborted"), or nothing when there were none. Unfinished writes of running backups and of
+// other catalogs are left alone.
+std::optional<std::string> abandon_unfinished_pieces(
+    const std::vector<catalog::Backup>& backups, const std::string& dest,
+    const std::function<bool(const catalog::Backup&)>& running);
 
 struct Removal {
   std::vector<PieceFile> remaining;  // the piece that could not be removed and those after it

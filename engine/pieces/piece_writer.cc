@@ -141,6 +141,11 @@ Result<PieceWriter::PlacedBlock> PieceWriter::trailer_block(uint32_t* piece_crc)
   }
   maps_.resize(files_.size());
   Trailer t{kTrailerVersion, files_, extents_, maps_};
+  if (lock_) {
+    t.version = kLockedTrailerVersion;
+    t.lock_mode = static_cast<uint8_t>(lock_->mode);
+    t.lock_until_ns = lock_->until_ns;
+  }
   auto payload = encode_trailer(t);
   size_t padded = align_up(payload.size() + (cipher_ ? kTagSize : 0));
   auto block = AlignedBlock::make(kBlock + padded + kBlock);

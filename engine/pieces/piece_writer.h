@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,6 +52,8 @@ class PieceWriter {
   const std::string& path() const { return file_->name(); }
   const std::string& name() const { return header_.name; }
   uint64_t size() const { return next_offset_; }
+  // The lock the piece is written with on its medium, recorded in its trailer (version 4).
+  void set_lock(const storage::Retention& r) { lock_ = r; }
 
   // Registers a file; returns its id in this piece.
   uint32_t add_file(const FileMeta& meta);
@@ -105,6 +108,7 @@ class PieceWriter {
   std::unique_ptr<storage::WriteFile> file_;
   bool can_preallocate_ = false;
   PieceHeader header_;
+  std::optional<storage::Retention> lock_;
   PieceChecksum checksum_;
   uint64_t next_offset_ = 0;
   uint64_t allocated_ = 0;  // file size after preallocation

@@ -129,6 +129,41 @@ TEST(MediaRecords, ADeletionsIntentMarksItsBackupsAndItsEndRemovesThem) {
   EXPECT_NE(r.error().what.find("already been deleted"), std::string::npos);
 }
 
+TEST(MediaRecords, TheLatestLockOfABackupWinsAndSurvivesAReopenAndAnImport) {
+  testing::TempDir tmp;
+  uint64_t id = 0;
+  {
+    auto cat = open_ok(tmp / "cat");
+    id = add_backup(*cat, "p1");
+    EXPECT_FALSE(cat->backups()[0].lock);
+    using Mode = storage::Retention::Mode;
+    ASSERT_TRUE(cat->add_lock({id, 1, {Mode::compliance, 2000}}));
+    ASSERT_TRUE(cat->add_lock({id, 2, {Mode::compliance, 5000}}));
+    ASSERT_TRUE(cat->add_lock({id, 3, {Mode::governance, 4000}}));  // earlier: ignored
+    EXPECT_EQ(cat->add_lock({id + 1, 4, {Mode::compliance, 1}}).error().code, Errc::not_found);
+  }
+  auto cat = open_ok(tmp / "cat", Create::no);
+  for (const auto& w : cat->warnings()) ADD_FAILURE() << w.what;
+  const Backup b = cat->backups().at(0);
+  ASSERT_TRUE(b.lock);
+  EXPECT_EQ(b.lock->until_ns, 5000);
+  EXPECT_EQ(b.lock->mode, storage::Retention::Mode::compliance);
+  EXPECT_TRUE(b.locked_at(4999));
+  EXPECT_FALSE(b.locked_at(5000));
+  // A catalog rebuilt from records (autobackup, import) keeps it.
+  auto other = open_ok(tmp / "cat2");
+  auto outcome = other->import_backups({b});
+  ASSERT_TRUE(outcome) << outcome.error().what;
+  auto reopened = open_ok(tmp / "cat2", Create::no);
+  ASSERT_TRUE(reopened->backups().at(0).lock);
+  EXPECT_EQ(reopened->backups().at(0).lock->until_ns, 5000);
+  // Compaction that drops the backup drops its locks with it.
+  CompactOptions drop;
+  drop.drop_backup = [&](uint64_t x) { return x == id; };
+  ASSERT_TRUE(reopened->compact(drop));
+  EXPECT_TRUE(reopened->warnings().empty());
+}
+
 TEST(MediaRecords, MalformedPayloadsAreRefused) {
   Deletion d;
   d.id = 5;
@@ -154,6 +189,15 @@ TEST(MediaRecords, MalformedPayloadsAreRefused) {
   ASSERT_TRUE(se);
   EXPECT_FALSE(decode_setting(se->payload)) << "an empty key";
   EXPECT_TRUE(decode_setting(encode_setting({"k", "v", 1})->payload));
+  auto lock = encode_lock({3, 1, {storage::Retention::Mode::governance, 99}});
+  ASSERT_TRUE(lock);
+  auto lb = lock->payload;
+  EXPECT_TRUE(decode_lock(lb));
+  lb[17] = 9;  // the mode
+  EXPECT_FALSE(decode_lock(lb));
+  lb = lock->payload;
+  lb.resize(lb.size() - 1);
+  EXPECT_FALSE(decode_lock(lb));
 }
 
 }  // namespace

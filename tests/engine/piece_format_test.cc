@@ -246,6 +246,38 @@ TEST(PieceFormat, TrailerVersion3CarriesCtimeAndInodeAndOlderVersionsAreStillRea
   EXPECT_FALSE(decode_trailer(cut).has_value());
 }
 
+TEST(PieceFormat, TrailerVersion4CarriesTheLockAndVersion3IsWrittenWithoutOne) {
+  Trailer t;
+  FileMeta m;
+  m.path = "/data/a.dbf";
+  m.size = 1 << 20;
+  t.files.push_back(m);
+  t.extents.push_back({{0, 1 << 20, 4096, 1 << 20, FrameType::data, {}}});
+  t.maps.push_back({});
+  const auto plain = encode_trailer(t);
+  EXPECT_EQ(plain[0], 3);
+  t.version = kLockedTrailerVersion;
+  t.lock_mode = 2;
+  t.lock_until_ns = 1796000000123456789;
+  auto bytes = encode_trailer(t);
+  EXPECT_EQ(bytes[0], 4);
+  EXPECT_EQ(bytes.size(), plain.size() + 9);
+  auto d = decode_trailer(bytes);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  EXPECT_EQ(d->lock_mode, 2);
+  EXPECT_EQ(d->lock_until_ns, t.lock_until_ns);
+  EXPECT_EQ(encode_trailer(*d), bytes);
+  auto d3 = decode_trailer(plain);
+  ASSERT_TRUE(d3.has_value());
+  EXPECT_EQ(d3->lock_mode, 0);
+  // An unknown mode, or the lock cut short: refused.
+  auto bad = bytes;
+  bad[bad.size() - 9] = 7;
+  EXPECT_FALSE(decode_trailer(bad).has_value());
+  std::vector<uint8_t> cut(bytes.begin(), bytes.end() - 3);
+  EXPECT_FALSE(decode_trailer(cut).has_value());
+}
+
 TEST(PieceFormat, TrailerVersion2CarriesTheMapIndexAndVersion1IsStillRead) {
   Trailer t;
   t.version = 2;

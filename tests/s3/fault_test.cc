@@ -35,12 +35,8 @@ class S3Faults : public S3BucketTest {
   }
   // Multipart uploads begun in the bucket and neither completed nor aborted.
   std::string unfinished_uploads() {
-    auto r = testing::s3_curl(ep_, "GET", testing::s3_path(bucket_) + "?uploads=");
-    EXPECT_EQ(r.status, 200) << r.describe();
     std::string keys;
-    std::regex upload("<Upload>.*?<Key>([^<]*)</Key>");
-    for (std::sregex_iterator it(r.body.begin(), r.body.end(), upload), end; it != end; ++it)
-      keys += std::string((*it)[1]) + " ";
+    for (const auto& k : uploads_under("")) keys += k + " ";
     return keys;
   }
   // Checks that every piece the catalog records exists in the bucket with the size it

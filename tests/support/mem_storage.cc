@@ -314,8 +314,10 @@ Result<void> MemStorage::make_dirs(const Location& at, mode_t mode) {
   return s_->make_dirs(clean(at.path), mode, at.str());
 }
 
-Result<void> MemStorage::put(const Location& at, std::span<const std::byte> data, mode_t mode) {
-  if (!s_->o.caps.atomic_put) return Storage::put(at, data, mode);
+Result<void> MemStorage::put(const Location& at, std::span<const std::byte> data,
+                             const storage::PutOptions& o) {
+  if (!s_->o.caps.atomic_put) return Storage::put(at, data, o);
+  const mode_t mode = o.mode;
   const std::string p = clean(at.path);
   const std::string what = "unable to put " + quoted(at.str());
   std::lock_guard lock(s_->mu);

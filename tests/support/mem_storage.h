@@ -135,7 +135,7 @@ class MemStorage : public storage::Storage {
   Result<void> make_dirs(const storage::Location& at, mode_t mode = 0755) override;
   Result<void> sync_dir(const storage::Location& dir) override;
   Result<void> put(const storage::Location& at, std::span<const std::byte> data,
-                   mode_t mode) override;
+                   const storage::PutOptions& o) override;
   // The group "mem": this thread's requests and bytes on this storage (reads, read_bytes,
   // writes, write_bytes, syncs); nullopt when the thread made none.
   std::optional<storage::CounterGroup> thread_counters(bool close_thread) override;

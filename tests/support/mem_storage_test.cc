@@ -260,12 +260,12 @@ TEST(MemStorage, ObjectStoreShapesRefuseRenameAndAppendAndPutWholeFiles) {
   EXPECT_EQ(store.open_write(store.at("/d/a"), 0600).error().code, Errc::unsupported);
   const std::string data = "new bytes";
   auto span = std::as_bytes(std::span(data));
-  ASSERT_TRUE(store.put(store.at("/d/a"), span, 0600).has_value());
+  ASSERT_TRUE(store.put(store.at("/d/a"), span, {0600}).has_value());
   EXPECT_EQ(store.contents("/d/a"), "new bytes");
   EXPECT_EQ(store.counts().puts, 1u);
-  EXPECT_EQ(store.put(store.at("/none/a"), span, 0600).error().code, Errc::not_found);
+  EXPECT_EQ(store.put(store.at("/none/a"), span, {0600}).error().code, Errc::not_found);
   plain.write_file("/d/a", "old");
-  EXPECT_EQ(plain.put(plain.at("/d/a"), span, 0600).error().code, Errc::unsupported);
+  EXPECT_EQ(plain.put(plain.at("/d/a"), span, {0600}).error().code, Errc::unsupported);
   EXPECT_EQ(plain.contents("/d/a"), "old");
 }
 

@@ -90,9 +90,9 @@ std::optional<std::vector<S3ObjectVersion>> s3_list_versions(const S3Endpoint& e
                                                              const std::string& bucket,
                                                              std::string* error);
 
-// Deletes every object version and delete marker in the bucket. False with why in *error
-// when one was refused (an Object Lock retention refuses it until it has passed); the others
-// are still deleted.
+// Deletes every object version and delete marker in the bucket, bypassing governance-mode
+// locks. False with why in *error when one was refused (a compliance-mode Object Lock
+// refuses it until it has passed); the others are still deleted.
 bool s3_empty_bucket(const S3Endpoint& ep, const std::string& bucket, std::string* error);
 
 // Empties the bucket and deletes it. False with why in *error.
