@@ -52,15 +52,25 @@ Result<uint32_t> read_result(const S3Result& r, const std::string& name) {
 
 // The reads of one thread's IoLoop: ranged GETs on the thread's session. Reaping drives the
 // session, so the thread's part uploads move on too.
+//
+// Reads queued together (until the loop flushes them) that continue one another in one
+// object go out as one GET of up to kMaxCoalesced bytes: a store's cost is mostly per
+// request, and a restore reads the frames of a piece one after the other. When their
+// buffers also continue one another the GET writes straight into them; otherwise into a
+// buffer of its own, copied out when it arrives. A failed GET fails each read it carried.
 class ReadQueue final : public storage::Queue {
  public:
+  static constexpr uint64_t kMaxCoalesced = 16u << 20;
+
   explicit ReadQueue(std::shared_ptr<Session> s) : session_(std::move(s)) {}
   const char* name() const override { return "s3"; }
-  size_t in_flight() const override { return st_->ready.size() + st_->pending; }
+  size_t in_flight() const override { return st_->ready.size() + st_->pending + held_.size(); }
   bool can_wake() const override { return true; }
   void wake_on(int fd) override { wake_fd_ = fd; }
+  void flush() override;
   size_t reap(std::span<storage::Completion> out, size_t min_complete,
               storage::Clock::time_point until) override {
+    flush();
     size_t n = take(out);
     while (n < min_complete && st_->pending > 0 && Clock::now() < until) {
       session_->poll(until, wake_fd_);
@@ -70,32 +80,34 @@ class ReadQueue final : public storage::Queue {
     return n;
   }
 
-  // A read of [offset, offset + len) of an object of `size` bytes.
+  // A read of [offset, offset + len) of an object of `size` bytes; it goes out at the next
+  // flush.
   void read(const storage::Request& r, const storage::Location& at, uint64_t size,
             const std::string& name) {
     if (r.offset >= size || r.len == 0) {
       st_->ready.push_back({r.tag, storage::OpKind::read, uint32_t{0}});
       return;
     }
-    S3Op op = op_on(S3OpKind::get_object, at);
-    uint64_t len = std::min<uint64_t>(r.len, size - r.offset);
-    op.into = {r.buf, static_cast<size_t>(len)};
-    op.offset = r.offset;
-    op.length = len;
-    ++st_->pending;
-    session_->start(std::move(op), [st = st_, tag = r.tag, name](S3Result res) {
-      --st->pending;
-      st->ready.push_back({tag, storage::OpKind::read, read_result(res, name)});
-    });
+    const auto len = static_cast<size_t>(std::min<uint64_t>(r.len, size - r.offset));
+    held_.push_back({at, name, r.offset, len, r.buf, r.tag});
   }
   void done(storage::Completion c) { st_->ready.push_back(std::move(c)); }
 
  private:
+  struct Held {
+    storage::Location at;
+    std::string name;
+    uint64_t offset;
+    size_t len;
+    std::byte* buf;
+    uint64_t tag;
+  };
   // Shared with the handlers of reads in flight.
   struct State {
     std::deque<storage::Completion> ready;
-    size_t pending = 0;
+    size_t pending = 0;  // reads (not GETs) in flight
   };
+  void get(std::vector<Held> run);
   size_t take(std::span<storage::Completion> out) {
     size_t n = 0;
     while (n < out.size() && !st_->ready.empty()) {
@@ -106,8 +118,65 @@ class ReadQueue final : public storage::Queue {
   }
   std::shared_ptr<Session> session_;
   std::shared_ptr<State> st_ = std::make_shared<State>();
+  std::vector<Held> held_;
   int wake_fd_ = -1;
 };
+
+void ReadQueue::flush() {
+  if (held_.empty()) return;
+  std::vector<Held> held;
+  held.swap(held_);
+  std::stable_sort(held.begin(), held.end(), [](const Held& a, const Held& b) {
+    if (a.name != b.name) return a.name < b.name;
+    return a.offset < b.offset;
+  });
+  std::vector<Held> run;
+  uint64_t run_end = 0, run_bytes = 0;
+  for (const Held& h : held) {
+    const bool continues = !run.empty() && run.back().name == h.name && h.offset == run_end &&
+                           run_bytes + h.len <= kMaxCoalesced;
+    if (!continues && !run.empty()) {
+      get(std::move(run));
+      run.clear();
+      run_bytes = 0;
+    }
+    run.push_back(h);
+    run_end = h.offset + h.len;
+    run_bytes += h.len;
+  }
+  if (!run.empty()) get(std::move(run));
+}
+
+void ReadQueue::get(std::vector<Held> run) {
+  const Held& first = run.front();
+  const uint64_t total = run.back().offset + run.back().len - first.offset;
+  bool adjacent = true;  // the buffers continue one another: the GET fills them in place
+  for (size_t i = 1; i < run.size() && adjacent; ++i)
+    adjacent = run[i].buf == run[i - 1].buf + run[i - 1].len;
+  auto bounce = adjacent ? nullptr : std::make_shared<std::vector<std::byte>>(total);
+  S3Op op = op_on(S3OpKind::get_object, first.at);
+  op.into = {adjacent ? first.buf : bounce->data(), static_cast<size_t>(total)};
+  op.offset = first.offset;
+  op.length = total;
+  st_->pending += run.size();
+  session_->start(std::move(op), [st = st_, run = std::move(run), bounce](S3Result res) {
+    st->pending -= run.size();
+    const uint64_t base = run.front().offset;
+    auto got = read_result(res, run.front().name);
+    for (const Held& h : run) {
+      if (!got) {
+        st->ready.push_back({h.tag, storage::OpKind::read, got.error()});
+        continue;
+      }
+      // Bytes of this read that arrived (a short answer ends early).
+      const uint64_t from = h.offset - base;
+      const auto n = static_cast<uint32_t>(
+          *got > from ? std::min<uint64_t>(h.len, *got - from) : 0);
+      if (bounce && n) std::memcpy(h.buf, bounce->data() + from, n);
+      st->ready.push_back({h.tag, storage::OpKind::read, n});
+    }
+  });
+}
 
 class S3Storage;
 

@@ -365,6 +365,29 @@ TEST_F(S3Storage, AResumedBackupKeepsTheObjectsOfPiecesFinishedBeforeTheKill) {
   EXPECT_TRUE(restored_tree(t / "out", src));
 }
 
+// Frames read one after the other go out as few large GETs: a restore of 32 MiB of 1 MiB
+// frames makes a handful of requests, not one per frame, and restores the same bytes.
+TEST_F(S3Storage, ARestoreReadsContiguousFramesWithFewRequests) {
+  TempDir t("sbs3");
+  make_file(t / "src/a.dbf", 32 << 20, 75);
+  const std::string dest = "s3://" + bucket_ + "/g";
+  SB_ASSERT_EXIT(sb({"backup", t / "src", "--to", dest, "--catalog", t / "cat", "--channels",
+                     "1", "--buffer-size", "1M"},
+                    env()),
+                 0);
+  RunResult rr = sb({"restore", "--to", t / "out", "--catalog", t / "cat", "--channels", "1",
+                     "--json"},
+                    env());
+  SB_ASSERT_EXIT(rr, 0);
+  EXPECT_TRUE(restored_tree(t / "out", t / "src"));
+  uint64_t requests = 0;
+  const Json j = parse_json(rr);
+  for (const auto& c : j["channels"].items())
+    if (const Json* s3 = c.find("s3")) requests += (*s3)["requests"].as_u64().value_or(0);
+  EXPECT_GT(requests, 0u) << rr.out;
+  EXPECT_LE(requests, 12u) << "32 frames of 1 MiB: " << rr.out;
+}
+
 // The gateway's process id, from scripts/s3-server.sh status ("rgw PID"), or 0.
 pid_t gateway_pid() {
   const std::string script = std::string(STRIPEBACK_SOURCE_DIR) + "/scripts/s3-server.sh";
