@@ -510,7 +510,7 @@ find_key() {  # find_key SHAPE TOOL DIRECTION: the first such step
   echo "- date: $T_START to $T_END"
   echo "- command: \`bench/s3_bench.sh $ORIG_ARGS\` (size $SIZE, files $FILES, shapes $SHAPES, rounds $ROUNDS, channels $CHANNELS, checksums $CHECKSUMS, rclone sweeps \"$RCLONE_FILES\" / \"$RCLONE_ONE\")"
   echo "- stripeback: $BIN_VERSION, $BIN (built $BIN_BUILT, sha256 $BIN_SHA); source tree: $TREE"
-  echo "- peers: $(for t in rclone s3cmd restic; do [[ -z "${WANT[$t]:-}" ]] || printf '%s; ' "$(tool_version $t)"; done)"
+  echo "- peers: $(for t in rclone s3cmd restic; do [[ -z "${WANT[$t]:-}" ]] || tool_version "$t"; done | paste -sd ';' | sed 's/;/; /g')"
   echo "- gateway: scripts/s3-server.sh on $ENDPOINT: $(radosgw --version 2>/dev/null | awk '{print $1, $2, $3}'), one monitor, one OSD (BlueStore on a ${BLOCK_GIB} GiB sparse file on the work disk), radosgw (beast), all on this machine"
   echo "- machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) RAM, kernel $(uname -r)"
   for s in "${SHAPE_LIST[@]}"; do
