@@ -1,4 +1,5 @@
 #include "tests/s3/http_test_server.h"
+#include "tests/support/http_text.h"
 
 #include <sys/socket.h>
 
@@ -9,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 namespace stripeback::s3::test {
 namespace {
@@ -17,16 +19,8 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
-}
+std::string lower(std::string s) { return stripeback::testing::http_lower(std::move(s)); }
+std::string trim(const std::string& s) { return stripeback::testing::http_trim(s); }
 
 const char* reason_of(int status) {
   switch (status) {

@@ -1,4 +1,5 @@
 #include "tests/support/s3_fault_proxy.h"
+#include "tests/support/http_text.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -25,16 +26,8 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 // Heads longer than this end the connection: no client of the tests sends one.
 constexpr size_t kMaxHead = 64 << 10;
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
+std::string lower(std::string s) { return stripeback::testing::http_lower(std::move(s)); }
+std::string trim(const std::string& s) { return stripeback::testing::http_trim(s); }
 
 // A request or response: its first line, its headers as received, and its body as framed
 // on the wire (chunked framing kept, so it is relayed as it came).
