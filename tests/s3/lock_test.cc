@@ -96,10 +96,11 @@ TEST_F(S3LockedBucket, LockedPiecesSurviveDeleteObsoleteAndARebuildKnowsTheLock)
   for (const auto& p : d["pieces"].items())
     EXPECT_FALSE(p["name"].as_string().starts_with("sb1-")) << "backup 1's piece planned: " << del.out;
   const auto after_report = keys_under("l");
-  for (const auto& k : keys)
-    if (k.ends_with(".sbp"))
-      EXPECT_NE(std::find(after_report.begin(), after_report.end(), k), after_report.end())
-          << k << " was deleted";
+  for (const auto& k : keys) {
+    if (!k.ends_with(".sbp")) continue;
+    EXPECT_NE(std::find(after_report.begin(), after_report.end(), k), after_report.end())
+        << k << " was deleted";
+  }
   RunResult dt = run({"delete", "obsolete", "--catalog", t / "cat"});
   SB_ASSERT_EXIT(dt, 0);
   EXPECT_TRUE(contains(dt.out, "backup 1 is locked until " + j["locked_until"].as_string() +
