@@ -19,9 +19,9 @@ Result<Next> open_targets(BackupJob& job) {
   const BackupOptions& opts = job.opts;
   if (opts.lock && (opts.validate_only || opts.media))
     return fail(Errc::invalid_argument,
-                util::option_word("lock_days") + " locks pieces in object storage (s3://); " +
-                    (opts.media ? "tape volumes are protected by their own write-once "
-                                  "settings"
+                util::option_word("lock_days") + " locks pieces in a directory of object "
+                    "storage; " +
+                    (opts.media ? "drives of removable media keep no object locks"
                                 : "a validation writes nothing"));
   if (opts.validate_only) {
     // Nothing is written: the channels get a target they never use.
