@@ -238,8 +238,10 @@ std::string backup_json(const engine::BackupSummary& s) {
   return w.str();
 }
 
-std::string backup_text(const engine::BackupSummary& b) {
-  std::string s;
+namespace {
+
+// The first line of a backup's (or a source validation's) summary.
+std::string backup_headline(const engine::BackupSummary& b) {
   char buf[512];
   if (b.validate_only) {
     std::snprintf(buf, sizeof buf, "validate %s: %llu files, %s read, %.2f s, %.1f MB/s (bound by %s)\n",
@@ -255,7 +257,14 @@ std::string backup_text(const engine::BackupSummary& b) {
                   util::format_bytes(b.bytes_written).c_str(), b.pieces, b.elapsed_s,
                   util::mb_per_s(b.bytes_read, b.elapsed_s), b.verdict.bound_by.c_str());
   }
-  s += buf;
+  return buf;
+}
+
+}  // namespace
+
+std::string backup_text(const engine::BackupSummary& b) {
+  std::string s = backup_headline(b);
+  char buf[512];
   if (b.lock)
     s += "  pieces locked until " + format_time(b.lock->until_ns) + " (" +
          storage::retention_mode_name(b.lock->mode) + " mode)\n";
