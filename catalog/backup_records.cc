@@ -26,6 +26,10 @@ Result<std::vector<EncodedRecord>> backup_as_records(const Backup& b) {
     SB_ASSIGN(auto lock, encode_lock(Lock{b.id, b.end.end_time_ns, *b.lock}));
     out.push_back(std::move(lock));
   }
+  if (b.hot) {
+    SB_ASSIGN(auto hot, encode_hot(*b.hot));
+    out.push_back(std::move(hot));
+  }
   return out;
 }
 

@@ -394,6 +394,7 @@ Result<std::vector<ImportOutcome>> Catalog::import_backups(const std::vector<Bac
     if (!b->files.empty()) s.model.add_files(b->id, b->files, at);
     if (b->ended) s.model.add_end(b->id, b->end, at);
     if (b->lock) s.model.add_lock(Lock{b->id, b->end.end_time_ns, *b->lock}, at);
+    if (b->hot) s.model.add_hot(*b->hot, at);
   }
   return outcomes;
 }

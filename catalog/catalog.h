@@ -140,6 +140,27 @@ struct BackupEnd {
   std::string message;  // error text for failed/partial
 };
 
+// A hot backup (backup --hot or --pg, docs/postgresql.md): its sources were read while the
+// database had them in backup mode, so files that changed while they were read are
+// expected ("fuzzy": the database's redo makes them consistent) and are listed here. A
+// --pg backup also records what PostgreSQL's backup mode said: the WAL from start_lsn to
+// stop_lsn (segments start_wal to stop_wal of `timeline`) brings the copy to consistency,
+// and backup_label (and tablespace_map) must be in the restored data directory.
+struct HotBackup {
+  uint64_t backup_id = 0;
+  std::vector<std::string> fuzzy;  // files that changed while they were read, sorted
+  std::string database;            // "postgres" for --pg; empty for a plain --hot
+  std::string data_dir;            // the cluster's data directory as the backup names it
+  uint64_t system_id = 0;          // the cluster's system identifier (pg_control)
+  uint32_t timeline = 0;
+  uint32_t wal_segment_size = 0;   // bytes per WAL segment
+  uint64_t start_lsn = 0, stop_lsn = 0;
+  std::string start_wal, stop_wal;  // first and last WAL segment the backup needs
+  int64_t start_time_ns = 0, stop_time_ns = 0;  // backup mode entered and left
+  std::string label;                  // the backup label given to pg_backup_start
+  std::string backup_label, tablespace_map;  // what pg_backup_stop returned
+};
+
 // What a load makes of the records for one backup.
 struct Backup {
   uint64_t id = 0;
@@ -159,6 +180,9 @@ struct Backup {
   std::optional<storage::Retention> lock;
   // Whether the lock still holds at `now_ns` (wall clock).
   bool locked_at(int64_t now_ns) const { return lock && lock->until_ns > now_ns; }
+  // A hot backup (backup --hot, --pg): its fuzzy files and, for --pg, the database's
+  // backup mode (the latest Hot record).
+  std::optional<HotBackup> hot;
 
   // "incomplete" without an end record (still running, or the job died: the log cannot
   // tell), else "failed", "partial", "complete"; "damaged" when its begin record is lost,
@@ -295,6 +319,25 @@ struct Lock {
   storage::Retention retention;
 };
 
+// A file of the database's log archive (stripeback archive-push, docs/postgresql.md): a
+// WAL segment (000000010000000000000003), a timeline history file (00000002.history), a
+// backup history file (...0028.backup) or a partial segment (....partial). Pushed records
+// say where it is stored and what it holds; a removed record (retention) ends it.
+struct WalFile {
+  enum class Event : uint8_t { pushed = 1, removed = 2 };
+  Event event = Event::pushed;
+  std::string name;       // the file name PostgreSQL gave it (%f)
+  int64_t time_ns = 0;    // when pushed or removed
+  uint64_t size = 0;      // bytes of the file
+  Digest digest{};        // of its bytes (util/digest.h)
+  uint64_t stored_size = 0;  // bytes it takes where it is stored
+  std::string stored_at;  // where it is stored (a location)
+  uint64_t system_id = 0;  // the cluster's system identifier from a segment's header; 0 if none
+  uint32_t flags = 0;      // kWalCompressed, kWalEncrypted
+};
+inline constexpr uint32_t kWalCompressed = 1;
+inline constexpr uint32_t kWalEncrypted = 2;
+
 struct LoadWarning {
   uint64_t offset = 0;  // byte offset in catalog.log
   uint64_t length = 0;  // bytes skipped
@@ -398,6 +441,19 @@ class Catalog {
   // Records that the pieces of `l.backup_id` are locked until l.retention.until_ns (it may
   // have ended). Errors: not_found for an unknown or deleted backup.
   Result<void> add_lock(const Lock& l);
+  // Records what a hot backup was (it may have ended). Errors: not_found for an unknown or
+  // deleted backup.
+  Result<void> add_hot(const HotBackup& h);
+  // Records a file of the log archive. A pushed file whose name is recorded already (and
+  // not removed) is not recorded again: false when its size and digest are the same (the
+  // same file pushed twice), Errc::exists naming both digests when they differ. Checked
+  // and written under the exclusive lock, so two processes pushing one name cannot both
+  // record it. A removed record for a name not recorded is invalid_argument.
+  Result<bool> add_wal(const WalFile& w);
+  // The files of the log archive now: the latest pushed record of every name not removed
+  // since, by name.
+  std::vector<WalFile> wal_files() const;
+  std::optional<WalFile> wal_file(const std::string& name) const;
   // Backups a finished deletion removed (their records are still in the log until compact).
   std::vector<uint64_t> deleted_backups() const;
 

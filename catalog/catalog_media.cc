@@ -8,6 +8,7 @@
 #include "catalog/catalog.h"
 #include "catalog/catalog_state.h"
 #include "util/clock.h"
+#include "util/digest.h"
 
 namespace stripeback::catalog {
 
@@ -90,6 +91,62 @@ Result<void> Catalog::add_lock(const Lock& l) {
   }));
   s.model.add_lock(l, at);
   return ok();
+}
+
+Result<void> Catalog::add_hot(const HotBackup& h) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  SB_ASSIGN(auto rec, encode_hot(h));
+  SB_ASSIGN(uint64_t at, s.append([&]() -> Result<std::vector<EncodedRecord>> {
+    SB_TRY(s.model.check_exists(h.backup_id));
+    return std::vector<EncodedRecord>{rec};
+  }));
+  s.model.add_hot(h, at);
+  return ok();
+}
+
+Result<bool> Catalog::add_wal(const WalFile& w) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  SB_ASSIGN(auto rec, encode_wal(w));
+  bool wrote = true;
+  // Decided after the refresh append() makes under the exclusive lock: another process
+  // may have recorded the name a moment ago.
+  SB_TRY(s.append([&]() -> Result<std::vector<EncodedRecord>> {
+    auto known = s.model.wal_file(w.name);
+    if (w.event == WalFile::Event::removed) {
+      if (!known)
+        return fail(Errc::invalid_argument,
+                    "archived file '" + w.name + "' is not in the catalog: nothing to remove");
+      return std::vector<EncodedRecord>{rec};
+    }
+    if (known) {
+      if (known->size == w.size && known->digest == w.digest) {
+        wrote = false;
+        return std::vector<EncodedRecord>{};
+      }
+      return fail(Errc::exists, "archived file '" + w.name + "' is already in the archive with " +
+                                    "other contents (" + std::to_string(known->size) +
+                                    " bytes, digest " + util::to_hex(known->digest) +
+                                    "; this one: " + std::to_string(w.size) + " bytes, digest " +
+                                    util::to_hex(w.digest) + "): the archived one is kept");
+    }
+    return std::vector<EncodedRecord>{rec};
+  }));
+  if (wrote) s.model.add_wal(w);
+  return wrote;
+}
+
+std::vector<WalFile> Catalog::wal_files() const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<WalFile> out;
+  for (const auto& [name, w] : state_->model.wal()) out.push_back(w);
+  return out;
+}
+
+std::optional<WalFile> Catalog::wal_file(const std::string& name) const {
+  std::lock_guard<std::mutex> g(mu_);
+  return state_->model.wal_file(name);
 }
 
 std::vector<uint64_t> Catalog::deleted_backups() const {

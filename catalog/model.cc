@@ -129,6 +129,16 @@ void Model::apply(const Frame& f) {
       if (!p) return bad(p.error());
       return add_lock(*p, f.offset);
     }
+    case RecordType::hot: {
+      auto p = decode_hot(f.payload);
+      if (!p) return bad(p.error());
+      return add_hot(*p, f.offset);
+    }
+    case RecordType::wal: {
+      auto p = decode_wal(f.payload);
+      if (!p) return bad(p.error());
+      return add_wal(*p);
+    }
     case RecordType::job: {
       auto p = decode_job(f.payload);
       if (!p) return bad(p.error());
@@ -319,6 +329,32 @@ void Model::add_lock(const Lock& l, uint64_t offset) {
   Backup* b = &it->second;
   // The latest date wins (a compliance lock can only be moved later); its mode with it.
   if (!b->lock || l.retention.until_ns >= b->lock->until_ns) b->lock = l.retention;
+}
+
+void Model::add_hot(const HotBackup& h, uint64_t offset) {
+  // Like a lock, it may come after the end and makes no backup of its own.
+  if (h.backup_id > max_id_) max_id_ = h.backup_id;
+  if (deleted_.count(h.backup_id)) return;
+  auto it = backups_.find(h.backup_id);
+  if (it == backups_.end()) {
+    warn({offset, 0, "hot record for backup " + std::to_string(h.backup_id) +
+                         ", which is not in the catalog; ignored"});
+    return;
+  }
+  it->second.hot = h;
+}
+
+void Model::add_wal(const WalFile& w) {
+  if (w.event == WalFile::Event::removed)
+    wal_.erase(w.name);
+  else
+    wal_[w.name] = w;
+}
+
+std::optional<WalFile> Model::wal_file(const std::string& name) const {
+  auto it = wal_.find(name);
+  if (it == wal_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::vector<Deletion> Model::pending_deletions() const {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,6 +38,11 @@ class Model {
   void add_deletion(const Deletion& d, uint64_t offset);
   void add_resume(const Resume& r, uint64_t offset);
   void add_lock(const Lock& l, uint64_t offset);
+  void add_hot(const HotBackup& h, uint64_t offset);
+  // The log archive: a pushed record replaces the name's previous one, a removed one ends it.
+  void add_wal(const WalFile& w);
+  const std::map<std::string, WalFile>& wal() const { return wal_; }
+  std::optional<WalFile> wal_file(const std::string& name) const;
   const std::map<std::string, Setting>& settings() const { return settings_; }
   std::vector<Deletion> pending_deletions() const;
   bool has_intent(uint64_t deletion_id) const { return intents_.count(deletion_id) != 0; }
@@ -77,6 +83,7 @@ class Model {
   std::vector<uint64_t> intent_order_;
   std::set<uint64_t> deleted_;
   std::vector<JobRecord> jobs_;
+  std::map<std::string, WalFile> wal_;  // by name
 };
 
 }  // namespace stripeback::catalog

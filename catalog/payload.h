@@ -97,4 +97,10 @@ Result<EncodedRecord> encode_lock(const Lock& l);
 Result<Lock> decode_lock(std::span<const uint8_t> payload);
 Result<Resume> decode_resume(std::span<const uint8_t> payload);
 
+// Database records (database_payload.cc).
+Result<EncodedRecord> encode_hot(const HotBackup& h);
+Result<HotBackup> decode_hot(std::span<const uint8_t> payload);
+Result<EncodedRecord> encode_wal(const WalFile& f);
+Result<WalFile> decode_wal(std::span<const uint8_t> payload);
+
 }  // namespace stripeback::catalog

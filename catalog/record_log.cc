@@ -110,6 +110,10 @@ const char* record_type_name(uint16_t type) {
       return "job";
     case RecordType::lock:
       return "lock";
+    case RecordType::hot:
+      return "hot";
+    case RecordType::wal:
+      return "wal";
   }
   return "unknown";
 }

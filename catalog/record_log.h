@@ -45,6 +45,8 @@ enum class RecordType : uint16_t {
   deletion = 10,    // intent or end of a deletion of backups and pieces (Deletion)
   resume = 11,      // a job resumes an interrupted backup (Resume)
   lock = 12,        // a backup's pieces are locked on their medium until a date (Lock)
+  hot = 13,         // a hot backup's fuzzy files and database backup mode (HotBackup)
+  wal = 14,         // a file of the log archive pushed or removed (WalFile)
 };
 const char* record_type_name(uint16_t type);
 

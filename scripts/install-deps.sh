@@ -12,7 +12,7 @@ PACKAGES=(
   tgt libiscsi-dev libiscsi-bin
   nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-dev libnfs-utils
   clang-14 libclang-rt-14-dev
-  postgresql-15
+  postgresql-15 libpq-dev pgbackrest
   ceph-mon ceph-osd radosgw ceph-common
   rclone s3cmd restic
   tmux curl prometheus
