@@ -15,6 +15,8 @@ constexpr uint8_t kMagic[8] = {'S', 'B', 'W', 'A', 'L', 'O', 'B', '1'};
 constexpr uint16_t kVersion = 1;
 constexpr size_t kCrcAt = kWalHead - 4;
 constexpr uint32_t kKnownFlags = catalog::kWalCompressed | catalog::kWalEncrypted;
+// magic, version, flags, two sizes, digest, name length and the longest name, then the CRC.
+static_assert(8 + 2 + 2 + 8 + 8 + 16 + 4 + kMaxNameInHead + 4 <= kWalHead);
 
 const uint8_t* u8p(const std::byte* p) { return reinterpret_cast<const uint8_t*>(p); }
 

@@ -1,7 +1,7 @@
 // How one file of the log archive is stored (docs/postgresql.md, "WAL archiving"): one
 // object per file, its bytes zstd-compressed and/or AES-256-GCM-sealed as configured.
 //
-//   offset 0   64-byte head: magic "SBWALOB1", u16 version (1), u16 flags (kWalCompressed,
+//   offset 0   128-byte head: magic "SBWALOB1", u16 version (1), u16 flags (kWalCompressed,
 //              kWalEncrypted of catalog.h), u64 raw size, u64 body size, 16-byte digest of
 //              the raw bytes (util/digest.h), u32 name length, the name (at most 40
 //              bytes: kMaxNameInHead), zero padding; the last 4 bytes a CRC32C of the rest
@@ -25,7 +25,7 @@
 
 namespace stripeback::database {
 
-inline constexpr size_t kWalHead = 64;
+inline constexpr size_t kWalHead = 128;
 inline constexpr size_t kMaxNameInHead = 40;
 
 struct WalObjectInfo {
