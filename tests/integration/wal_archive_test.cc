@@ -209,6 +209,7 @@ TEST_F(WalArchive, AsyncPushTakesEveryReadyFileInOneCall) {
   SB_ASSERT_EXIT(configure({"archive-async", "on"}), 0);
   SB_ASSERT_EXIT(configure({"archive-parallel", "3"}), 0);
   std::vector<std::string> names;
+  fs::create_directories(pg_wal_ + "/archive_status");
   for (int i = 0; i < 5; ++i) {
     names.push_back("00000001000000000000001" + std::to_string(i));
     make_segment(pg_wal_ + "/" + names.back(), static_cast<uint32_t>(i));
