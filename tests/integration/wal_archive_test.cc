@@ -3,7 +3,8 @@
 // a file pushed twice is archived once; other bytes under an archived name are refused and
 // the first kept; a read-only destination records nothing; archive-get of a file the
 // archive does not hold exits 1 without a word; a compressed and encrypted round trip gives
-// the same bytes; async mode pushes every ready file in one call and fetches ahead.
+// the same bytes; async mode pushes every ready file in one call and fetches ahead; delete
+// obsolete removes the WAL older than the oldest kept backup's start segment.
 #include <pwd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -248,6 +249,60 @@ TEST_F(WalArchive, AsyncGetFetchesTheNextSegmentsIntoTheSpool) {
   EXPECT_TRUE(read_bytes(tmp_ / "RECOVERYXLOG") == read_bytes(pg_wal_ + "/" + names[1]));
   EXPECT_FALSE(exists(tmp_ / ("spool/archive-in/" + names[1])));
   EXPECT_TRUE(exists(tmp_ / ("spool/archive-in/" + names[3])));
+}
+
+TEST_F(WalArchive, DeleteObsoleteRemovesOnlyWalNoKeptBackupNeeds) {
+  SB_ASSERT_EXIT(configure({"retention", "redundancy", "1"}), 0);
+  make_file(tmp_ / "src/base.dbf", 1 << 20, 9);
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 2; ++i) {
+    auto b = sb({"backup", tmp_ / "src", "--catalog", cat_, "--json"});
+    SB_ASSERT_EXIT(b, 0);
+    ids.push_back(backup_id_of(parse_json(b)));
+  }
+  {
+    // What a --pg backup records: the segment each backup starts at.
+    auto st = engine::storage_for(storage::Location::local(cat_));
+    ASSERT_TRUE(st);
+    auto cat = catalog::Catalog::open(cat_, catalog::Create::no, **st);
+    ASSERT_TRUE(cat) << cat.error().what;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      catalog::HotBackup h;
+      h.backup_id = ids[i];
+      h.database = "postgres";
+      h.timeline = 1;
+      h.start_wal = i == 0 ? "000000010000000000000033" : "000000010000000000000035";
+      h.stop_wal = h.start_wal;
+      ASSERT_TRUE((*cat)->add_hot(h));
+    }
+  }
+  std::vector<std::string> names;
+  for (int n = 2; n <= 6; ++n) {
+    names.push_back("00000001000000000000003" + std::to_string(n));
+    make_segment(pg_wal_ + "/" + names.back(), static_cast<uint32_t>(n));
+    SB_ASSERT_EXIT(push(pg_wal_ + "/" + names.back()), 0);
+  }
+  write_text(pg_wal_ + "/00000002.history", "1\t0/33000000\tno recovery target specified\n");
+  SB_ASSERT_EXIT(push(pg_wal_ + "/00000002.history"), 0);
+
+  // The first backup is obsolete; the second starts at ...35: 32 to 34 go.
+  auto report = sb({"report", "obsolete", "--catalog", cat_, "--json"});
+  SB_ASSERT_EXIT(report, 0);
+  EXPECT_EQ(parse_json(report)["wal_files"].size(), 3u) << report.out;
+  EXPECT_EQ(wal_records(cat_).size(), 6u) << "report obsolete removed something";
+  auto del = sb({"delete", "obsolete", "--catalog", cat_, "--json"});
+  SB_ASSERT_EXIT(del, 0);
+  Json j = parse_json(del);
+  ASSERT_EQ(j["wal_files"].size(), 3u) << del.out;
+  std::vector<std::string> left;
+  for (const auto& w : wal_records(cat_)) left.push_back(w.name);
+  EXPECT_EQ(left, (std::vector<std::string>{"000000010000000000000035", "000000010000000000000036",
+                                            "00000002.history"}));
+  for (size_t i = 0; i < names.size(); ++i)
+    EXPECT_EQ(exists(object_of(names[i])), i >= 3) << names[i];
+  auto history = wal_record(cat_, "00000002.history");
+  ASSERT_TRUE(history);
+  EXPECT_TRUE(exists(history->stored_at));
 }
 
 TEST_F(WalArchive, HelpExplainsTheArgumentsAndExitCodes) {
