@@ -35,7 +35,8 @@ const char* kPushFooter =
     "'configure archive-parallel N' at a time.\n"
     "Exit codes: 0 archived (or archived before with the same bytes); 1 not archived: the\n"
     "message names the file and the cause (other bytes archived under its name, the\n"
-    "destination full or read-only, ...), PostgreSQL keeps the file and retries; 2 bad usage.";
+    "destination full or read-only, ...), PostgreSQL keeps the file and retries; 2 bad usage\n"
+    "or settings (no destination, a tape destination, a file PostgreSQL does not archive).";
 
 const char* kGetFooter =
     "For PostgreSQL's restore_command:\n"
@@ -204,7 +205,7 @@ int run_archive_push_cmd(const CommonFlags& c, const ArchiveFlags& f) {
   });
   if (!results[0]) {
     print_error("archive-push: " + results[0].error().what);
-    return kExitFailed;
+    return results[0].error().code == Errc::invalid_argument ? kExitUsage : kExitFailed;
   }
   return kExitOk;
 }

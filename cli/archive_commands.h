@@ -26,7 +26,8 @@ struct ArchiveFlags {
 void add_archive_push(CLI::App* cmd, CommonFlags& c, ArchiveFlags& f);
 void add_archive_get(CLI::App* cmd, CommonFlags& c, ArchiveFlags& f);
 // Exit codes: 0 archived (or archived already with the same bytes), 1 not archived (the
-// message names the file and the cause), 2 bad usage.
+// message names the file and the cause), 2 bad usage or settings (no destination, a drive
+// of removable media, a file PostgreSQL does not archive).
 int run_archive_push_cmd(const CommonFlags& c, const ArchiveFlags& f);
 // Exit codes: 0 restored, 1 not in the archive (nothing printed), 2 bad usage, 4 wrong key,
 // kExitArchiveError any other failure (named on stderr).

@@ -81,16 +81,7 @@ std::string segment_digits(const std::string& name) {
 
 Result<ArchiveConfig> archive_config(const catalog::Catalog& cat, const std::string& catalog_dir) {
   ArchiveConfig c;
-  auto dest = cat.setting("destination");
-  if (!dest || dest->empty())
-    return fail(Errc::invalid_argument,
-                "the catalog has no destination for the log archive (configure destination "
-                "DIR|URL)");
-  if (engine::is_media_drive(*dest))
-    return fail(Errc::invalid_argument, "the destination '" + *dest +
-                                            "' is a drive of removable media, which cannot "
-                                            "hold the log archive: configure a directory or URL");
-  c.destination = *dest;
+  c.destination = cat.setting("destination").value_or("");
   if (auto comp = cat.setting("compression")) {
     auto level = engine::parse_compress(*comp);
     if (!level) return level.error().wrap("setting 'compression' of the catalog");
@@ -145,6 +136,14 @@ Result<PushResult> push_wal(catalog::Catalog& cat, const ArchiveConfig& cfg,
     return fail(Errc::invalid_argument,
                 "'" + name + "' is not a WAL segment, partial segment, timeline history or "
                              "backup history file");
+  if (cfg.destination.empty())
+    return fail(Errc::invalid_argument,
+                "the catalog has no destination for the log archive (configure destination "
+                "DIR|URL)");
+  if (engine::is_media_drive(cfg.destination))
+    return fail(Errc::invalid_argument, "the destination '" + cfg.destination +
+                                            "' is a drive of removable media, which cannot "
+                                            "hold the log archive: configure a directory or URL");
   SB_ASSIGN(std::vector<std::byte> bytes, read_local(path));
   PushResult out;
   catalog::WalFile& w = out.file;

@@ -21,7 +21,7 @@ namespace stripeback::database {
 
 // Where and how the archive stores files, from the catalog's settings (configure).
 struct ArchiveConfig {
-  std::string destination;  // directory or URL (not a drive of removable media)
+  std::string destination;  // directory or URL; empty: none configured (push refuses)
   int level = 0;            // zstd level, 0: none
   engine::KeySource keys;   // empty: not encrypted
   bool async = false;       // archive-async on
@@ -31,7 +31,7 @@ struct ArchiveConfig {
 };
 
 // The archive's settings of `cat` (`catalog_dir` for the spool's default, <catalog>/
-// archive-spool). invalid_argument, naming the setting, when one is missing or unusable.
+// archive-spool). invalid_argument, naming the setting, when one is unusable.
 Result<ArchiveConfig> archive_config(const catalog::Catalog& cat, const std::string& catalog_dir);
 
 // The cluster's system identifier, read from global/pg_control of the data directory that
@@ -50,7 +50,8 @@ struct PushResult {
 };
 
 // Reads the file at `path` and archives it under its file name. Errors name the file and
-// the cause: invalid_argument for a name PostgreSQL does not archive; exists, naming both
+// the cause: invalid_argument for a name PostgreSQL does not archive, or without a
+// destination or with a drive of removable media as the destination; exists, naming both
 // digests, for other bytes under a name already archived (the archived file stays); the
 // storage's error (no_space, io, ...) when it cannot be stored, with nothing recorded.
 // `keys`: the loaded keyring (start_job() done) when the archive is encrypted.

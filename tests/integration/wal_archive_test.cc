@@ -110,6 +110,13 @@ TEST_F(WalArchive, SameFilePushedTwiceIsArchivedOnce) {
   EXPECT_EQ(recs[0].stored_at, object_of("000000010000000000000003"));
   const std::string bytes = read_bytes(seg);
   EXPECT_EQ(recs[0].digest, util::digest(bytes.data(), bytes.size()));
+  // archive-get finds the file by its record: no destination setting is needed.
+  SB_ASSERT_EXIT(configure({"--clear", "destination"}), 0);
+  SB_ASSERT_EXIT(get("000000010000000000000003", tmp_ / "RECOVERYXLOG"), 0);
+  EXPECT_TRUE(read_bytes(tmp_ / "RECOVERYXLOG") == bytes);
+  auto no_dest = push(pg_wal_ + "/000000010000000000000003");
+  SB_EXPECT_EXIT(no_dest, 2);
+  EXPECT_TRUE(contains(no_dest.err, "configure destination"));
 }
 
 TEST_F(WalArchive, OtherBytesUnderAnArchivedNameAreRefusedAndTheFirstKept) {
