@@ -4,7 +4,8 @@
 // the first kept; a read-only destination records nothing; archive-get of a file the
 // archive does not hold exits 1 without a word; a compressed and encrypted round trip gives
 // the same bytes; async mode pushes every ready file in one call and fetches ahead; delete
-// obsolete removes the WAL older than the oldest kept backup's start segment.
+// obsolete removes the WAL older than the oldest kept backup's start segment; a copy of the
+// cluster recovers through restore_command = archive-get.
 #include <pwd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -326,6 +327,7 @@ TEST_F(WalArchive, HelpExplainsTheArgumentsAndExitCodes) {
 bool chown_tree(const std::string& path) {
   const passwd* pw = ::getpwnam("postgres");
   if (pw == nullptr || ::chown(path.c_str(), pw->pw_uid, pw->pw_gid) != 0) return false;
+  if (!fs::is_directory(path)) return true;
   for (const auto& e : fs::recursive_directory_iterator(path))
     if (::lchown(e.path().c_str(), pw->pw_uid, pw->pw_gid) != 0) return false;
   return true;
@@ -380,6 +382,75 @@ TEST(WalArchiveCluster, SegmentsLandInTheArchiveAfterASwitch) {
   const std::string fetched = read_bytes(pg.socket_dir() + "/fetched");
   EXPECT_EQ(util::digest(fetched.data(), fetched.size()), rec->digest);
   EXPECT_TRUE(pg.stop()) << pg.error();
+}
+
+// PostgreSQL recovers a copy of the cluster from the archive: the copy, taken stopped before
+// a table was made, has the table once its restore_command (archive-get) has given it every
+// archived segment; the timeline history files it asks for and the archive lacks are
+// answered with exit 1.
+TEST(WalArchiveCluster, RecoveryThroughArchiveGetReplaysWhatWasArchived) {
+  if (std::string why = PgCluster::skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  PgCluster pg(false);
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  const std::string cat = pg.socket_dir() + "/cat", dest = pg.socket_dir() + "/archive";
+  SB_ASSERT_EXIT(sb({"configure", "destination", dest, "--catalog", cat}), 0);
+  SB_ASSERT_EXIT(sb({"keygen", pg.socket_dir() + "/key"}), 0);
+  SB_ASSERT_EXIT(sb({"configure", "key-file", pg.socket_dir() + "/key", "--catalog", cat}), 0);
+  SB_ASSERT_EXIT(sb({"configure", "compression", "low", "--catalog", cat}), 0);
+  fs::create_directories(dest);
+  ASSERT_TRUE(chown_tree(cat) && chown_tree(dest) && chown_tree(pg.socket_dir() + "/key"));
+  {
+    std::ofstream conf(pg.data_dir() + "/postgresql.conf", std::ios::app);
+    conf << "archive_mode = on\narchive_command = '" << binary()
+         << " archive-push --catalog " << cat << " %p'\n";
+  }
+  auto psql = [&](const std::string& sql) {
+    return pg.run("psql", {"-h", pg.socket_dir(), "-U", "postgres", "-At", "-c", sql, "postgres"});
+  };
+  auto wait_archived = [&](const std::string& name) {
+    for (int i = 0; i < 120; ++i) {
+      auto s = psql("select last_archived_wal from pg_stat_archiver");
+      if (s.exited(0) && s.out.substr(0, 24) >= name) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    return false;
+  };
+  ASSERT_TRUE(pg.start()) << pg.error();
+  ASSERT_TRUE(pg.stop()) << pg.error();
+  const std::string base = pg.copy_data("base");
+
+  ASSERT_TRUE(pg.start()) << pg.error();
+  SB_ASSERT_EXIT(psql("create table after_base as select g from generate_series(1, 30000) g"), 0);
+  auto sw = psql("select pg_walfile_name(pg_switch_wal())");
+  SB_ASSERT_EXIT(sw, 0);
+  ASSERT_TRUE(wait_archived(sw.out.substr(0, 24))) << "not archived: " << sw.out;
+  ASSERT_TRUE(pg.stop()) << pg.error();
+
+  // The copy recovers from the archive alone.
+  for (const auto& e : fs::directory_iterator(base + "/pg_wal"))
+    if (e.is_regular_file()) fs::remove(e.path());
+  {
+    std::ofstream conf(base + "/postgresql.conf", std::ios::app);
+    conf << "archive_mode = off\nrestore_command = '" << binary()
+         << " archive-get --catalog " << cat << " %f %p'\n";
+  }
+  write_text(base + "/recovery.signal", "");
+  ASSERT_TRUE(chown_tree(base));
+  auto started = pg.run("pg_ctl", {"-D", base, "-w", "-t", "120", "-l", pg.socket_dir() + "/base.log",
+                                   "-o", "-k " + pg.socket_dir() + " -c listen_addresses=''",
+                                   "start"});
+  SB_ASSERT_EXIT(started, 0);
+  std::string recovering = "t";
+  for (int i = 0; i < 120 && recovering != "f"; ++i) {
+    auto r = psql("select pg_is_in_recovery()");
+    recovering = r.exited(0) ? r.out.substr(0, 1) : "t";
+    if (recovering != "f") std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  auto count = psql("select count(*) from after_base");
+  (void)pg.run("pg_ctl", {"-D", base, "-w", "-m", "fast", "stop"});
+  EXPECT_EQ(recovering, "f") << read_bytes(pg.socket_dir() + "/base.log");
+  SB_EXPECT_EXIT(count, 0);
+  EXPECT_EQ(count.out, "30000\n") << read_bytes(pg.socket_dir() + "/base.log");
 }
 
 }  // namespace
