@@ -332,7 +332,7 @@ struct WalFile {
   Digest digest{};        // of its bytes (util/digest.h)
   uint64_t stored_size = 0;  // bytes it takes where it is stored
   std::string stored_at;  // where it is stored (a location)
-  uint64_t system_id = 0;  // the cluster's system identifier from a segment's header; 0 if none
+  uint64_t system_id = 0;  // the cluster's (pg_control, else a segment's header); 0 if none
   uint32_t flags = 0;      // kWalCompressed, kWalEncrypted
 };
 inline constexpr uint32_t kWalCompressed = 1;

@@ -136,7 +136,9 @@ const Command kCommands[] = {
      "passphrase-env NAME: where the key is, never the key), 'configure lock-days N' and "
      "'configure lock-mode compliance|governance' (backups locked in S3, as --lock-days; a "
      "recovery window shorter than the lock is refused), 'configure destination "
-     "DIR|URL'; flags of a command override them. Without a setting, or with --show, prints "
+     "DIR|URL', and for the log archive 'configure archive-async on|off', 'configure "
+     "archive-spool-path DIR' and 'configure archive-parallel N' (docs/postgresql.md); flags "
+     "of a command override them. Without a setting, or with --show, prints "
      "them all",
      [](CLI::App* cmd, CommandLine& l) { add_configure_flags(cmd, l.common, l.media); },
      [](const CLI::App&, CommandLine& l, const Cancel&) {
@@ -174,6 +176,20 @@ const Command kCommands[] = {
      [](CLI::App* cmd, CommandLine& l) { add_catalog_commands(cmd, l.catalog, l.common); },
      [](const CLI::App& cmd, CommandLine& l, const Cancel&) {
        return run_catalog_cmd(cmd, l.catalog, l.common);
+     }},
+    {"archive-push",
+     "PostgreSQL's archive_command: archive-push [--catalog DIR] %p stores a WAL file in the "
+     "log archive below the configured destination and records it (docs/postgresql.md)",
+     [](CLI::App* cmd, CommandLine& l) { add_archive_push(cmd, l.common, l.archive); },
+     [](const CLI::App&, CommandLine& l, const Cancel&) {
+       return run_archive_push_cmd(l.common, l.archive);
+     }},
+    {"archive-get",
+     "PostgreSQL's restore_command: archive-get [--catalog DIR] %f %p writes an archived WAL "
+     "file to %p; exit 1 without a word when the archive does not hold it",
+     [](CLI::App* cmd, CommandLine& l) { add_archive_get(cmd, l.common, l.archive); },
+     [](const CLI::App&, CommandLine& l, const Cancel&) {
+       return run_archive_get_cmd(l.common, l.archive);
      }},
     {"bench", "measure I/O paths on this machine", add_bench, run_bench},
 };

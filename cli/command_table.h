@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "cli/archive_commands.h"
 #include "cli/catalog_commands.h"
 #include "cli/commands.h"
 #include "cli/media_commands.h"
@@ -41,6 +42,7 @@ struct CommandLine {
   TapeFlags tape;
   CatalogFlags catalog;
   NfsBenchFlags bench_nfs;
+  ArchiveFlags archive;
 };
 
 struct Command {

@@ -9,6 +9,7 @@
 
 #include "cli/job_flags.h"
 #include "cli/render.h"
+#include "database/wal_archive.h"
 #include "engine/wiring/backends.h"
 #include "engine/media/crosscheck.h"
 #include "engine/pieces/leftovers.h"
@@ -63,8 +64,19 @@ Result<std::string> check_setting(const std::string& key, const std::vector<std:
     (void)days;
     return value;
   }
+  if (key == "archive-async") {
+    if (value != "on" && value != "off")
+      return fail(Errc::invalid_argument, "configure archive-async: '" + value + "' is not on or off");
+    return value;
+  }
+  if (key == "archive-parallel") {
+    if (value.find_first_not_of("0123456789") != std::string::npos || value.size() > 2 ||
+        std::stoul(value) < 1 || std::stoul(value) > 64)
+      return fail(Errc::invalid_argument, "configure archive-parallel: '" + value + "' is not 1 to 64");
+    return value;
+  }
   if (key == "key-file" || key == "passphrase-file" || key == "passphrase-env" ||
-      key == "destination") {
+      key == "destination" || key == "archive-spool-path") {
     if (words.size() != 1)
       return fail(Errc::invalid_argument, "configure " + key + ": one value expected");
     return value;
@@ -72,7 +84,9 @@ Result<std::string> check_setting(const std::string& key, const std::vector<std:
   return fail(Errc::invalid_argument, "configure: unknown setting '" + key +
                                           "' (known: retention, resume-window, channels, "
                                           "compression, key-file, passphrase-file, "
-                                          "passphrase-env, destination, lock-days, lock-mode)");
+                                          "passphrase-env, destination, lock-days, lock-mode, "
+                                          "archive-async, archive-spool-path, "
+                                          "archive-parallel)");
 }
 
 // A recovery window shorter than the lock would make backups obsolete that no one can
@@ -358,6 +372,16 @@ int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
     if (!r) return report(r.error());
     outcome = std::move(*r);
   }
+  // The log archive keeps what the backups that stay need (docs/postgresql.md).
+  std::vector<catalog::Backup> kept;
+  for (const auto& b : backups)
+    if (b.usable() && std::find(plan.backups.begin(), plan.backups.end(), b.id) == plan.backups.end())
+      kept.push_back(b);
+  const auto wal = database::obsolete_wal(kept, (*cat)->wal_files());
+  if (act) {
+    auto errors = database::remove_wal(**cat, wal);
+    outcome.errors.insert(outcome.errors.end(), errors.begin(), errors.end());
+  }
   const char* verb = !remove ? "obsolete" : act ? "deleted" : "would delete";
   if (c.json) {
     util::JsonWriter w;
@@ -381,10 +405,15 @@ int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
     locked_json(w, plan);
     if (act) w.kv("finished_earlier_deletions", static_cast<uint64_t>(outcome.finished.size()));
     deletion_json(w, plan, act, outcome);
+    w.begin_array("wal_files");
+    for (const auto& x : wal) w.value(x.name);
+    w.end_array();
     w.end_object();
     std::printf("%s\n", w.str().c_str());
   } else {
     std::printf("retention policy: %s\n", policy->str().c_str());
+    for (const auto& x : wal)
+      std::printf("%s: archived WAL file %s\n", verb, util::escape_text(x.name).c_str());
     for (const auto& p : outcome.finished)
       std::printf("finished an interrupted deletion of %zu backup(s) and %zu piece(s)\n",
                   p.backups.size(), p.pieces.size());
@@ -493,7 +522,8 @@ int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
 const std::vector<std::string>& setting_keys() {
   static const std::vector<std::string> keys{
       "retention",       "resume-window",  "channels",   "compression", "key-file",
-      "passphrase-file", "passphrase-env", "destination", "lock-days", "lock-mode"};
+      "passphrase-file", "passphrase-env", "destination", "lock-days", "lock-mode",
+      "archive-async",   "archive-spool-path", "archive-parallel"};
   return keys;
 }
 

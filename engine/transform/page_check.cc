@@ -124,6 +124,7 @@ Result<PgControl> parse_control(const std::vector<uint8_t>& b, const std::string
       return fail(Errc::corrupt, "'" + path + "' fails its CRC check: it is damaged or of an "
                                  "unknown PostgreSQL version");
     c.checkpoint_lsn = util::get_le64(b.data() + kCheckpointAt);
+    c.system_id = util::get_le64(b.data());  // the control file's first field
     c.state = static_cast<PgState>(util::get_le32(b.data() + kStateAt));
     if (c.page_size < 1024 || c.page_size > 32768 || (c.page_size & (c.page_size - 1)) != 0 ||
         c.segment_pages == 0 || c.checksum_version > 1)

@@ -62,6 +62,7 @@ struct PgControl {
   uint32_t segment_pages = 0;      // RELSEG_SIZE: pages per segment file (name.1, name.2, ...)
   uint32_t checksum_version = 0;   // 0: no data checksums
   uint64_t checkpoint_lsn = 0;     // the latest checkpoint when it was read
+  uint64_t system_id = 0;          // the cluster's system identifier
   PgState state = PgState::in_production;
   // Set for a backup that knows where the redo replayed over its copy begins (backup --pg:
   // the start LSN pg_backup_start returned): the bound judge_failed_page() uses instead of
