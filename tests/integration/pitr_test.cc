@@ -14,6 +14,8 @@
 namespace stripeback::it {
 namespace {
 
+using stripeback::testing::read_file;
+
 constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kStop = int64_t{1767225600} * kSecond;  // 2026-01-01T00:00:00Z
 constexpr uint64_t kSeg = database::kDefaultWalSegmentSize;
