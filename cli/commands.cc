@@ -21,6 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include "catalog/catalog.h"
+#include "database/pg_backup.h"
 #include "engine/backup/backup_job.h"
 #include "engine/backup/buffer_budget.h"
 #include "engine/transform/compress.h"
@@ -87,6 +88,10 @@ std::string default_catalog_dir() {
   return "";
 }
 
+// backup --pg: how long to wait for PostgreSQL's archiver to take the last segment the
+// backup needs before saying it has not.
+constexpr int kPgArchiveWaitSeconds = 60;
+
 int run_backup_cmd(const CommonFlags& c, const options::Settings& f,
                    const std::atomic<bool>& cancel) {
   auto opts = options::backup_options(f);
@@ -100,7 +105,26 @@ int run_backup_cmd(const CommonFlags& c, const options::Settings& f,
   if (!view.error().empty()) return report(Error{Errc::invalid_argument, 0, view.error()});
   o.progress = view.progress();
   const int64_t started = util::wall_now_ns();
+  // --pg: PostgreSQL's backup mode around the copy; it ends before the backup is recorded
+  // (engine's end_hot), or here when the job failed before its channels ran.
+  std::unique_ptr<database::PgBackupMode> pg;
+  if (!f.pg.empty()) {
+    if (f.validate)
+      return report(Error{Errc::invalid_argument, 0, "--pg is a backup; --validate reads only"});
+    auto mode = database::PgBackupMode::connect(f.pg, o.sources);
+    if (!mode) return report(mode.error());
+    pg = std::move(*mode);
+    const std::string label = "stripeback " + util::format_time_ns(started) +
+                              (f.tag.empty() ? "" : " " + f.tag);
+    if (auto r = pg->start(label, o); !r) return report(r.error());
+  }
   auto sum = engine::run_backup(o, **cat);
+  if (pg) {
+    pg->end_if_open();
+    for (const auto& w : pg->warnings()) spdlog::warn("{}", w);
+    if (sum && sum->status == "complete")
+      for (const auto& w : pg->wait_for_archive(kPgArchiveWaitSeconds)) spdlog::warn("{}", w);
+  }
   view.finished(sum ? sum->verdict.bound_by : "");
   const engine::JobSpan span{started, util::wall_now_ns(), f.tag, cancel.load()};
   record_job(**cat, sum ? engine::backup_job_record(*sum, span)
@@ -136,6 +160,12 @@ int run_backup_cmd(const CommonFlags& c, const options::Settings& f,
     print_error("backup " + id + " failed: " + sum->error);
     return kExitFailed;
   }
+  if (!sum->fuzzy_files.empty())
+    std::fprintf(stderr,
+                 "stripeback: backup %s is hot: %zu file(s) changed while they were read "
+                 "(fuzzy, as expected in backup mode: the database's redo makes them "
+                 "consistent)\n",
+                 id.c_str(), sum->fuzzy_files.size());
   if (!sum->changed_files.empty()) {
     print_error("backup " + id + " is complete, but " +
                 std::to_string(sum->changed_files.size()) +
@@ -371,8 +401,14 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
   }
   if (backups.empty())
     std::printf("(no backups in %s)\n", util::escape_text((*cat)->dir()).c_str());
-  std::fputs(wal_list_lines(backups, (*cat)->wal_files()).c_str(), stdout);
+  const auto archive = (*cat)->wal_files();
   for (const auto& b : backups) {
+    if (b.hot) {
+      const std::string line = hot_text(*b.hot);  // "  hot: ...\n"
+      std::printf("backup %llu is %s\n", static_cast<unsigned long long>(b.id),
+                  util::escape_text(line.substr(2, line.size() - 3)).c_str());
+    }
+    std::fputs(wal_list_line(b, archive).c_str(), stdout);
     if (!b.damage.empty())
       std::printf("backup %llu is damaged: %s\n", static_cast<unsigned long long>(b.id),
                   util::escape_text(b.damage).c_str());

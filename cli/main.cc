@@ -96,7 +96,8 @@ int main(int argc, char** argv) {
       "restores them byte-exact.\nExit codes: 0 success, 1 the job failed, 2 bad usage or "
       "input, 3 a --partial backup stopped at its deadline, 4 wrong passphrase or key, 5 a "
       "complete backup in which files changed while they were read (their copies may be "
-      "inconsistent; --json lists them in \"changed_files\").",
+      "inconsistent; --json lists them in \"changed_files\"; a --hot or --pg backup "
+      "expects such files, records them as fuzzy and exits 0).",
       "stripeback"};
   app.require_subcommand(1);
   // Parse errors quote what was typed: escaped like every other message.

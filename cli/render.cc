@@ -10,6 +10,7 @@
 #include "database/recovery_plan.h"
 #include "engine/format/piece_name.h"
 #include "util/clock.h"
+#include "database/wal_names.h"
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/units.h"
@@ -93,6 +94,32 @@ std::string group_text(const storage::CounterGroup& g) {
       case storage::Counter::Kind::flag: s += c.number ? "yes" : "no"; break;
     }
   }
+  return s + "\n";
+}
+
+void hot_json(util::JsonWriter& w, const catalog::HotBackup& h) {
+  if (h.database.empty()) return;
+  w.begin_object(h.database);
+  w.kv("data_dir", h.data_dir);
+  w.kv("system_id", std::to_string(h.system_id));
+  w.kv("timeline", static_cast<uint64_t>(h.timeline));
+  w.kv("start_lsn", database::lsn_text(h.start_lsn));
+  w.kv("stop_lsn", database::lsn_text(h.stop_lsn));
+  w.kv("start_wal", h.start_wal);
+  w.kv("stop_wal", h.stop_wal);
+  w.kv("start_time", format_time(h.start_time_ns));
+  w.kv("stop_time", format_time(h.stop_time_ns));
+  w.kv("label", h.label);
+  w.kv("tablespace_map", !h.tablespace_map.empty());
+  w.end_object();
+}
+
+std::string hot_text(const catalog::HotBackup& h) {
+  std::string s = "  hot: " + std::to_string(h.fuzzy.size()) + " fuzzy file(s)";
+  if (h.database == "postgres")
+    s += "; PostgreSQL backup mode from " + database::lsn_text(h.start_lsn) + " to " +
+         database::lsn_text(h.stop_lsn) + " on timeline " + std::to_string(h.timeline) +
+         ", needs WAL " + h.start_wal + " to " + h.stop_wal;
   return s + "\n";
 }
 
@@ -200,6 +227,13 @@ std::string backup_json(const engine::BackupSummary& s) {
   w.begin_array("changed_files");
   for (const auto& p : s.changed_files) w.value(p);
   w.end_array();
+  w.kv("hot", s.hot.has_value());
+  if (s.hot) {
+    w.begin_array("fuzzy_files");
+    for (const auto& p : s.fuzzy_files) w.value(p);
+    w.end_array();
+    hot_json(w, *s.hot);
+  }
   if (s.level >= 0) {
     w.kv("level", static_cast<uint64_t>(s.level));
     w.kv("cumulative", s.cumulative);
@@ -283,6 +317,7 @@ std::string backup_text(const engine::BackupSummary& b) {
                   util::format_bytes(b.resumed_bytes).c_str());
     s += buf;
   }
+  if (b.hot) s += hot_text(*b.hot);
   s += verdict_text(b.verdict);
   if (!b.page_format.empty()) {
     std::snprintf(buf, sizeof buf,
@@ -608,6 +643,13 @@ std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only)
       w.kv("last_full_check_ns", it->second);
     } else {
       w.kv_null("last_full_check");
+    }
+    w.kv("hot", b.hot.has_value());
+    if (b.hot) {
+      w.begin_array("fuzzy_files");
+      for (const auto& p : b.hot->fuzzy) w.value(p);
+      w.end_array();
+      hot_json(w, *b.hot);
     }
     if (b.ended && !b.end.message.empty()) w.kv("message", b.end.message);
     if (!b.damage.empty()) w.kv("damage", b.damage);

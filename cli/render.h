@@ -13,11 +13,16 @@
 
 #include "engine/backup/backup_job.h"
 #include "engine/restore/restore_job.h"
+#include "util/json.h"
 
 namespace stripeback::cli {
 
 std::string backup_json(const engine::BackupSummary& s);
 std::string backup_text(const engine::BackupSummary& s);
+// A hot backup's record (catalog::HotBackup): for --json, an object named after the
+// database (nothing for a plain --hot); for text, one indented line.
+void hot_json(util::JsonWriter& w, const catalog::HotBackup& h);
+std::string hot_text(const catalog::HotBackup& h);
 std::string restore_json(const engine::RestoreSummary& s);
 // UTC time in ISO 8601, "YYYY-MM-DDTHH:MM:SSZ", of a wall-clock time in ns since the epoch.
 std::string format_time(int64_t ns);

@@ -25,17 +25,15 @@ std::vector<std::pair<const catalog::Backup*, std::string>> unrecoverable(
 
 }  // namespace
 
-std::string wal_list_lines(const std::vector<catalog::Backup>& backups,
-                           const std::vector<catalog::WalFile>& archive) {
-  std::string s;
-  for (const auto& b : backups) {
-    if (!database::has_postgres_record(b)) continue;
-    const auto missing = database::missing_backup_wal(archive, *b.hot);
-    s += "backup " + std::to_string(b.id) + ": WAL " + b.hot->start_wal + " to " +
-         b.hot->stop_wal + (missing ? " is not complete in the archive: " + *missing + " is missing"
-                                    : " is complete in the archive") + "\n";
-  }
-  return util::escape_text(s);
+std::string wal_list_line(const catalog::Backup& b, const std::vector<catalog::WalFile>& archive) {
+  if (!database::has_postgres_record(b)) return "";
+  const auto missing = database::missing_backup_wal(archive, *b.hot);
+  return util::escape_text("backup " + std::to_string(b.id) + ": WAL " + b.hot->start_wal +
+                           " to " + b.hot->stop_wal +
+                           (missing ? " is not complete in the archive: " + *missing +
+                                          " is missing"
+                                    : " is complete in the archive")) +
+         "\n";
 }
 
 void add_report_unrecoverable(CLI::App* report, ReportFlags& f) {

@@ -12,9 +12,9 @@
 
 namespace stripeback::cli {
 
-// `list`'s text lines for `backups`: one per backup with a PostgreSQL record.
-std::string wal_list_lines(const std::vector<catalog::Backup>& backups,
-                           const std::vector<catalog::WalFile>& archive);
+// `list`'s text line for a backup with a PostgreSQL record ("backup 3: WAL ... is complete
+// in the archive"), with its newline; empty for any other backup.
+std::string wal_list_line(const catalog::Backup& b, const std::vector<catalog::WalFile>& archive);
 
 // Adds `unrecoverable` under the `report` command; runs it.
 void add_report_unrecoverable(CLI::App* report, ReportFlags& f);

@@ -210,6 +210,7 @@ Result<engine::BackupOptions> backup_options(const Settings& s) {
   o.max_corrupt = s.max_corrupt;
   o.page_size = s.page_size;
   o.resume = s.resume;
+  o.hot = s.hot || !s.pg.empty();
   if (s.lock_days) o.lock = engine::BackupOptions::Lock{s.lock_mode, *s.lock_days};
   else if (s.was_given("lock_mode"))
     return fail(Errc::invalid_argument,

@@ -421,6 +421,19 @@ const Option kSchema[] = {
    "with --check-logical: the page size, instead of the one the database's control file "
    "gives (e.g. 8K)",
    "Validation", "SIZE", {}, 1, 65536, size<&Settings::page_size>, reset<&Settings::page_size>},
+  // Databases (docs/postgresql.md).
+  {"hot", "--hot", Type::flag, kBackup,
+   "the sources are in a database's backup mode (a hot backup): files that change while they "
+   "are read are expected, recorded as fuzzy (--json: fuzzy_files) and the backup exits 0; "
+   "restoring it needs the database's log (WAL) from the backup's time",
+   "Database", {}, {}, 0, 0, yes_no<&Settings::hot>, reset<&Settings::hot>},
+  {"pg", "--pg", Type::text, kBackup,
+   "a hot backup of the PostgreSQL cluster whose data directory is the SOURCE, through a libpq "
+   "connection string (e.g. 'host=/run/postgresql port=5432 user=postgres'): pg_backup_start "
+   "and pg_backup_stop on one session, the backup_label and tablespace_map kept in the "
+   "catalog, tablespaces followed, what a base backup leaves out left out (pg_wal/, "
+   "postmaster.pid, ...), and the start and stop LSN and WAL range recorded. Implies --hot",
+   "Database", "CONNINFO", {}, 0, 0, any_text<&Settings::pg>, reset<&Settings::pg>, false},
   // How the work is cut.
   {"channels", "--channels", Type::number, kJobs,
    "parallel channels, each with its own I/O ring (and, backing up, its own pieces; a backup "

@@ -57,6 +57,9 @@ struct Settings {
   std::optional<std::string> check_logical;
   uint64_t max_corrupt = 0;
   std::optional<uint32_t> page_size;
+  // Databases: a hot backup (--hot), of a PostgreSQL cluster through libpq (--pg CONNINFO).
+  bool hot = false;
+  std::string pg;
   // Tape.
   std::vector<std::string> tape_volumes;
   std::optional<uint32_t> tape_block_size;

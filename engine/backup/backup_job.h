@@ -77,6 +77,21 @@ struct BackupOptions {
     uint32_t days = 0;
   };
   std::optional<Lock> lock;
+  // A hot backup (docs/postgresql.md): the sources are in a database's backup mode, so a
+  // file that changes while it is read is expected ("fuzzy": the database's redo replays
+  // over it) and is recorded as such instead of making the backup one with changed files.
+  bool hot = false;
+  // Called once, after the channels ran and the outcome is judged and before anything
+  // records the backup complete: ends the database's backup mode (backup --pg) and fills in
+  // what it reported. `copied`: every file was read. An error fails the backup. Not called
+  // when the job fails before its channels run: the caller ends the mode then.
+  std::function<Result<void>(bool copied, catalog::HotBackup& hot)> end_hot;
+  // Asked for every entry below a source before it is read: true leaves it out.
+  std::function<bool(const std::string& path)> exclude;
+  // Page checks (--check-logical) of a backup that knows where the database's redo begins
+  // (backup --pg: the start LSN): a failing page stamped from there on is being written,
+  // one stamped before it is corrupt (make_validator).
+  std::optional<uint64_t> pages_changing_from;
 };
 
 struct BufferChoice {
@@ -144,6 +159,11 @@ struct BackupSummary {
   // Recorded files that changed (size or mtime) while they were read: their copies may mix
   // old and new contents. Sorted; empty for a failed backup.
   std::vector<std::string> changed_files;
+  // A hot backup: the recorded files that changed while they were read (expected: the
+  // database's redo repairs them), sorted; and what its record in the catalog says.
+  std::vector<std::string> fuzzy_files;
+  std::optional<catalog::HotBackup> hot;
+  std::vector<std::string> excluded;  // paths BackupOptions::exclude left out
   int level = -1;  // -1: a plain full backup
   bool cumulative = false;
   uint32_t change_unit = 0;

@@ -125,6 +125,7 @@ Result<Next> judge_outcome(BackupJob& job);
 // job_record.cc
 Result<Next> record_page_checks(BackupJob& job);
 Result<Next> record_backup(BackupJob& job);
+Result<Next> end_hot_mode(BackupJob& job);
 Result<Next> clean_up(BackupJob& job);
 Result<Next> extend_locks(BackupJob& job);
 Result<Next> end_job(BackupJob& job);

@@ -97,12 +97,13 @@ Result<Next> check_options(BackupJob& job) {
 
 Result<Next> plan_sources(BackupJob& job) {
   const BackupOptions& opts = job.opts;
-  SB_ASSIGN(job.plan, make_plan(opts.sources, {opts.one_file_system, opts.skip_unreadable}));
+  SB_ASSIGN(job.plan, make_plan(opts.sources, {opts.one_file_system, opts.skip_unreadable, opts.exclude}));
   job.planned = job.plan.files.size();
   job.dest = opts.media ? opts.destination : storage::normal_path(opts.destination);
   if (!opts.media && !opts.validate_only) SB_TRY(check_destination_outside(opts.sources, job.dest));
   if (opts.check_logical) {
-    SB_ASSIGN(job.validator, make_validator(*opts.check_logical, opts.sources, opts.page_size));
+    SB_ASSIGN(job.validator, make_validator(*opts.check_logical, opts.sources, opts.page_size,
+                                                opts.pages_changing_from));
   }
   return Next::go_on;
 }

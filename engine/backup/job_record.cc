@@ -131,6 +131,23 @@ Result<Next> record_backup(BackupJob& job) {
     job.status = catalog::BackupStatus::failed;
   }
   if (!failed(job)) record_pieces_and_files(job);
+  // A hot backup's record before its end: a reader that sees it complete sees what it needs.
+  if (!failed(job) && job.sum.hot)
+    if (auto r = job.cat.add_hot(*job.sum.hot); !r) fail_with(job, r.error());
+  return Next::go_on;
+}
+
+Result<Next> end_hot_mode(BackupJob& job) {
+  const BackupOptions& opts = job.opts;
+  if (!opts.hot || opts.validate_only) return Next::go_on;
+  catalog::HotBackup hot;
+  if (opts.end_hot) {
+    auto r = opts.end_hot(job.status == catalog::BackupStatus::complete, hot);
+    if (!r && !failed(job)) fail_with(job, r.error());
+  }
+  hot.backup_id = job.id;
+  hot.fuzzy = job.sum.fuzzy_files;
+  job.sum.hot = std::move(hot);
   return Next::go_on;
 }
 

@@ -236,7 +236,8 @@ Result<Next> assemble_records(BackupJob& job) {
       job.files.begin(), job.files.end(),
       [](const catalog::FileRecord& a, const catalog::FileRecord& b) { return a.path < b.path; });
   if (opts.level) describe_changes(job);
-  sum.changed_files = changed_files(job.outcomes, job.files);
+  // In a hot backup they are expected (fuzzy): the database's redo replays over them.
+  (opts.hot ? sum.fuzzy_files : sum.changed_files) = changed_files(job.outcomes, job.files);
   for (const auto& path : sum.changed_files)
     sum.warnings.push_back("'" + path +
                            "' changed while it was backed up (size or mtime): its "

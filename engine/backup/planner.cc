@@ -105,6 +105,10 @@ class Walker {
     std::vector<std::string> children = std::move(*listed);
     std::sort(children.begin(), children.end());
     for (const auto& child : children) {
+      if (opts_.exclude && opts_.exclude(child)) {
+        plan_.excluded.push_back(child);
+        continue;
+      }
       auto got = stat_of(child, /*follow=*/false);
       if (!got) {
         plan_.skipped.push_back({child, "cannot stat: " + got.error().what});

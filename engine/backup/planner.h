@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,7 @@ struct Plan {
   std::vector<FileTask> files;  // largest first; ties by path
   std::vector<FileTask> dirs;   // directories walked (their mode, owner and mtime are kept)
   std::vector<SkippedEntry> skipped;
+  std::vector<std::string> excluded;  // left out by PlanOptions::exclude, in walk order
   uint64_t total_bytes = 0;
 };
 
@@ -44,6 +46,9 @@ struct PlanOptions {
   // A directory below a source that cannot be listed is reported as skipped; without this,
   // it fails the plan (Errc::io), as an unreadable file fails the job.
   bool skip_unreadable = false;
+  // Asked for every entry below a source before it is looked at: true leaves it out (a
+  // directory with all below it), recorded in Plan::excluded.
+  std::function<bool(const std::string& path)> exclude;
 };
 
 // Walks every source (a file or a directory, recursively). A source named by a symbolic

@@ -242,8 +242,10 @@ Result<PgControl> read_control(const Place& dir) {
 }
 
 Result<std::unique_ptr<PageValidator>> validator_at(const Place& dir,
-                                                    std::optional<uint32_t> page_size) {
+                                                    std::optional<uint32_t> page_size,
+                                                    std::optional<uint64_t> changing_from = {}) {
   SB_ASSIGN(PgControl c, read_control(dir));
+  c.redo_from = changing_from;
   if (page_size) {
     if (*page_size < 1024 || *page_size > 32768 || (*page_size & (*page_size - 1)) != 0)
       return fail(Errc::invalid_argument, util::option_word("page_size") + " must be a power of two from 1K to 32K");
@@ -332,6 +334,17 @@ std::string judge_failed_page(const PgControl& c, uint64_t lsn, std::string why)
   // the redo from that checkpoint replaces it. But only so far past it: no cluster writes
   // kPlausibleWal of log during one backup, so a pd_lsn further ahead is not a write in
   // progress but damage (random bytes over the page, most likely).
+  if (c.redo_from) {
+    // In backup mode (backup --pg) the redo a restore replays begins at the backup's start:
+    // a page stamped from there on may be mid-write; one stamped before was not written
+    // since, so what fails in it is damage.
+    if (lsn < *c.redo_from)
+      return why + "; its pd_lsn " + lsn_text(lsn) + " is before the backup's start at " +
+             lsn_text(*c.redo_from) + ", so no write was in progress";
+    if (lsn - *c.redo_from <= kPlausibleWal) return "";
+    return why + "; its pd_lsn " + lsn_text(lsn) + " is more than 1 PiB of log past the " +
+           "backup's start at " + lsn_text(*c.redo_from) + ", further than any write in progress";
+  }
   if (c.checkpoint_lsn == 0 || lsn <= c.checkpoint_lsn) return why;
   if (lsn - c.checkpoint_lsn <= kPlausibleWal) return "";
   return why + "; its pd_lsn " + lsn_text(lsn) + " is more than 1 PiB of log past the " +
@@ -351,7 +364,8 @@ Result<std::unique_ptr<PageValidator>> postgres_validator(const std::string& dat
 
 Result<std::unique_ptr<PageValidator>> make_validator(const std::string& format,
                                                       const std::vector<std::string>& sources,
-                                                      std::optional<uint32_t> page_size) {
+                                                      std::optional<uint32_t> page_size,
+                                                      std::optional<uint64_t> changing_from) {
   if (format != "auto" && format != "postgres")
     return fail(Errc::invalid_argument, util::option_word("check_logical") + ": unknown page format '" + format +
                                             "' (known: auto, postgres)");
@@ -362,7 +376,7 @@ Result<std::unique_ptr<PageValidator>> make_validator(const std::string& format,
     if (!p) continue;
     Place dir = *p;
     while (true) {
-      if (is_data_dir(dir)) return validator_at(dir, page_size);
+      if (is_data_dir(dir)) return validator_at(dir, page_size, changing_from);
       if (dir.at.path.empty() || dir.at.path == "/" || dir.at.path == ".") break;
       dir.at = dir.at.parent();
     }

@@ -63,6 +63,10 @@ struct PgControl {
   uint32_t checksum_version = 0;   // 0: no data checksums
   uint64_t checkpoint_lsn = 0;     // the latest checkpoint when it was read
   PgState state = PgState::in_production;
+  // Set for a backup that knows where the redo replayed over its copy begins (backup --pg:
+  // the start LSN pg_backup_start returned): the bound judge_failed_page() uses instead of
+  // checkpoint_lsn for a running cluster.
+  std::optional<uint64_t> redo_from;
 };
 // Reads and checks (its CRC-32C) `<data_dir>/global/pg_control`.
 Result<PgControl> read_pg_control(const std::string& data_dir);
@@ -85,8 +89,12 @@ Result<std::unique_ptr<PageValidator>> postgres_validator(const std::string& dat
 
 // --check-logical[=FORMAT]: FORMAT "postgres", or "auto" (a source that is a PostgreSQL data
 // directory, or lies in one). Errors name the format or say no source is one.
+// `changing_from`: where the database's redo begins for this backup (backup --pg: its start
+// LSN), a sharper bound than the latest checkpoint for pages being written (see
+// judge_failed_page).
 Result<std::unique_ptr<PageValidator>> make_validator(const std::string& format,
                                                       const std::vector<std::string>& sources,
-                                                      std::optional<uint32_t> page_size = {});
+                                                      std::optional<uint32_t> page_size = {},
+                                                      std::optional<uint64_t> changing_from = {});
 
 }  // namespace stripeback::engine

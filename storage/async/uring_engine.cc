@@ -8,6 +8,7 @@
 #include <liburing.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -30,6 +31,14 @@ constexpr unsigned kMaxQueueDepth = 4096;
 constexpr auto kDestroyWait = std::chrono::seconds(10);
 // user_data of cancel requests; never a slot index.
 constexpr uint64_t kCancelTag = ~uint64_t{0} - 1;
+
+// liburing maps and unmaps a ring's memory with raw system calls that ThreadSanitizer does
+// not see, so when a new ring (on another channel's thread) gets the addresses of one just
+// torn down, the new owner's writes look unordered with the old owner's. Each teardown
+// publishes through this counter before the unmap, and each setup reads it after the map:
+// the order the kernel already imposes (unmap before a reuse of the address) becomes one
+// the happens-before analysis sees. It costs one atomic add per ring.
+std::atomic<uint64_t> ring_handoffs{0};
 
 __kernel_timespec to_timespec(Clock::duration d) {
   const auto ns =
@@ -92,6 +101,7 @@ Result<std::unique_ptr<IoEngine>> UringEngine::create(unsigned depth) {
     return sys_error(-rc, "unable to set up an io_uring of depth " + std::to_string(depth));
   }
   engine->ring_ready_ = true;
+  ring_handoffs.fetch_add(1, std::memory_order_acq_rel);
   // Kernels 5.1-5.5 set up a ring but reject IORING_OP_READ/WRITE in every completion;
   // finding out here lets make_engine() fall back instead of failing each read.
   io_uring_probe* probe = io_uring_get_probe_ring(&engine->ring_);
@@ -109,6 +119,7 @@ Result<std::unique_ptr<IoEngine>> UringEngine::create(unsigned depth) {
 UringEngine::~UringEngine() {
   if (!ring_ready_) return;
   if (active_ > 0) cancel_and_wait();
+  ring_handoffs.fetch_add(1, std::memory_order_acq_rel);
   io_uring_queue_exit(&ring_);
 }
 

@@ -266,5 +266,25 @@ TEST(PageCheckVerdict, ARunningClusterReportsAPageWhoseLsnNoWriteInProgressCanHa
       << "1 PiB past is still plausible";
 }
 
+TEST(PageCheckVerdict, InBackupModeTheBackupsStartIsTheBound) {
+  // backup --pg: the start LSN pg_backup_start returned (later than the last checkpoint a
+  // control file read before it showed) decides which failing pages are being written.
+  PgControl c = control(PgState::in_production, kCheckpoint);
+  const uint64_t start = kCheckpoint + 0x100000;
+  c.redo_from = start;
+  EXPECT_EQ(judge_failed_page(c, start, kWhy), "") << "stamped at the start: being written";
+  EXPECT_EQ(judge_failed_page(c, start + (uint64_t{1} << 40), kWhy), "");
+  EXPECT_EQ(judge_failed_page(c, kCheckpoint + 1, kWhy),
+            kWhy + "; its pd_lsn 0/17414F9 is before the backup's start at 0/18414F8, so no "
+                   "write was in progress")
+      << "changed since the checkpoint but before the backup began: not a write in progress";
+  EXPECT_EQ(judge_failed_page(c, 0x5A3F1B2C9D8E7F60, kWhy),
+            kWhy + "; its pd_lsn 5A3F1B2C/9D8E7F60 is more than 1 PiB of log past the backup's "
+                   "start at 0/18414F8, further than any write in progress");
+  // A stopped cluster is judged as before: nothing is being written.
+  c.state = PgState::shut_down;
+  EXPECT_TRUE(judge_failed_page(c, start + 1, kWhy).starts_with(kWhy));
+}
+
 }  // namespace
 }  // namespace stripeback::engine
