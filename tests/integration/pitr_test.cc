@@ -2,14 +2,16 @@
 // the files written into the restored data directory, the refusals before anything is
 // written, and the WAL reports of list and report unrecoverable. The backups here are of a
 // plain directory with the PostgreSQL record added through the catalog's API (the record
-// backup --pg writes); pitr_pg_test.cc takes them from a real cluster.
+// backup --pg writes); PitrPgTest takes one from a real cluster.
 #include <gtest/gtest.h>
 
 #include "backends/local/local_storage.h"
 #include "catalog/catalog.h"
 #include "database/recovery_files.h"
+#include "database/recovery_target.h"
 #include "database/wal_names.h"
 #include "tests/integration/it_util.h"
+#include "tests/support/pg_cluster.h"
 
 namespace stripeback::it {
 namespace {
@@ -273,6 +275,76 @@ TEST_F(PitrTest, ListAndReportUnrecoverableSayWhetherTheWalIsArchived) {
   r = sb({"report", "unrecoverable", "--catalog", cat_, "--json"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   EXPECT_EQ(parse_json(r)["unrecoverable"].size(), 0u) << r.out;
+}
+
+// A real cluster backed up with --pg; its archive stood in for by records of the segments
+// (archive-push is not part of these tests).
+TEST(PitrPgTest, APgBackupRestoresToAnLsnAndATimeWithItsBackupLabel) {
+  if (const std::string why = stripeback::testing::PgCluster::skip_reason(); !why.empty())
+    GTEST_SKIP() << why;
+  stripeback::testing::PgCluster pg;
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  ASSERT_TRUE(pg.start()) << pg.error();
+  TempDir t;
+  const std::string cat = t / "cat";
+  RunResult r = sb({"backup", pg.data_dir(), "--pg",
+                    "host=" + pg.socket_dir() + " user=postgres dbname=postgres", "--to",
+                    t / "pieces", "--catalog", cat, "--json"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  catalog::HotBackup hot;
+  {
+    auto c = catalog::Catalog::open(cat, catalog::Create::no, io::local_storage());
+    ASSERT_TRUE(c) << c.error().what;
+    const auto backups = (*c)->backups();
+    ASSERT_EQ(backups.size(), 1u);
+    ASSERT_TRUE(backups[0].hot.has_value());
+    hot = *backups[0].hot;
+    ASSERT_EQ(hot.database, "postgres");
+    ASSERT_FALSE(hot.backup_label.empty());
+    const uint32_t size = hot.wal_segment_size;
+    const auto first = database::segment_pos(hot.start_wal, size);
+    const auto last = database::segment_pos(hot.stop_wal, size);
+    ASSERT_TRUE(first && last) << hot.start_wal << " " << hot.stop_wal;
+    for (uint64_t n = first->number; n <= last->number + 1; ++n) {
+      catalog::WalFile w;
+      w.name = database::segment_name({hot.timeline, n}, size);
+      w.size = size;
+      w.system_id = hot.system_id;
+      ASSERT_TRUE((*c)->add_wal(w));
+    }
+  }
+  const std::string lsn = database::lsn_text(hot.stop_lsn);
+  r = sb({"restore", "--to", t / "r1", "--catalog", cat, "--target-lsn", lsn});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  std::string dir = t / "r1" + pg.data_dir();
+  EXPECT_EQ(read_file(dir + "/backup_label"), hot.backup_label);
+  EXPECT_TRUE(contains(read_file(dir + "/backup_label"), "START WAL LOCATION: "));
+  EXPECT_TRUE(exists(dir + "/recovery.signal"));
+  EXPECT_TRUE(exists(dir + "/pg_wal/archive_status"));
+  EXPECT_TRUE(exists(dir + "/PG_VERSION"));
+  EXPECT_FALSE(exists(dir + "/postmaster.pid"));
+  std::string conf = read_file(dir + "/postgresql.auto.conf");
+  EXPECT_TRUE(contains(conf, "recovery_target_lsn = '" + lsn + "'\n"));
+  EXPECT_TRUE(contains(conf, " archive-get --catalog " + cat + " %f %p'\n"));
+
+  const std::string after = database::iso_time_text(hot.stop_time_ns + 1'000'000'000);
+  r = sb({"restore", "--to", t / "r2", "--catalog", cat, "--target-time", after,
+          "--target-action", "promote"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  dir = t / "r2" + pg.data_dir();
+  EXPECT_EQ(read_file(dir + "/backup_label"), hot.backup_label);
+  EXPECT_TRUE(exists(dir + "/recovery.signal"));
+  conf = read_file(dir + "/postgresql.auto.conf");
+  EXPECT_TRUE(contains(conf, "recovery_target_time = '" +
+                                 database::pg_time_text(hot.stop_time_ns + 1'000'000'000) +
+                                 "'\n"));
+  EXPECT_TRUE(contains(conf, "recovery_target_action = 'promote'\n"));
+
+  const std::string before = database::iso_time_text(hot.start_time_ns - 3600'000'000'000);
+  r = sb({"restore", "--to", t / "r3", "--catalog", cat, "--target-time", before});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  EXPECT_TRUE(contains(r.err, "no backup ends before"));
+  EXPECT_FALSE(exists(t / "r3"));
 }
 
 }  // namespace
