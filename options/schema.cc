@@ -576,7 +576,7 @@ const Option kSchema[] = {
   {"target_inclusive", "--target-inclusive", Type::text, kRestore,
    "stop just after the target (true, PostgreSQL's default) or just before it "
    "(--target-inclusive=false)",
-   kPitr, "[=BOOL]", "true", 0, 0, set_target_inclusive, reset_target_inclusive, false,
+   kPitr, "[=BOOL]", {}, 0, 0, set_target_inclusive, reset_target_inclusive, false,
    false, false, 0, "true"},
   {"standby", "--standby", Type::flag, kRestore,
    "make the restored PostgreSQL cluster a standby that replays the archived WAL without end: "
