@@ -4,6 +4,10 @@
 // plain directory with the PostgreSQL record added through the catalog's API (the record
 // backup --pg writes); PitrPgTest takes one from a real cluster.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "backends/local/local_storage.h"
 #include "catalog/catalog.h"
@@ -345,6 +349,65 @@ TEST(PitrPgTest, APgBackupRestoresToAnLsnAndATimeWithItsBackupLabel) {
   EXPECT_EQ(r.exit_code, 2) << r.describe();
   EXPECT_TRUE(contains(r.err, "no backup ends before"));
   EXPECT_FALSE(exists(t / "r3"));
+}
+
+// A plain restore of a --pg backup starts: with the WAL from the backup's start to its end
+// put in pg_wal/, PostgreSQL recovers from the backup_label the restore wrote and opens.
+TEST(PitrPgTest, APlainRestoreStartsWithTheBackupWalInPgWal) {
+  if (const std::string why = stripeback::testing::PgCluster::skip_reason(); !why.empty())
+    GTEST_SKIP() << why;
+  namespace fs = std::filesystem;
+  stripeback::testing::PgCluster pg;
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  ASSERT_TRUE(pg.start()) << pg.error();
+  TempDir t;
+  const std::string cat = t / "cat";
+  RunResult r = sb({"backup", pg.data_dir(), "--pg",
+                    "host=" + pg.socket_dir() + " user=postgres dbname=postgres", "--to",
+                    t / "pieces", "--catalog", cat});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  r = sb({"restore", "--to", t / "r", "--catalog", cat});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_TRUE(contains(r.out, "no recovery settings"));
+  const std::string dir = t / "r" + pg.data_dir();
+  ASSERT_TRUE(exists(dir + "/backup_label"));
+  EXPECT_FALSE(exists(dir + "/recovery.signal"));
+  // The postgres user must reach the restored directory: every directory above it opened.
+  for (fs::path p = dir; p.string().size() > 1; p = p.parent_path()) {
+    if (p.string() == dir) continue;
+    fs::permissions(p, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  }
+  struct stat st{};
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  catalog::HotBackup hot;
+  {
+    auto c = catalog::Catalog::open(cat, catalog::Create::no, io::local_storage());
+    ASSERT_TRUE(c) << c.error().what;
+    hot = *(*c)->backups().at(0).hot;
+  }
+  const auto first = database::segment_pos(hot.start_wal, hot.wal_segment_size);
+  const auto last = database::segment_pos(hot.stop_wal, hot.wal_segment_size);
+  ASSERT_TRUE(first && last);
+  for (uint64_t n = first->number; n <= last->number; ++n) {
+    const std::string name = database::segment_name({hot.timeline, n}, hot.wal_segment_size);
+    fs::copy_file(pg.data_dir() + "/pg_wal/" + name, dir + "/pg_wal/" + name);
+    ASSERT_EQ(::chown((dir + "/pg_wal/" + name).c_str(), st.st_uid, st.st_gid), 0);
+  }
+  const std::string port = "5499";
+  RunResult start = pg.run("pg_ctl", {"-D", dir, "-w", "-t", "60", "-l", pg.socket_dir() + "/restored.log",
+                                      "-o", "-k " + pg.socket_dir() + " -p " + port +
+                                                " -c listen_addresses=''",
+                                      "start"});
+  EXPECT_TRUE(start.exited(0)) << start.describe() << "\n"
+                               << read_file(pg.socket_dir() + "/restored.log");
+  if (start.exited(0)) {
+    RunResult q = pg.run("psql", {"-h", pg.socket_dir(), "-p", port, "-U", "postgres", "-Atc",
+                                  "SELECT pg_is_in_recovery()::text || count(*)::text FROM pg_class",
+                                  "postgres"});
+    EXPECT_TRUE(q.exited(0)) << q.describe();
+    EXPECT_EQ(q.out.rfind("false", 0), 0u) << q.out;
+    pg.run("pg_ctl", {"-D", dir, "-w", "-m", "fast", "stop"});
+  }
 }
 
 }  // namespace
