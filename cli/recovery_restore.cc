@@ -83,7 +83,8 @@ Result<std::optional<PgRestoreFiles>> finish_pg_restore(
   if (!hot) return std::optional<PgRestoreFiles>{};
   database::RecoveryFiles f;
   f.data_dir = restored_data_dir(s.target, *hot);
-  if (!plan && !is_dir(f.data_dir)) return std::optional<PgRestoreFiles>{};  // --path left it out
+  // Some paths only: the data directory is not whole, and may not be there.
+  if (!plan && (!s.paths.empty() || !is_dir(f.data_dir))) return std::optional<PgRestoreFiles>{};
   f.restore_root = s.target;
   f.hot = *hot;
   PgRestoreFiles out;

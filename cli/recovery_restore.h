@@ -34,7 +34,8 @@ struct PgRestoreFiles {
 // After a complete restore: for the newest backup used that has a PostgreSQL record (the
 // planned one with a target), the files its data directory needs (database::
 // write_recovery_files), with the restore_command this binary serves from `catalog_dir`.
-// nullopt when no backup used has such a record, or its data directory was not restored.
+// nullopt when no backup used has such a record, or the restore was of some paths only
+// (its data directory is not whole).
 Result<std::optional<PgRestoreFiles>> finish_pg_restore(
     const options::Settings& s, const catalog::Catalog& cat, const engine::RestoreSummary& sum,
     const std::optional<database::RecoveryPlan>& plan);

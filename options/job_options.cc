@@ -225,7 +225,8 @@ Result<engine::BackupOptions> backup_options(const Settings& s) {
   return o;
 }
 
-// One recovery target at most; what qualifies a target only with one; a standby has none.
+// One recovery target at most; what qualifies a target only with one; a standby has none;
+// neither restores only some paths.
 static Result<void> check_recovery(const Settings& s) {
   std::vector<std::string> targets;
   for (const char* key : {"target_time", "target_lsn", "target_xid"})
@@ -239,6 +240,10 @@ static Result<void> check_recovery(const Settings& s) {
   if (s.recovery.standby && !targets.empty())
     return usage(option_word("standby") + " replays the archive without end; it takes no " +
                  targets[0]);
+  if ((s.recovery.standby || !targets.empty()) && !s.paths.empty())
+    return usage((targets.empty() ? option_word("standby") : targets[0]) +
+                 " restores a whole data directory, not some paths ('" + s.paths.front() +
+                 "')");
   return ok();
 }
 

@@ -202,6 +202,8 @@ TEST_F(PitrTest, BadTargetsAreUsageErrors) {
       {{"--target-lsn", "3000028"}, "--target-lsn '3000028' is not an LSN"},
       {{"--target-xid", "x"}, "--target-xid 'x' is not a transaction id"},
       {{"--standby", "--target-xid", "1234"}, "--standby replays the archive without end"},
+      {{"--target-lsn", "0/4000000", data_ + "/PG_VERSION"},
+       "--target-lsn restores a whole data directory, not some paths ('" + data_ + "/PG_VERSION')"},
       {{"--backup", std::to_string(plain), "--target-lsn", "0/4000000"},
        "backup " + std::to_string(plain) + " has no PostgreSQL backup mode record"},
   };
