@@ -4,6 +4,8 @@
 #include "engine/wiring/backends.h"
 #include "cli/tape_commands.h"
 #include "cli/report_commands.h"
+#include "cli/recovery_restore.h"
+#include "cli/wal_reports.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -183,6 +185,13 @@ int run_restore_cmd(const CommonFlags& c, const options::Settings& f, bool verif
   o.cancel = &cancel;
   auto cat = open_catalog(c, catalog::Create::no);
   if (!cat) return report(cat.error());
+  // A recovery target picks the backup; a gap in the archive refuses it before any write.
+  std::optional<database::RecoveryPlan> plan;
+  if (!verify_only) {
+    auto p = plan_pg_restore(f, **cat, o);
+    if (!p) return report(p.error());
+    plan = std::move(*p);
+  }
   ProgressView view(c, verify_only ? "validate" : "restore", f.tag, (*cat)->dir());
   if (!view.error().empty()) return report(Error{Errc::invalid_argument, 0, view.error()});
   o.progress = view.progress();
@@ -196,8 +205,25 @@ int run_restore_cmd(const CommonFlags& c, const options::Settings& f, bool verif
   if (!sum) return report(sum.error());
   if (o.keys)
     for (const auto& w : o.keys->warnings()) spdlog::warn("{}", w);
-  if (c.json) std::printf("%s\n", restore_json(*sum).c_str());
-  else std::fputs(restore_text(*sum).c_str(), stdout);
+  std::optional<PgRestoreFiles> pg;
+  Result<void> pg_written = ok();
+  if (!verify_only && sum->status == "complete") {
+    auto r = finish_pg_restore(f, **cat, *sum, plan);
+    if (r) pg = std::move(*r);
+    else pg_written = fail(r.error().wrap("restored, but the PostgreSQL data directory is not ready"));
+  }
+  if (c.json) {
+    std::string json = restore_json(*sum);
+    if (pg) json = json.substr(0, json.size() - 1) + "," + pg_restore_json_member(*pg) + "}";
+    std::printf("%s\n", json.c_str());
+  } else {
+    std::fputs(restore_text(*sum).c_str(), stdout);
+    if (pg) std::fputs(pg_restore_text(*pg).c_str(), stdout);
+  }
+  if (!pg_written) {
+    print_error(pg_written.error().what);
+    return kExitFailed;
+  }
   if (sum->status != "complete") {
     for (const auto& e : sum->errors) print_error(e);
     return kExitFailed;
@@ -375,12 +401,14 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
   }
   if (backups.empty())
     std::printf("(no backups in %s)\n", util::escape_text((*cat)->dir()).c_str());
+  const auto archive = (*cat)->wal_files();
   for (const auto& b : backups) {
     if (b.hot) {
       const std::string line = hot_text(*b.hot);  // "  hot: ...\n"
       std::printf("backup %llu is %s\n", static_cast<unsigned long long>(b.id),
                   util::escape_text(line.substr(2, line.size() - 3)).c_str());
     }
+    std::fputs(wal_list_line(b, archive).c_str(), stdout);
     if (!b.damage.empty())
       std::printf("backup %llu is damaged: %s\n", static_cast<unsigned long long>(b.id),
                   util::escape_text(b.damage).c_str());

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <set>
 
+#include "database/recovery_plan.h"
 #include "engine/format/piece_name.h"
 #include "util/clock.h"
 #include "database/wal_names.h"
@@ -565,6 +566,7 @@ std::map<uint64_t, int64_t> last_full_checks(const catalog::Catalog& cat) {
 std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only) {
   const auto full_check = last_full_checks(cat);
   const auto backups = cat.backups();
+  const auto archive = cat.wal_files();
   // A tag names the newest backup with it; the older ones are marked.
   std::map<std::string, uint64_t> newest_of_tag;
   for (const auto& b : backups)
@@ -651,6 +653,16 @@ std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only)
     }
     if (b.ended && !b.end.message.empty()) w.kv("message", b.end.message);
     if (!b.damage.empty()) w.kv("damage", b.damage);
+    // A backup of a PostgreSQL cluster: whether the archive holds the WAL it needs.
+    if (database::has_postgres_record(b)) {
+      const auto missing = database::missing_backup_wal(archive, *b.hot);
+      w.kv("wal_complete", !missing.has_value());
+      if (missing) w.kv("first_missing_wal", *missing);
+      else w.kv_null("first_missing_wal");
+    } else {
+      w.kv_null("wal_complete");
+      w.kv_null("first_missing_wal");
+    }
     w.end_object();
   }
   w.end_array();

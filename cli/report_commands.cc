@@ -7,6 +7,7 @@
 
 #include "cli/job_flags.h"
 #include "cli/render.h"
+#include "cli/wal_reports.h"
 #include "engine/wiring/backends.h"
 #include "util/escape.h"
 #include "util/json.h"
@@ -372,12 +373,14 @@ void add_report_commands(CLI::App* report, ReportFlags& f) {
   io->add_option("--backup", f.backup, "the job that wrote this backup (else the newest that used it)");
   io->add_option("--job", f.job, "the job with this id (report jobs)");
   add_common(io, f.common);
+  add_report_unrecoverable(report, f);
 }
 
 int run_report_cmd(const CLI::App& report, const ReportFlags& f) {
   for (const auto* sub : report.get_subcommands()) {
     if (sub->get_name() == "jobs") return report_jobs(f);
     if (sub->get_name() == "io") return report_io(f);
+    if (sub->get_name() == "unrecoverable") return run_report_unrecoverable(f);
   }
   return kExitUsage;
 }

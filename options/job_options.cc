@@ -2,6 +2,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 #include "engine/backup/buffer_budget.h"
 #include "engine/transform/compress.h"
@@ -224,6 +225,28 @@ Result<engine::BackupOptions> backup_options(const Settings& s) {
   return o;
 }
 
+// One recovery target at most; what qualifies a target only with one; a standby has none;
+// neither restores only some paths.
+static Result<void> check_recovery(const Settings& s) {
+  std::vector<std::string> targets;
+  for (const char* key : {"target_time", "target_lsn", "target_xid"})
+    if (s.was_given(key)) targets.push_back(option_word(key));
+  if (targets.size() > 1)
+    return usage(targets[0] + " and " + targets[1] + " are alternatives: give one recovery target");
+  for (const char* key : {"target_action", "target_inclusive"})
+    if (s.was_given(key) && targets.empty())
+      return usage(option_word(key) + " goes with " + option_word("target_time") + ", " +
+                   option_word("target_lsn") + " or " + option_word("target_xid"));
+  if (s.recovery.standby && !targets.empty())
+    return usage(option_word("standby") + " replays the archive without end; it takes no " +
+                 targets[0]);
+  if ((s.recovery.standby || !targets.empty()) && !s.paths.empty())
+    return usage((targets.empty() ? option_word("standby") : targets[0]) +
+                 " restores a whole data directory, not some paths ('" + s.paths.front() +
+                 "')");
+  return ok();
+}
+
 Result<engine::RestoreOptions> restore_options(const Settings& s, bool verify_only) {
   if (verify_only && !s.target.empty())
     return usage(util::command_word("validate") + " writes nothing: it takes no " +
@@ -242,6 +265,7 @@ Result<engine::RestoreOptions> restore_options(const Settings& s, bool verify_on
   if (!s.tag.empty() && s.backup_id)
     return usage(option_word("tag") + " and " + option_word("backup_id") +
                  " exclude each other");
+  SB_TRY(check_recovery(s));
   engine::RestoreOptions o;
   o.verify_only = verify_only;
   o.target = s.target;

@@ -15,6 +15,7 @@
 #include "engine/pieces/channel_config.h"
 #include "engine/wiring/backends.h"
 #include "engine/transform/crypto.h"
+#include "database/recovery_target.h"
 
 namespace stripeback::options {
 
@@ -68,6 +69,9 @@ struct Settings {
   std::vector<std::string> tape_drives;  // restore: where to look for the volumes
   // Restore.
   bool delta = false, no_fallback = false, allow_fallback = false;
+  // Restore to a point in time (docs/postgresql.md): the recovery target, checked when set;
+  // the CLI's alone (no C API key).
+  database::RecoveryTarget recovery;
   // Validate: some frames only.
   std::optional<double> sample;  // a share, 0 < sample <= 1
   std::optional<uint64_t> seed;
