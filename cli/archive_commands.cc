@@ -1,5 +1,6 @@
 #include "cli/archive_commands.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -104,6 +105,43 @@ std::vector<std::string> ready_files(const std::string& wal_path) {
   return out;
 }
 
+// Async archive-push leaves a note in the spool (archive-out/NAME.ok) for each file it
+// pushed ahead of PostgreSQL's asking: the identity of the file it read (device, inode,
+// size, modification time). When PostgreSQL then asks for that file and finds it with the
+// same identity, it is the file archived already, and the call exits 0 without reading it
+// again; any other file under that name takes the whole path (read, digest, compare).
+std::string file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+         std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
+std::string pushed_note(const ArchiveConfig& cfg, const std::string& name) {
+  return cfg.spool + "/archive-out/" + name + ".ok";
+}
+
+// Whether `path` was pushed ahead by an earlier call, as its note says; the note goes.
+bool pushed_ahead(const ArchiveConfig& cfg, const catalog::Catalog& cat, const std::string& path) {
+  const std::string name = fs::path(path).filename().string();
+  const std::string note = pushed_note(cfg, name);
+  std::ifstream in(note);
+  std::string said;
+  if (!in || !std::getline(in, said)) return false;
+  const std::string now = file_identity(path);
+  std::error_code ec;
+  fs::remove(note, ec);
+  return !now.empty() && said == now && cat.wal_file(name).has_value();
+}
+
+void note_pushed_ahead(const ArchiveConfig& cfg, const std::string& path, const std::string& identity) {
+  const std::string note = pushed_note(cfg, fs::path(path).filename().string());
+  std::error_code ec;
+  fs::create_directories(fs::path(note).parent_path(), ec);
+  std::ofstream(note) << identity << "\n";
+}
+
 // The segments after `name` that async archive-get fetches ahead: the next `n` of its
 // timeline that the archive holds.
 std::vector<std::string> next_segments(const catalog::Catalog& cat, const std::string& name,
@@ -194,14 +232,20 @@ int run_archive_push_cmd(const CommonFlags& c, const ArchiveFlags& f) {
   }
   std::vector<std::string> paths{f.wal_path};
   if (a->cfg.async) {
-    auto more = ready_files(f.wal_path);
-    paths.insert(paths.end(), more.begin(), more.end());
+    if (pushed_ahead(a->cfg, *a->cat, f.wal_path)) return kExitOk;
+    // The ready files the archive does not hold yet (those it holds were pushed ahead by
+    // an earlier call, and PostgreSQL asks for them in turn).
+    for (auto& more : ready_files(f.wal_path))
+      if (!a->cat->wal_file(fs::path(more).filename().string())) paths.push_back(std::move(more));
   }
   // Every file is pushed (in parallel in async mode); only the one asked for decides the
   // exit: PostgreSQL asks again for the others, which are then archived already.
   std::vector<Result<database::PushResult>> results(paths.size(), fail(Errc::cancelled, ""));
   run_parallel(paths.size(), a->cfg.async ? a->cfg.parallel : 1, [&](size_t i) {
+    const std::string identity = i > 0 ? file_identity(paths[i]) : "";
     results[i] = database::push_wal(*a->cat, a->cfg, a->keys.get(), paths[i]);
+    if (i > 0 && results[i] && !identity.empty() && identity == file_identity(paths[i]))
+      note_pushed_ahead(a->cfg, paths[i], identity);
   });
   if (!results[0]) {
     print_error("archive-push: " + results[0].error().what);

@@ -235,6 +235,37 @@ TEST_F(WalArchive, AsyncPushTakesEveryReadyFileInOneCall) {
   SB_ASSERT_EXIT(push(pg_wal_ + "/" + names[1]), 0);
 }
 
+// A file pushed ahead is not read again when PostgreSQL asks for it (its note in the spool
+// matches the file), so N ready files cost N reads, not N^2/2; but the note never vouches
+// for other bytes put under that name since: those are compared, and refused.
+TEST_F(WalArchive, AsyncPushTrustsItsNoteOnlyForTheFileItRead) {
+  SB_ASSERT_EXIT(configure({"archive-async", "on"}), 0);
+  SB_ASSERT_EXIT(configure({"archive-spool-path", tmp_ / "spool"}), 0);
+  fs::create_directories(pg_wal_ + "/archive_status");
+  std::vector<std::string> names;
+  for (int i = 0; i < 4; ++i) {
+    names.push_back("00000001000000000000002" + std::to_string(i));
+    make_segment(pg_wal_ + "/" + names.back(), static_cast<uint32_t>(10 + i));
+    write_text(pg_wal_ + "/archive_status/" + names.back() + ".ready", "");
+  }
+  SB_ASSERT_EXIT(push(pg_wal_ + "/" + names[0]), 0);
+  ASSERT_EQ(wal_records(cat_).size(), names.size());
+  for (size_t i = 1; i < names.size(); ++i)
+    EXPECT_TRUE(exists(tmp_ / "spool/archive-out/" + names[i] + ".ok")) << names[i];
+  // The unchanged file: the note answers, and goes.
+  fs::remove(pg_wal_ + "/archive_status/" + names[0] + ".ready");
+  SB_ASSERT_EXIT(push(pg_wal_ + "/" + names[1]), 0);
+  EXPECT_FALSE(exists(tmp_ / "spool/archive-out/" + names[1] + ".ok"));
+  // Other bytes under a pushed-ahead name: the note does not match, the bytes are compared.
+  const auto first_digest = wal_record(cat_, names[2])->digest;
+  make_segment(pg_wal_ + "/" + names[2], 99);
+  RunResult other = push(pg_wal_ + "/" + names[2]);
+  SB_EXPECT_EXIT(other, 1);
+  EXPECT_TRUE(contains(other.err, "archived already with other bytes")) << other.describe();
+  ASSERT_TRUE(wal_record(cat_, names[2]).has_value());
+  EXPECT_EQ(wal_record(cat_, names[2])->digest, first_digest) << "the first archived bytes stay";
+}
+
 TEST_F(WalArchive, AsyncGetFetchesTheNextSegmentsIntoTheSpool) {
   std::vector<std::string> names;
   for (int i = 0; i < 4; ++i) {
