@@ -167,7 +167,7 @@ Result<PushResult> push_wal(catalog::Catalog& cat, const ArchiveConfig& cfg,
   }
   w.system_id = system_id_for(path, bytes);
   WalObjectInfo info;
-  SB_ASSIGN(std::vector<std::byte> object, encode_wal_object(name, bytes, cfg.level, keys, &info));
+  SB_ASSIGN(std::vector<std::byte> object, encode_wal_object(name, bytes, cfg.level, keys, &info, &w.digest));
   w.flags = info.flags;
   w.stored_size = object.size();
   const std::string where = wal_object_location(cfg.destination, w.system_id, name);

@@ -1,6 +1,7 @@
 #include "database/wal_object.h"
 
 #include <cstring>
+#include <memory>
 
 #include "catalog/catalog.h"
 #include "engine/format/piece_format.h"
@@ -70,41 +71,50 @@ Result<Head> parse_head(std::span<const std::byte> object, const std::string& sh
 
 Result<std::vector<std::byte>> encode_wal_object(const std::string& name,
                                                  std::span<const std::byte> raw, int level,
-                                                 engine::Keyring* keys, WalObjectInfo* info) {
+                                                 engine::Keyring* keys, WalObjectInfo* info,
+                                                 const util::Digest* digest) {
   if (name.empty() || name.size() > kMaxNameInHead)
     return fail(Errc::invalid_argument, "'" + name + "' is not a name of the log archive");
   WalObjectInfo i;
   i.raw_size = raw.size();
-  i.digest = util::digest(raw.data(), raw.size());
-  std::vector<std::byte> body;
+  i.digest = digest ? *digest : util::digest(raw.data(), raw.size());
+  // The body is compressed into a buffer that is not cleared first (only the bytes the
+  // compressor writes are touched), then goes into the object after its head in one copy.
+  std::unique_ptr<std::byte[]> packed;
+  size_t packed_size = 0;
   if (level > 0 && !raw.empty()) {
     engine::Compressor c(level);
-    body.resize(engine::Compressor::bound(raw.size()));
-    const size_t n = c.compress(raw.data(), raw.size(), body.data(), body.size());
-    if (n > 0) {
-      body.resize(n);
-      i.flags |= catalog::kWalCompressed;
-    }
+    const size_t bound = engine::Compressor::bound(raw.size());
+    packed.reset(new std::byte[bound]);
+    packed_size = c.compress(raw.data(), raw.size(), packed.get(), bound);
+    if (packed_size > 0) i.flags |= catalog::kWalCompressed;
   }
-  if ((i.flags & catalog::kWalCompressed) == 0) body.assign(raw.begin(), raw.end());
+  const std::span<const std::byte> body =
+      (i.flags & catalog::kWalCompressed) ? std::span<const std::byte>(packed.get(), packed_size) : raw;
   if (keys) i.flags |= catalog::kWalEncrypted;
   const uint64_t body_size = body.size() + (keys ? engine::kTagSize : 0);
   const std::vector<uint8_t> head = head_bytes(name, i, body_size);
-  std::vector<std::byte> out(reinterpret_cast<const std::byte*>(head.data()),
-                             reinterpret_cast<const std::byte*>(head.data()) + head.size());
+  std::vector<std::byte> out;
+  out.reserve(head.size() + (keys ? engine::kBlock : 0) + body_size);
+  out.insert(out.end(), reinterpret_cast<const std::byte*>(head.data()),
+             reinterpret_cast<const std::byte*>(head.data()) + head.size());
+  std::unique_ptr<engine::FrameCipher> cipher;
   if (keys) {
     engine::PieceHeader h;
     h.name = name;
-    SB_ASSIGN(auto cipher, keys->new_piece(h));
+    SB_ASSIGN(cipher, keys->new_piece(h));
     const size_t at = out.size();
     out.resize(at + engine::kBlock);
     engine::encode_piece_header(h, std::span<std::byte, engine::kBlock>(out.data() + at,
                                                                         engine::kBlock));
-    body.resize(body.size() + engine::kTagSize);
-    SB_TRY(cipher->seal(body.data(), body.size() - engine::kTagSize, 0,
+  }
+  const size_t body_at = out.size();
+  out.insert(out.end(), body.begin(), body.end());
+  if (cipher) {
+    out.resize(out.size() + engine::kTagSize);
+    SB_TRY(cipher->seal(out.data() + body_at, body.size(), 0,
                         std::span<const uint8_t>(head.data(), head.size())));
   }
-  out.insert(out.end(), body.begin(), body.end());
   if (info) *info = i;
   return out;
 }

@@ -36,10 +36,12 @@ struct WalObjectInfo {
 
 // Encodes `raw` (the file named `name`) at zstd `level` (0: stored raw; a file that does not
 // shrink by 1/16 is stored raw too) and, with `keys` (start_job() done), sealed with a fresh
-// data key. invalid_argument for a name longer than kMaxNameInHead.
+// data key. invalid_argument for a name longer than kMaxNameInHead. `digest`: the raw
+// bytes' digest when the caller has it already.
 Result<std::vector<std::byte>> encode_wal_object(const std::string& name,
                                                  std::span<const std::byte> raw, int level,
-                                                 engine::Keyring* keys, WalObjectInfo* info);
+                                                 engine::Keyring* keys, WalObjectInfo* info,
+                                                 const util::Digest* digest = nullptr);
 
 // The head of an object: corrupt (naming `shown`) when it is not one or is damaged.
 Result<WalObjectInfo> read_wal_head(std::span<const std::byte> object, const std::string& shown);
