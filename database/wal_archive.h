@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,7 @@ Result<ArchiveConfig> archive_config(const catalog::Catalog& cat, const std::str
 // holds `wal_path` (a file in its pg_wal, or a relative path from the data directory, the
 // working directory), else from the long header of a segment's first page; 0 when neither
 // says.
-uint64_t system_id_for(const std::string& wal_path, const std::vector<std::byte>& bytes);
+uint64_t system_id_for(const std::string& wal_path, std::span<const std::byte> bytes);
 
 // Where archive-push stores `name` of the cluster `system_id` below `destination`.
 std::string wal_object_location(const std::string& destination, uint64_t system_id,
