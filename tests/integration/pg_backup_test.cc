@@ -27,10 +27,7 @@ class PgBackup : public ::testing::Test {
   std::string conninfo() const {
     return "host=" + cluster_->socket_dir() + " user=postgres dbname=postgres";
   }
-  RunResult psql(const std::string& sql) const {
-    return cluster_->run("psql", {"-h", cluster_->socket_dir(), "-U", "postgres", "-d",
-                                  "postgres", "-XAtc", sql});
-  }
+  RunResult psql(const std::string& sql) const { return cluster_->psql(sql); }
 
   std::unique_ptr<PgCluster> cluster_;
   stripeback::testing::TempDir tmp_{"sbit-pgbackup"};

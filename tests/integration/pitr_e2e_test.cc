@@ -5,7 +5,6 @@
 // --target-action promote. PostgreSQL starts, recovers through archive-get to T and
 // promotes: the first marker is there, the second is not, pgbench's balances agree and
 // pg_amcheck finds nothing.
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -36,7 +35,7 @@ class PitrEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::string why = PgCluster::skip_reason(); !why.empty()) GTEST_SKIP() << why;
-    ASSERT_EQ(::chown(t_.path().c_str(), static_cast<uid_t>(owner("postgres")), static_cast<gid_t>(-1)), 0);
+    ASSERT_TRUE(PgCluster::give_to_postgres(t_.path()));
     cluster_ = std::make_unique<PgCluster>();
     ASSERT_TRUE(cluster_->ok()) << cluster_->error();
   }
@@ -45,27 +44,22 @@ class PitrEndToEnd : public ::testing::Test {
     if (cluster_ && !restored_.empty() && fs::exists(restored_ + "/postmaster.pid"))
       cluster_->run("pg_ctl", {"-D", restored_, "-w", "-m", "immediate", "stop"});
   }
-  static long owner(const char* user) {
-    RunResult r = stripeback::testing::run({"/usr/bin/id", "-u", user}, {});
-    return r.exited(0) ? std::stol(r.out) : -1;
-  }
-  RunResult psql(const std::string& sql, const std::string& socket) const {
-    return cluster_->run("psql", {"-h", socket, "-U", "postgres", "-d", "postgres", "-XAtqc", sql});
-  }
-  std::string value(const std::string& sql, const std::string& socket) const {
-    RunResult r = psql(sql, socket);
+  // The restored cluster runs on the same socket directory and port as the original did.
+  RunResult psql(const std::string& sql) const { return cluster_->psql(sql); }
+  std::string value(const std::string& sql) const {
+    RunResult r = psql(sql);
     EXPECT_TRUE(r.exited(0)) << r.describe();
     std::string v = r.out;
     while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
     return v;
   }
   // Waits until `sql` answers `want` (or `limit` passes); the last answer.
-  std::string wait_for(const std::string& sql, const std::string& want, const std::string& socket,
+  std::string wait_for(const std::string& sql, const std::string& want,
                        std::chrono::seconds limit = std::chrono::seconds(120)) const {
     const auto end = std::chrono::steady_clock::now() + limit;
     std::string got;
     while (std::chrono::steady_clock::now() < end) {
-      RunResult r = psql(sql, socket);
+      RunResult r = psql(sql);
       got = r.out;
       while (!got.empty() && got.back() == '\n') got.pop_back();
       if (r.exited(0) && got == want) return got;
@@ -112,22 +106,22 @@ TEST_F(PitrEndToEnd, RestoreToATimeRecoversToItAndPromotes) {
   EXPECT_FALSE(contains(b.err, "has not archived")) << b.describe();
 
   // The first marker, then T, then more work and the second marker.
-  RunResult m1 = psql("CREATE TABLE marker (name text PRIMARY KEY); INSERT INTO marker VALUES ('first')", socket);
+  RunResult m1 = psql("CREATE TABLE marker (name text PRIMARY KEY); INSERT INTO marker VALUES ('first')");
   SB_ASSERT_EXIT(m1, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const std::string target =
-      value("SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')", socket);
+      value("SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')");
   ASSERT_FALSE(target.empty());
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   auto more = cluster_->pgbench_run(3, 2);
   more->wait();
-  RunResult m2 = psql("INSERT INTO marker VALUES ('second')", socket);
+  RunResult m2 = psql("INSERT INTO marker VALUES ('second')");
   SB_ASSERT_EXIT(m2, 0);
-  const std::string last = value("SELECT pg_walfile_name(pg_switch_wal())", socket);
+  const std::string last = value("SELECT pg_walfile_name(pg_switch_wal())");
   ASSERT_EQ(last.size(), 24u) << last;
-  EXPECT_EQ(wait_for("SELECT last_archived_wal >= '" + last + "' FROM pg_stat_archiver", "t", socket), "t")
+  EXPECT_TRUE(cluster_->wait_archived(last, std::chrono::seconds(120)))
       << "PostgreSQL did not archive " << last << " through archive-push";
-  EXPECT_EQ(value("SELECT failed_count FROM pg_stat_archiver", socket), "0");
+  EXPECT_EQ(value("SELECT failed_count FROM pg_stat_archiver"), "0");
 
   // The cluster is lost.
   ASSERT_TRUE(cluster_->stop()) << cluster_->error();
@@ -137,7 +131,7 @@ TEST_F(PitrEndToEnd, RestoreToATimeRecoversToItAndPromotes) {
   // Restore to T, as the postgres user, into a new directory.
   const std::string to = t_ / "restored";
   fs::create_directories(to);
-  ASSERT_EQ(::chown(to.c_str(), static_cast<uid_t>(owner("postgres")), static_cast<gid_t>(-1)), 0);
+  ASSERT_TRUE(PgCluster::give_to_postgres(to));
   RunResult r = sb_as_postgres({"restore", "--to", to, "--catalog", cat, "--target-time", target,
                                 "--target-action", "promote"});
   SB_ASSERT_EXIT(r, 0);
@@ -149,20 +143,19 @@ TEST_F(PitrEndToEnd, RestoreToATimeRecoversToItAndPromotes) {
   RunResult up = cluster_->run("pg_ctl", {"-D", restored, "-w", "-t", "180", "-l", t_ / "restored.log",
                                           "-o", "-k " + socket + " -c listen_addresses=''", "start"});
   ASSERT_TRUE(up.exited(0)) << up.describe() << "\n" << read_file(t_ / "restored.log");
-  EXPECT_EQ(wait_for("SELECT pg_is_in_recovery()", "f", socket), "f")
+  EXPECT_EQ(wait_for("SELECT pg_is_in_recovery()", "f"), "f")
       << "the restored cluster did not promote:\n" << read_file(t_ / "restored.log");
-  EXPECT_EQ(value("SELECT string_agg(name, ',' ORDER BY name) FROM marker", socket), "first")
+  EXPECT_EQ(value("SELECT string_agg(name, ',' ORDER BY name) FROM marker"), "first")
       << read_file(t_ / "restored.log");
   // pgbench's transactions are whole: every delta is in each of the three balances.
   const std::string sums = value(
       "SELECT (SELECT sum(abalance) FROM pgbench_accounts) || ',' || "
       "(SELECT sum(bbalance) FROM pgbench_branches) || ',' || "
       "(SELECT sum(tbalance) FROM pgbench_tellers) || ',' || "
-      "(SELECT coalesce(sum(delta), 0) FROM pgbench_history)",
-      socket);
+      "(SELECT coalesce(sum(delta), 0) FROM pgbench_history)");
   const std::string first = sums.substr(0, sums.find(','));
   EXPECT_EQ(sums, first + "," + first + "," + first + "," + first) << sums;
-  EXPECT_NE(value("SELECT count(*) FROM pgbench_history", socket), "0");
+  EXPECT_NE(value("SELECT count(*) FROM pgbench_history"), "0");
   RunResult check = cluster_->run("pg_amcheck", {"-h", socket, "-U", "postgres", "--install-missing",
                                                  "--heapallindexed", "postgres"});
   EXPECT_TRUE(check.exited(0)) << check.describe();

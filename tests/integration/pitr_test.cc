@@ -4,7 +4,6 @@
 // plain directory with the PostgreSQL record added through the catalog's API (the record
 // backup --pg writes); PitrPgTest takes one from a real cluster.
 #include <gtest/gtest.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +23,7 @@
 namespace stripeback::it {
 namespace {
 
+using stripeback::testing::PgCluster;
 using stripeback::testing::read_file;
 
 constexpr int64_t kSecond = 1'000'000'000;
@@ -417,16 +417,6 @@ TEST(PitrPgTest, APlainRestoreStartsWithTheBackupWalInPgWal) {
 }
 
 // Every file below `path` (and it) owned by the postgres user, as the server needs.
-bool give_to_postgres(const std::string& path) {
-  const passwd* pw = ::getpwnam("postgres");
-  if (pw == nullptr) return false;
-  bool ok = ::lchown(path.c_str(), pw->pw_uid, pw->pw_gid) == 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(path, ec))
-    ok = ::lchown(e.path().c_str(), pw->pw_uid, pw->pw_gid) == 0 && ok;
-  return ok && !ec;
-}
-
 // The whole way: a cluster archiving through archive-push, a --pg backup, rows written
 // before and after an LSN, restore --target-lsn, and the restored cluster recovers through
 // archive-get to that LSN and is promoted: it has the rows before the target, not after.
@@ -439,7 +429,7 @@ TEST(PitrPgTest, ARestoredClusterRecoversThroughTheArchiveToTheTargetLsn) {
   const std::string cat = pg.socket_dir() + "/cat", dest = pg.socket_dir() + "/archive";
   ASSERT_TRUE(sb({"configure", "destination", dest, "--catalog", cat}).exited(0));
   fs::create_directories(dest);
-  ASSERT_TRUE(give_to_postgres(cat) && give_to_postgres(dest));
+  ASSERT_TRUE(PgCluster::give_to_postgres(cat) && PgCluster::give_to_postgres(dest));
   {
     std::ofstream conf(pg.data_dir() + "/postgresql.conf", std::ios::app);
     conf << "archive_mode = on\narchive_command = '" << binary() << " archive-push --catalog "
@@ -447,23 +437,14 @@ TEST(PitrPgTest, ARestoredClusterRecoversThroughTheArchiveToTheTargetLsn) {
   }
   ASSERT_TRUE(pg.start()) << pg.error();
   auto psql = [&](const std::string& sql, const std::string& port = "5432") {
-    return pg.run("psql", {"-h", pg.socket_dir(), "-p", port, "-U", "postgres", "-At", "-c", sql,
-                           "postgres"});
-  };
-  auto wait_archived = [&](const std::string& name) {
-    for (int i = 0; i < 120; ++i) {
-      auto s = psql("select last_archived_wal from pg_stat_archiver");
-      if (s.exited(0) && s.out.substr(0, 24) >= name) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    return false;
+    return pg.psql(sql, port);
   };
   ASSERT_TRUE(psql("create table t (i int)").exited(0));
   RunResult r = sb({"backup", pg.data_dir(), "--pg",
                     "host=" + pg.socket_dir() + " user=postgres dbname=postgres", "--to",
                     pg.socket_dir() + "/pieces", "--catalog", cat});
   ASSERT_TRUE(r.exited(0)) << r.describe();
-  ASSERT_TRUE(give_to_postgres(cat));
+  ASSERT_TRUE(PgCluster::give_to_postgres(cat));
   ASSERT_TRUE(psql("insert into t select generate_series(1, 1000)").exited(0));
   RunResult lsn = psql("select pg_current_wal_lsn()");
   ASSERT_TRUE(lsn.exited(0)) << lsn.describe();
@@ -471,7 +452,8 @@ TEST(PitrPgTest, ARestoredClusterRecoversThroughTheArchiveToTheTargetLsn) {
   ASSERT_TRUE(psql("insert into t select generate_series(1, 500)").exited(0));
   RunResult sw = psql("select pg_walfile_name(pg_switch_wal())");
   ASSERT_TRUE(sw.exited(0)) << sw.describe();
-  ASSERT_TRUE(wait_archived(sw.out.substr(0, 24))) << "not archived: " << sw.out;
+  ASSERT_TRUE(pg.wait_archived(sw.out.substr(0, 24), std::chrono::seconds(60)))
+      << "not archived: " << sw.out;
   ASSERT_TRUE(pg.stop()) << pg.error();
 
   const std::string to = pg.socket_dir() + "/r";
@@ -483,7 +465,7 @@ TEST(PitrPgTest, ARestoredClusterRecoversThroughTheArchiveToTheTargetLsn) {
     std::ofstream conf(dir + "/postgresql.conf", std::ios::app);
     conf << "archive_mode = off\n";
   }
-  ASSERT_TRUE(give_to_postgres(to));
+  ASSERT_TRUE(PgCluster::give_to_postgres(to));
   const std::string port = "5498";
   RunResult started = pg.run("pg_ctl", {"-D", dir, "-w", "-t", "120", "-l",
                                         pg.socket_dir() + "/restored.log", "-o",

@@ -6,7 +6,6 @@
 // the same bytes; async mode pushes every ready file in one call and fetches ahead; delete
 // obsolete removes the WAL older than the oldest kept backup's start segment; a copy of the
 // cluster recovers through restore_command = archive-get.
-#include <pwd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -355,15 +354,6 @@ TEST_F(WalArchive, HelpExplainsTheArgumentsAndExitCodes) {
   EXPECT_TRUE(contains(g.out, "1 not in the archive"));
 }
 
-bool chown_tree(const std::string& path) {
-  const passwd* pw = ::getpwnam("postgres");
-  if (pw == nullptr || ::chown(path.c_str(), pw->pw_uid, pw->pw_gid) != 0) return false;
-  if (!fs::is_directory(path)) return true;
-  for (const auto& e : fs::recursive_directory_iterator(path))
-    if (::lchown(e.path().c_str(), pw->pw_uid, pw->pw_gid) != 0) return false;
-  return true;
-}
-
 TEST(WalArchiveCluster, SegmentsLandInTheArchiveAfterASwitch) {
   if (std::string why = PgCluster::skip_reason(); !why.empty()) GTEST_SKIP() << why;
   PgCluster pg(false);
@@ -373,16 +363,14 @@ TEST(WalArchiveCluster, SegmentsLandInTheArchiveAfterASwitch) {
   SB_ASSERT_EXIT(sb({"configure", "destination", dest, "--catalog", cat}), 0);
   SB_ASSERT_EXIT(sb({"configure", "compression", "low", "--catalog", cat}), 0);
   fs::create_directories(dest);
-  ASSERT_TRUE(chown_tree(cat) && chown_tree(dest));
+  ASSERT_TRUE(PgCluster::give_to_postgres(cat) && PgCluster::give_to_postgres(dest));
   {
     std::ofstream conf(pg.data_dir() + "/postgresql.conf", std::ios::app);
     conf << "archive_mode = on\narchive_command = '" << binary()
          << " archive-push --catalog " << cat << " %p'\n";
   }
   ASSERT_TRUE(pg.start()) << pg.error();
-  auto psql = [&](const std::string& sql) {
-    return pg.run("psql", {"-h", pg.socket_dir(), "-U", "postgres", "-At", "-c", sql, "postgres"});
-  };
+  auto psql = [&](const std::string& sql) { return pg.psql(sql); };
   auto made = psql("create table t as select g from generate_series(1, 50000) g");
   SB_ASSERT_EXIT(made, 0);
   auto sw = psql("select pg_walfile_name(pg_switch_wal())");
@@ -429,23 +417,14 @@ TEST(WalArchiveCluster, RecoveryThroughArchiveGetReplaysWhatWasArchived) {
   SB_ASSERT_EXIT(sb({"configure", "key-file", pg.socket_dir() + "/key", "--catalog", cat}), 0);
   SB_ASSERT_EXIT(sb({"configure", "compression", "low", "--catalog", cat}), 0);
   fs::create_directories(dest);
-  ASSERT_TRUE(chown_tree(cat) && chown_tree(dest) && chown_tree(pg.socket_dir() + "/key"));
+  ASSERT_TRUE(PgCluster::give_to_postgres(cat) && PgCluster::give_to_postgres(dest) &&
+              PgCluster::give_to_postgres(pg.socket_dir() + "/key"));
   {
     std::ofstream conf(pg.data_dir() + "/postgresql.conf", std::ios::app);
     conf << "archive_mode = on\narchive_command = '" << binary()
          << " archive-push --catalog " << cat << " %p'\n";
   }
-  auto psql = [&](const std::string& sql) {
-    return pg.run("psql", {"-h", pg.socket_dir(), "-U", "postgres", "-At", "-c", sql, "postgres"});
-  };
-  auto wait_archived = [&](const std::string& name) {
-    for (int i = 0; i < 120; ++i) {
-      auto s = psql("select last_archived_wal from pg_stat_archiver");
-      if (s.exited(0) && s.out.substr(0, 24) >= name) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    return false;
-  };
+  auto psql = [&](const std::string& sql) { return pg.psql(sql); };
   ASSERT_TRUE(pg.start()) << pg.error();
   ASSERT_TRUE(pg.stop()) << pg.error();
   const std::string base = pg.copy_data("base");
@@ -454,7 +433,8 @@ TEST(WalArchiveCluster, RecoveryThroughArchiveGetReplaysWhatWasArchived) {
   SB_ASSERT_EXIT(psql("create table after_base as select g from generate_series(1, 30000) g"), 0);
   auto sw = psql("select pg_walfile_name(pg_switch_wal())");
   SB_ASSERT_EXIT(sw, 0);
-  ASSERT_TRUE(wait_archived(sw.out.substr(0, 24))) << "not archived: " << sw.out;
+  ASSERT_TRUE(pg.wait_archived(sw.out.substr(0, 24), std::chrono::seconds(60)))
+      << "not archived: " << sw.out;
   ASSERT_TRUE(pg.stop()) << pg.error();
 
   // The copy recovers from the archive alone.
@@ -466,7 +446,7 @@ TEST(WalArchiveCluster, RecoveryThroughArchiveGetReplaysWhatWasArchived) {
          << " archive-get --catalog " << cat << " %f %p'\n";
   }
   write_text(base + "/recovery.signal", "");
-  ASSERT_TRUE(chown_tree(base));
+  ASSERT_TRUE(PgCluster::give_to_postgres(base));
   auto started = pg.run("pg_ctl", {"-D", base, "-w", "-t", "120", "-l", pg.socket_dir() + "/base.log",
                                    "-o", "-k " + pg.socket_dir() + " -c listen_addresses=''",
                                    "start"});

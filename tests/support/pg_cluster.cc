@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 namespace stripeback::testing {
 namespace {
@@ -105,6 +106,30 @@ bool PgCluster::stop() {
     return false;
   }
   return true;
+}
+
+RunResult PgCluster::psql(const std::string& sql, const std::string& port) const {
+  return run("psql", {"-h", root_, "-p", port, "-U", "postgres", "-d", "postgres", "-XAtq", "-c", sql});
+}
+
+bool PgCluster::wait_archived(const std::string& segment, std::chrono::seconds limit) const {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    RunResult s = psql("SELECT coalesce(last_archived_wal, '') FROM pg_stat_archiver");
+    if (s.exited(0) && s.out.substr(0, 24) >= segment) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
+}
+
+bool PgCluster::give_to_postgres(const std::string& path) {
+  const passwd* pw = ::getpwnam("postgres");
+  if (pw == nullptr || ::lchown(path.c_str(), pw->pw_uid, pw->pw_gid) != 0) return false;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return true;
+  for (const auto& e : fs::recursive_directory_iterator(path, ec))
+    if (::lchown(e.path().c_str(), pw->pw_uid, pw->pw_gid) != 0) return false;
+  return !ec;
 }
 
 bool PgCluster::pgbench_init(int scale) {

@@ -48,6 +48,16 @@ class PgCluster {
   bool pgbench_init(int scale);
   // Starts pgbench writing for `seconds` with `clients`, returning the process.
   std::unique_ptr<Subprocess> pgbench_run(int seconds, int clients) const;
+  // psql -XAtq -c `sql` in database postgres, on this cluster's socket directory and `port`
+  // (another cluster started there with this one's programs, a restored copy, has its own).
+  RunResult psql(const std::string& sql, const std::string& port = "5432") const;
+  // Waits (up to `limit`) until PostgreSQL's archiver has archived `segment` or a later one
+  // (pg_stat_archiver.last_archived_wal).
+  bool wait_archived(const std::string& segment,
+                     std::chrono::seconds limit = std::chrono::seconds(60)) const;
+  // Gives `path` and everything below it to the postgres user (what PostgreSQL's own
+  // commands, archive_command among them, must write).
+  static bool give_to_postgres(const std::string& path);
   // Copies the data directory (the cluster stopped) to a new directory, owned by postgres.
   std::string copy_data(const std::string& name) const;
   // Runs pg_checksums --check on `data` (a stopped cluster's data directory): the file and
