@@ -25,7 +25,7 @@ class PgBackup : public ::testing::Test {
     ASSERT_TRUE(cluster_->start()) << cluster_->error();
   }
   std::string conninfo() const {
-    return "host=" + cluster_->socket_dir() + " user=postgres dbname=postgres";
+    return cluster_->conninfo();
   }
   RunResult psql(const std::string& sql) const { return cluster_->psql(sql); }
 

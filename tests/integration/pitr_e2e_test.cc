@@ -96,7 +96,7 @@ TEST_F(PitrEndToEnd, RestoreToATimeRecoversToItAndPromotes) {
   auto bench = cluster_->pgbench_run(12, 2);
   std::this_thread::sleep_for(std::chrono::seconds(2));
   RunResult b = sb_as_postgres({"backup", data, "--catalog", cat, "--json", "--pg",
-                                "host=" + socket + " user=postgres dbname=postgres"});
+                                cluster_->conninfo()});
   RunResult bench_done = bench->wait();
   SB_ASSERT_EXIT(b, 0);
   EXPECT_TRUE(bench_done.exited(0)) << bench_done.describe();

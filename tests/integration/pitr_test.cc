@@ -298,7 +298,7 @@ TEST(PitrPgTest, APgBackupRestoresToAnLsnAndATimeWithItsBackupLabel) {
   TempDir t;
   const std::string cat = t / "cat";
   RunResult r = sb({"backup", pg.data_dir(), "--pg",
-                    "host=" + pg.socket_dir() + " user=postgres dbname=postgres", "--to",
+                    pg.conninfo(), "--to",
                     t / "pieces", "--catalog", cat, "--json"});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   catalog::HotBackup hot;
@@ -369,7 +369,7 @@ TEST(PitrPgTest, APlainRestoreStartsWithTheBackupWalInPgWal) {
   TempDir t;
   const std::string cat = t / "cat";
   RunResult r = sb({"backup", pg.data_dir(), "--pg",
-                    "host=" + pg.socket_dir() + " user=postgres dbname=postgres", "--to",
+                    pg.conninfo(), "--to",
                     t / "pieces", "--catalog", cat});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   r = sb({"restore", "--to", t / "r", "--catalog", cat});
@@ -441,7 +441,7 @@ TEST(PitrPgTest, ARestoredClusterRecoversThroughTheArchiveToTheTargetLsn) {
   };
   ASSERT_TRUE(psql("create table t (i int)").exited(0));
   RunResult r = sb({"backup", pg.data_dir(), "--pg",
-                    "host=" + pg.socket_dir() + " user=postgres dbname=postgres", "--to",
+                    pg.conninfo(), "--to",
                     pg.socket_dir() + "/pieces", "--catalog", cat});
   ASSERT_TRUE(r.exited(0)) << r.describe();
   ASSERT_TRUE(PgCluster::give_to_postgres(cat));

@@ -39,6 +39,9 @@ class PgCluster {
   const std::string& data_dir() const { return data_; }
   const std::string& socket_dir() const { return root_; }
 
+  // A libpq connection string to this cluster (backup --pg).
+  std::string conninfo() const { return "host=" + root_ + " user=postgres dbname=postgres"; }
+
   bool start();
   bool stop();
   // Runs one of PostgreSQL's programs as the postgres user.
