@@ -157,6 +157,35 @@ TEST_F(WalArchive, ReadOnlyDestinationFailsNamingTheFileAndRecordsNothing) {
   EXPECT_TRUE(exists(seg)) << "the segment must stay for PostgreSQL to retry";
 }
 
+// A destination with no room: the push fails naming the file and the cause, nothing is
+// recorded, no partial object stays, and once there is room the same push succeeds.
+TEST_F(WalArchive, FullDestinationFailsRecordsNothingAndTheRetrySucceeds) {
+  fs::create_directories(dest_);
+  if (::mount("tmpfs", dest_.c_str(), "tmpfs", 0, "size=256k") != 0)
+    GTEST_SKIP() << "cannot mount a small tmpfs here (" << std::strerror(errno)
+                 << "); a full destination cannot be shown without one";
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{dest_};
+  const std::string seg = pg_wal_ + "/000000010000000000000006";
+  make_segment(seg, 2);  // 1 MiB, stored raw (no compression configured)
+  auto r = push(seg);
+  SB_EXPECT_EXIT(r, 1);
+  EXPECT_TRUE(contains(r.err, "000000010000000000000006")) << r.describe();
+  EXPECT_TRUE(contains(r.err, "No space left on device")) << r.describe();
+  EXPECT_TRUE(wal_records(cat_).empty());
+  EXPECT_FALSE(exists(object_of("000000010000000000000006")));
+  EXPECT_TRUE(exists(seg)) << "the segment must stay for PostgreSQL to retry";
+  // Room again (the mount goes; the destination is the directory below it): the retry works.
+  ::umount2(dest_.c_str(), MNT_DETACH);
+  unmount.path.clear();
+  SB_ASSERT_EXIT(push(seg), 0);
+  ASSERT_EQ(wal_records(cat_).size(), 1u);
+  EXPECT_EQ(read_bytes(object_of("000000010000000000000006")).size(),
+            wal_records(cat_)[0].stored_size);
+}
+
 TEST_F(WalArchive, MissingFileExitsOneWithoutAWord) {
   auto r = get("00000002.history", tmp_ / "RECOVERYHISTORY");
   SB_ASSERT_EXIT(r, 1);
