@@ -62,14 +62,59 @@ const std::string& make_data_set(DataSet& ds, const std::string& size, const cha
 
 }  // namespace
 
+namespace {
+std::string reachable_copy;  // set by binary_reachable_by_postgres() when a copy is needed
+}  // namespace
+
 // STRIPEBACK_TEST_BIN runs the tests against another build of the CLI (an older one, to
 // see a regression test fail before its fix).
 const char* binary() {
+  if (!reachable_copy.empty()) return reachable_copy.c_str();
   static const char* bin = [] {
     const char* other = std::getenv("STRIPEBACK_TEST_BIN");
     return other && *other ? other : STRIPEBACK_BIN;
   }();
   return bin;
+}
+
+bool binary_reachable_by_postgres(std::string* error) {
+  namespace fs = std::filesystem;
+  const std::string own = binary();
+  RunResult can = stripeback::testing::run(
+      {"/usr/sbin/runuser", "-u", "postgres", "--", "/usr/bin/test", "-x", own}, {});
+  if (can.exited(0)) return true;
+  struct stat st {};
+  if (::stat(own.c_str(), &st) != 0) {
+    *error = "cannot stat the CLI under test '" + own + "': " + std::strerror(errno);
+    return false;
+  }
+  const std::string top = "/var/tmp/stripeback-it-bin";
+  const std::string dir = top + "/" + std::to_string(st.st_ino) + "-" + std::to_string(st.st_size) +
+                          "-" + std::to_string(st.st_mtim.tv_sec);
+  const std::string copy = dir + "/stripeback";
+  std::error_code ec;
+  if (!fs::exists(copy, ec)) {
+    // Copies of builds a day old are gone with their builds (one in use is never that old).
+    for (const auto& e : fs::directory_iterator(top, ec)) {
+      std::error_code tec;
+      const auto age = fs::file_time_type::clock::now() - fs::last_write_time(e.path(), tec);
+      if (!tec && age > std::chrono::hours(24)) fs::remove_all(e.path(), tec);
+    }
+    ec.clear();
+    fs::create_directories(dir, ec);
+    ::chmod(top.c_str(), 0755);
+    ::chmod(dir.c_str(), 0755);
+    // Copied beside its place and renamed, so that tests running at once never see half.
+    const std::string tmp = dir + "/.stripeback." + std::to_string(::getpid());
+    fs::copy_file(own, tmp, fs::copy_options::overwrite_existing, ec);
+    if (ec || ::chmod(tmp.c_str(), 0755) != 0 || ::rename(tmp.c_str(), copy.c_str()) != 0) {
+      *error = "cannot copy the CLI under test to " + copy + " for the postgres user: " +
+               (ec ? ec.message() : std::string(std::strerror(errno)));
+      return false;
+    }
+  }
+  reachable_copy = copy;
+  return true;
 }
 
 bool cli_has_test_hooks() {

@@ -27,6 +27,12 @@ using Env = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
 // Path of the binary under test.
 const char* binary();
+// For tests whose PostgreSQL runs stripeback itself (archive_command, restore_command, as
+// the postgres user): makes binary() a path postgres can run. That is the build's own when
+// postgres can reach it; else (a checkout in a directory only root may enter) a copy in
+// /var/tmp/stripeback-it-bin/, made once per build. False, with why in *error, when no
+// such path can be had.
+bool binary_reachable_by_postgres(std::string* error);
 
 // Whether the CLI under test was built with test hooks (STRIPEBACK_TEST_HOOKS=ON): its
 // --version says "(test hooks)". Asked once per process.

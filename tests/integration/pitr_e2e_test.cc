@@ -35,6 +35,8 @@ class PitrEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::string why = PgCluster::skip_reason(); !why.empty()) GTEST_SKIP() << why;
+    std::string unreachable;
+    ASSERT_TRUE(binary_reachable_by_postgres(&unreachable)) << unreachable;
     ASSERT_TRUE(PgCluster::give_to_postgres(t_.path()));
     cluster_ = std::make_unique<PgCluster>();
     ASSERT_TRUE(cluster_->ok()) << cluster_->error();

@@ -292,6 +292,8 @@ TEST_F(PitrTest, ListAndReportUnrecoverableSayWhetherTheWalIsArchived) {
 TEST(PitrPgTest, APgBackupRestoresToAnLsnAndATimeWithItsBackupLabel) {
   if (const std::string why = stripeback::testing::PgCluster::skip_reason(); !why.empty())
     GTEST_SKIP() << why;
+  std::string unreachable;
+  ASSERT_TRUE(binary_reachable_by_postgres(&unreachable)) << unreachable;
   stripeback::testing::PgCluster pg;
   ASSERT_TRUE(pg.ok()) << pg.error();
   ASSERT_TRUE(pg.start()) << pg.error();
@@ -362,6 +364,8 @@ TEST(PitrPgTest, APgBackupRestoresToAnLsnAndATimeWithItsBackupLabel) {
 TEST(PitrPgTest, APlainRestoreStartsWithTheBackupWalInPgWal) {
   if (const std::string why = stripeback::testing::PgCluster::skip_reason(); !why.empty())
     GTEST_SKIP() << why;
+  std::string unreachable;
+  ASSERT_TRUE(binary_reachable_by_postgres(&unreachable)) << unreachable;
   namespace fs = std::filesystem;
   stripeback::testing::PgCluster pg;
   ASSERT_TRUE(pg.ok()) << pg.error();
@@ -423,6 +427,8 @@ TEST(PitrPgTest, APlainRestoreStartsWithTheBackupWalInPgWal) {
 TEST(PitrPgTest, ARestoredClusterRecoversThroughTheArchiveToTheTargetLsn) {
   if (const std::string why = stripeback::testing::PgCluster::skip_reason(); !why.empty())
     GTEST_SKIP() << why;
+  std::string unreachable;
+  ASSERT_TRUE(binary_reachable_by_postgres(&unreachable)) << unreachable;
   namespace fs = std::filesystem;
   stripeback::testing::PgCluster pg(false);
   ASSERT_TRUE(pg.ok()) << pg.error();

@@ -385,6 +385,8 @@ TEST_F(WalArchive, HelpExplainsTheArgumentsAndExitCodes) {
 
 TEST(WalArchiveCluster, SegmentsLandInTheArchiveAfterASwitch) {
   if (std::string why = PgCluster::skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  std::string unreachable;
+  ASSERT_TRUE(binary_reachable_by_postgres(&unreachable)) << unreachable;
   PgCluster pg(false);
   ASSERT_TRUE(pg.ok()) << pg.error();
   // The catalog and the archive where the postgres user can write them.
@@ -438,6 +440,8 @@ TEST(WalArchiveCluster, SegmentsLandInTheArchiveAfterASwitch) {
 // answered with exit 1.
 TEST(WalArchiveCluster, RecoveryThroughArchiveGetReplaysWhatWasArchived) {
   if (std::string why = PgCluster::skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  std::string unreachable;
+  ASSERT_TRUE(binary_reachable_by_postgres(&unreachable)) << unreachable;
   PgCluster pg(false);
   ASSERT_TRUE(pg.ok()) << pg.error();
   const std::string cat = pg.socket_dir() + "/cat", dest = pg.socket_dir() + "/archive";
