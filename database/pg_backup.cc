@@ -39,11 +39,6 @@ bool left_out_anywhere(const std::string& path) {
   return name.rfind("pgsql_tmp", 0) == 0 || name == "pg_internal.init";
 }
 
-std::string real_path(const std::string& p) {
-  char buf[PATH_MAX];
-  return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
-}
-
 }  // namespace
 
 bool PgBackupMode::left_out(const std::string& rel) {
@@ -65,6 +60,11 @@ bool PgBackupMode::left_out(const std::string& rel) {
 namespace {
 
 using Rows = std::vector<std::vector<std::string>>;
+
+std::string real_path(const std::string& p) {
+  char buf[PATH_MAX];
+  return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
 
 // `r`, its error prefixed with `context`.
 template <typename T>
