@@ -861,11 +861,17 @@ class Harness:
     def reclaim(self):
         """Removes the unfinished pieces of all but the last few killed backups, as the
         warning of the next backup asks an operator to: each holds up to 64 MiB that were
-        allocated ahead of its writes."""
+        allocated ahead of its writes. The pieces such a backup recorded stay: they are
+        not named by the warning, and a later resume keeps them."""
         dead = sorted(b for b in self.killed if self.statuses.get(b) == "incomplete")
         keep = set(dead[-KEEP_UNFINISHED:])
+        if not set(dead) - keep:
+            return
+        backups, _ = self.list_backups("choosing pieces to reclaim")
+        recorded = {p["name"] for b in backups.values() for p in b.get("piece_list", [])}
         for p in self.piece_files():
-            if self.unfinished(p) and piece_owner(os.path.basename(p)) not in keep:
+            name = os.path.basename(p)
+            if self.unfinished(p) and piece_owner(name) not in keep and name not in recorded:
                 os.unlink(p)
 
 
