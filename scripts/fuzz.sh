@@ -3,7 +3,7 @@
 # the same time, --jobs of them at once. Usage:
 #   scripts/fuzz.sh [--time SECONDS] [--jobs N] [--out DIR] [--build-only|--no-build]
 #                   [--list] [target...]
-#   --time SECONDS  how long each target runs (default 20)
+#   --time SECONDS  how long each target runs (default 10)
 #   --jobs N        how many targets run at once, one core each (default 1)
 #   --out DIR       where crashes, new corpus entries and logs go
 #                   (default /var/tmp/stripeback-fuzz; never the repository)
@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 
 TARGETS=(piece_header frame_header piece_footer piece_trailer catalog_scan catalog_payload
          tape_label nfs_url units s3_xml s3_url)
-time_s=20
+time_s=10
 jobs=1
 out=/var/tmp/stripeback-fuzz
 build=1 run=1
