@@ -54,7 +54,8 @@ class Lifecycle : public ::testing::Test {
   }
   std::set<uint64_t> listed() { return ids_in(json({"list"})["backups"]); }
   Json listed_backup(uint64_t id) {
-    for (const auto& b : json({"list"})["backups"].items())
+    const Json all = json({"list"});
+    for (const auto& b : all["backups"].items())
       if (*b["backup_id"].as_u64() == id) return b;
     ADD_FAILURE() << "backup " << id << " is not listed";
     return Json();
@@ -89,14 +90,16 @@ TEST_F(Lifecycle, DeleteBackupRemovesItsPiecesAndRestoreTakesThePreviousOne) {
   Json dry = json({"delete", "backup", std::to_string(second), "--dry-run"});
   EXPECT_TRUE(dry["dry_run"].as_bool());
   EXPECT_EQ(ids_in(dry["backups"]), (std::set<uint64_t>{second}));
-  EXPECT_EQ(dry["pieces"].size(), 2u) << "2 channels";
+  const uint64_t pieces = *listed_backup(second)["pieces"].as_u64();
+  ASSERT_GT(pieces, 0u);
+  EXPECT_EQ(dry["pieces"].size(), pieces);
   EXPECT_GT(*dry["bytes"].as_u64(), 0u);
   EXPECT_EQ(listed(), (std::set<uint64_t>{first, second})) << "a dry run removes nothing";
   EXPECT_EQ(ids_on_disk(), (std::set<uint64_t>{first, second}));
 
   Json del = json({"delete", "backup", std::to_string(second)});
   EXPECT_TRUE(del["complete"].as_bool());
-  EXPECT_EQ(*del["pieces_removed"].as_u64(), 2u);
+  EXPECT_EQ(*del["pieces_removed"].as_u64(), pieces);
   EXPECT_EQ(del["dependents"].size(), 0u);
   EXPECT_EQ(listed(), (std::set<uint64_t>{first}));
   EXPECT_EQ(ids_on_disk(), (std::set<uint64_t>{first}));
