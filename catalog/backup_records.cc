@@ -30,6 +30,10 @@ Result<std::vector<EncodedRecord>> backup_as_records(const Backup& b) {
     SB_ASSIGN(auto hot, encode_hot(*b.hot));
     out.push_back(std::move(hot));
   }
+  if (b.keep) {
+    SB_ASSIGN(auto keep, encode_keep(*b.keep));
+    out.push_back(std::move(keep));
+  }
   return out;
 }
 

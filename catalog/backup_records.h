@@ -32,7 +32,8 @@ Result<DecodedRecords> decode_backup_records(std::span<const uint8_t> bytes,
                                              const std::string& name);
 
 // The records that re-create backup `b` in a catalog, in the order a backup writes them:
-// begin, one Piece per piece (without files), Files, then the end (when it has one).
+// begin, one Piece per piece (without files), Files, then the end (when it has one), and
+// its Lock, Hot and Keep records.
 Result<std::vector<EncodedRecord>> backup_as_records(const Backup& b);
 
 }  // namespace stripeback::catalog

@@ -395,6 +395,7 @@ Result<std::vector<ImportOutcome>> Catalog::import_backups(const std::vector<Bac
     if (b->ended) s.model.add_end(b->id, b->end, at);
     if (b->lock) s.model.add_lock(Lock{b->id, b->end.end_time_ns, *b->lock}, at);
     if (b->hot) s.model.add_hot(*b->hot, at);
+    if (b->keep) s.model.add_keep(*b->keep, at);
   }
   return outcomes;
 }

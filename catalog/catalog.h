@@ -161,6 +161,18 @@ struct HotBackup {
   std::string backup_label, tablespace_map;  // what pg_backup_stop returned
 };
 
+// A backup kept by the operator (stripeback keep, docs/media-management.md): no retention
+// policy makes it obsolete, nor the backups it depends on, and `delete backup` refuses it,
+// until `until_ns` or forever. A record of kind `cleared` ends an earlier keep. The latest
+// Keep record of a backup wins.
+struct Keep {
+  enum class Kind : uint8_t { until = 1, forever = 2, cleared = 3 };
+  uint64_t backup_id = 0;
+  int64_t time_ns = 0;   // when recorded
+  Kind kind = Kind::until;
+  int64_t until_ns = 0;  // kind until: wall clock, ns since the epoch; 0 otherwise
+};
+
 // What a load makes of the records for one backup.
 struct Backup {
   uint64_t id = 0;
@@ -183,6 +195,10 @@ struct Backup {
   // A hot backup (backup --hot, --pg): its fuzzy files and, for --pg, the database's
   // backup mode (the latest Hot record).
   std::optional<HotBackup> hot;
+  // Kept by the operator (stripeback keep): the latest Keep record, unless it cleared it.
+  std::optional<Keep> keep;
+  // Whether the keep still holds at `now_ns` (wall clock): forever, or until a date to come.
+  bool kept_at(int64_t now_ns) const;
 
   // "incomplete" without an end record (still running, or the job died: the log cannot
   // tell), else "failed", "partial", "complete"; "damaged" when its begin record is lost,
@@ -278,8 +294,9 @@ struct Crosscheck {
   std::vector<PieceCheck> pieces;
 };
 
-// A deletion of backups and pieces (delete obsolete, delete expired), recorded twice: the
-// intent before any piece is removed, then `done` with the same id once they are. A
+// A deletion of backups and pieces (delete obsolete, delete expired, delete backup),
+// recorded twice: the intent before any piece is removed, then `done` with the same id
+// once they are. A
 // backup named by a done deletion is gone from the catalog; one named by an intent alone is
 // `deleting` (a rerun of the delete finishes it). `pieces` are what is removed from the
 // media: the recorded pieces of those backups, and leftovers no record names (pieces of
@@ -294,7 +311,7 @@ struct Deletion {
   uint64_t id = 0;     // random, never 0: ties the done record to its intent
   bool done = false;
   int64_t time_ns = 0;
-  std::string reason;  // "obsolete", "expired"
+  std::string reason;  // "obsolete", "expired", "requested" (delete backup)
   std::vector<uint64_t> backups;
   std::vector<DeletedPiece> pieces;
 };
@@ -441,6 +458,11 @@ class Catalog {
   // Records that the pieces of `l.backup_id` are locked until l.retention.until_ns (it may
   // have ended). Errors: not_found for an unknown or deleted backup.
   Result<void> add_lock(const Lock& l);
+  // Records that backup `k.backup_id` is kept (or, kind cleared, no longer kept). Checked
+  // under the exclusive lock, so a deletion recorded a moment ago is seen. Errors: not_found
+  // for an unknown or deleted backup; invalid_argument, saying why, for keeping a backup
+  // that is being deleted, failed, or has no end record.
+  Result<void> add_keep(const Keep& k);
   // Records what a hot backup was (it may have ended). Errors: not_found for an unknown or
   // deleted backup.
   Result<void> add_hot(const HotBackup& h);

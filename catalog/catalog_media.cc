@@ -1,5 +1,5 @@
 // Media management records (docs/media-management.md): settings, crosschecks, deletions,
-// and the resumes of interrupted backups.
+// the resumes of interrupted backups, locks and keeps.
 #include <mutex>
 #include <optional>
 #include <string>
@@ -90,6 +90,19 @@ Result<void> Catalog::add_lock(const Lock& l) {
     return std::vector<EncodedRecord>{rec};
   }));
   s.model.add_lock(l, at);
+  return ok();
+}
+
+Result<void> Catalog::add_keep(const Keep& k) {
+  std::lock_guard<std::mutex> g(mu_);
+  State& s = *state_;
+  SB_ASSIGN(auto rec, encode_keep(k));
+  SB_ASSIGN(uint64_t at, s.append([&]() -> Result<std::vector<EncodedRecord>> {
+    if (k.kind == Keep::Kind::cleared) SB_TRY(s.model.check_exists(k.backup_id));
+    else SB_TRY(s.model.check_keepable(k.backup_id));
+    return std::vector<EncodedRecord>{rec};
+  }));
+  s.model.add_keep(k, at);
   return ok();
 }
 

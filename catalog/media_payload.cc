@@ -1,4 +1,5 @@
-// Payloads of the media management records: settings, crosschecks, deletions, resumes.
+// Payloads of the media management records: settings, crosschecks, deletions, resumes,
+// locks and keeps.
 #include <algorithm>
 #include <string>
 
@@ -220,6 +221,40 @@ Result<Lock> decode_lock(std::span<const uint8_t> payload) {
       mode != static_cast<uint8_t>(storage::Retention::Mode::compliance))
     return malformed("unknown lock mode " + std::to_string(mode));
   out.retention.mode = static_cast<storage::Retention::Mode>(mode);
+  SB_TRY(check_decoded_id(out.backup_id));
+  return out;
+}
+
+Result<EncodedRecord> encode_keep(const Keep& k) {
+  SB_TRY(check_id(k.backup_id));
+  if (k.kind != Keep::Kind::until && k.kind != Keep::Kind::forever &&
+      k.kind != Keep::Kind::cleared)
+    return fail(Errc::invalid_argument, "catalog keep record of unknown kind");
+  util::ByteWriter w;
+  w.u8(kPayloadVersion);
+  w.u64(k.backup_id);
+  w.i64(k.time_ns);
+  w.u8(static_cast<uint8_t>(k.kind));
+  w.i64(k.kind == Keep::Kind::until ? k.until_ns : 0);
+  return EncodedRecord{RecordType::keep, w.take()};
+}
+
+Result<Keep> decode_keep(std::span<const uint8_t> payload) {
+  Cursor c(payload);
+  SB_ASSIGN(bool newer, read_version(c));
+  util::ByteReader& r = c.r();
+  Keep out;
+  out.backup_id = r.u64();
+  out.time_ns = r.i64();
+  const uint8_t kind = r.u8();
+  out.until_ns = r.i64();
+  SB_TRY(check_end(c.ok(), c.remaining(), newer, "keep payload"));
+  if (kind < static_cast<uint8_t>(Keep::Kind::until) ||
+      kind > static_cast<uint8_t>(Keep::Kind::cleared))
+    return malformed("unknown keep kind " + std::to_string(kind));
+  out.kind = static_cast<Keep::Kind>(kind);
+  if (out.kind != Keep::Kind::until && out.until_ns != 0)
+    return malformed("keep record of kind " + std::to_string(kind) + " with a date");
   SB_TRY(check_decoded_id(out.backup_id));
   return out;
 }

@@ -32,6 +32,11 @@ std::string Backup::status_name() const {
   return "incomplete";
 }
 
+bool Backup::kept_at(int64_t now_ns) const {
+  return keep && (keep->kind == Keep::Kind::forever ||
+                  (keep->kind == Keep::Kind::until && keep->until_ns > now_ns));
+}
+
 bool Backup::usable() const {
   return !begin_missing && ended && !deleting && !expired() &&
          (end.status == BackupStatus::complete || end.status == BackupStatus::partial) &&
@@ -133,6 +138,11 @@ void Model::apply(const Frame& f) {
       auto p = decode_hot(f.payload);
       if (!p) return bad(p.error());
       return add_hot(*p, f.offset);
+    }
+    case RecordType::keep: {
+      auto p = decode_keep(f.payload);
+      if (!p) return bad(p.error());
+      return add_keep(*p, f.offset);
     }
     case RecordType::wal: {
       auto p = decode_wal(f.payload);
@@ -241,6 +251,21 @@ Result<void> Model::check_exists(uint64_t id) const {
   return ok();
 }
 
+Result<void> Model::check_keepable(uint64_t id) const {
+  SB_TRY(check_exists(id));
+  const Backup& b = backups_.at(id);
+  const std::string name = "backup " + std::to_string(id);
+  if (b.deleting)
+    return fail(Errc::invalid_argument, name + " is being deleted: there is nothing to keep");
+  if (!b.ended)
+    return fail(Errc::invalid_argument,
+                name + " has no end record (still running, or its job died): only a backup "
+                       "that has ended can be kept");
+  if (b.end.status == BackupStatus::failed)
+    return fail(Errc::invalid_argument, name + " failed: it holds nothing to keep");
+  return ok();
+}
+
 bool Model::has_piece(uint64_t id, const std::string& name) const {
   auto it = piece_names_.find(id);
   return it != piece_names_.end() && it->second.count(name) != 0;
@@ -329,6 +354,20 @@ void Model::add_lock(const Lock& l, uint64_t offset) {
   Backup* b = &it->second;
   // The latest date wins (a compliance lock can only be moved later); its mode with it.
   if (!b->lock || l.retention.until_ns >= b->lock->until_ns) b->lock = l.retention;
+}
+
+void Model::add_keep(const Keep& k, uint64_t offset) {
+  // Like a lock, it comes after the end and makes no backup of its own.
+  if (k.backup_id > max_id_) max_id_ = k.backup_id;
+  if (deleted_.count(k.backup_id)) return;
+  auto it = backups_.find(k.backup_id);
+  if (it == backups_.end()) {
+    warn({offset, 0, "keep record for backup " + std::to_string(k.backup_id) +
+                         ", which is not in the catalog; ignored"});
+    return;
+  }
+  if (k.kind == Keep::Kind::cleared) it->second.keep.reset();
+  else it->second.keep = k;
 }
 
 void Model::add_hot(const HotBackup& h, uint64_t offset) {

@@ -38,6 +38,8 @@ class Model {
   void add_deletion(const Deletion& d, uint64_t offset);
   void add_resume(const Resume& r, uint64_t offset);
   void add_lock(const Lock& l, uint64_t offset);
+  // The latest Keep record of a backup wins; one of kind cleared ends the keep.
+  void add_keep(const Keep& k, uint64_t offset);
   void add_hot(const HotBackup& h, uint64_t offset);
   // The log archive: a pushed record replaces the name's previous one, a removed one ends it.
   void add_wal(const WalFile& w);
@@ -56,6 +58,9 @@ class Model {
   Result<void> check_open(uint64_t id) const;
   // For writers: not_found for an unknown or deleted backup.
   Result<void> check_exists(uint64_t id) const;
+  // For writers of a Keep that keeps: check_exists, then invalid_argument for a backup
+  // being deleted, failed, or without an end record.
+  Result<void> check_keepable(uint64_t id) const;
   bool has_piece(uint64_t id, const std::string& name) const;
   // Greater than every backup id any readable record mentions.
   uint64_t next_id() const { return max_id_ + 1; }

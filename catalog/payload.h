@@ -96,6 +96,8 @@ Result<EncodedRecord> encode_resume(const Resume& r);
 Result<EncodedRecord> encode_lock(const Lock& l);
 Result<Lock> decode_lock(std::span<const uint8_t> payload);
 Result<Resume> decode_resume(std::span<const uint8_t> payload);
+Result<EncodedRecord> encode_keep(const Keep& k);
+Result<Keep> decode_keep(std::span<const uint8_t> payload);
 
 // Database records (database_payload.cc).
 Result<EncodedRecord> encode_hot(const HotBackup& h);

@@ -114,6 +114,8 @@ const char* record_type_name(uint16_t type) {
       return "hot";
     case RecordType::wal:
       return "wal";
+    case RecordType::keep:
+      return "keep";
   }
   return "unknown";
 }

@@ -47,6 +47,7 @@ enum class RecordType : uint16_t {
   lock = 12,        // a backup's pieces are locked on their medium until a date (Lock)
   hot = 13,         // a hot backup's fuzzy files and database backup mode (HotBackup)
   wal = 14,         // a file of the log archive pushed or removed (WalFile)
+  keep = 15,        // the operator keeps a backup until a date, forever, or no more (Keep)
 };
 const char* record_type_name(uint16_t type);
 

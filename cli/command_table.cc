@@ -159,6 +159,11 @@ const Command kCommands[] = {
      [](const CLI::App& cmd, CommandLine& l, const Cancel&) {
        return run_delete_cmd(cmd, l.common, l.media);
      }},
+    {"keep",
+     "keep a backup until a date, forever, or no more (--clear): retention (delete "
+     "obsolete) keeps it and the backups it needs, delete backup refuses it",
+     [](CLI::App* cmd, CommandLine& l) { add_keep_flags(cmd, l.common, l.keep); },
+     [](const CLI::App&, CommandLine& l, const Cancel&) { return run_keep_cmd(l.common, l.keep); }},
     {"demo-data", "generate a data set of datafile-like files for demos and benchmarks",
      add_demo_data,
      [](const CLI::App&, CommandLine& l, const Cancel&) {

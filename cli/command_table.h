@@ -11,6 +11,7 @@
 #include "cli/archive_commands.h"
 #include "cli/catalog_commands.h"
 #include "cli/commands.h"
+#include "cli/lifecycle_commands.h"
 #include "cli/media_commands.h"
 #include "cli/nfs_bench.h"
 #include "cli/nfs_flags.h"
@@ -43,6 +44,7 @@ struct CommandLine {
   CatalogFlags catalog;
   NfsBenchFlags bench_nfs;
   ArchiveFlags archive;
+  KeepFlags keep;
 };
 
 struct Command {

@@ -416,6 +416,12 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
       std::printf("backup %llu %s locked until %s (%s)\n", static_cast<unsigned long long>(b.id),
                   b.locked_at(util::wall_now_ns()) ? "is" : "was",
                   format_time(b.lock->until_ns).c_str(), storage::retention_mode_name(b.lock->mode));
+    if (b.keep && b.keep->kind == catalog::Keep::Kind::forever)
+      std::printf("backup %llu is kept forever\n", static_cast<unsigned long long>(b.id));
+    else if (b.keep)
+      std::printf("backup %llu %s kept until %s\n", static_cast<unsigned long long>(b.id),
+                  b.kept_at(util::wall_now_ns()) ? "is" : "was",
+                  format_time(b.keep->until_ns).c_str());
     for (const auto& p : b.pieces) {
       if (p.expired)
         std::printf("backup %llu: piece %s is expired: %s\n", static_cast<unsigned long long>(b.id),

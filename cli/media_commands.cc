@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli/job_flags.h"
+#include "cli/lifecycle_commands.h"
 #include "cli/render.h"
 #include "database/wal_archive.h"
 #include "engine/wiring/backends.h"
@@ -281,8 +282,6 @@ int run_crosscheck_cmd(const CommonFlags& c, const MediaFlags& f) {
   return kExitOk;
 }
 
-namespace {
-
 // What a deletion removes (or would): its pieces and bytes, and once carried out whether it
 // finished and why not.
 void deletion_json(util::JsonWriter& w, const engine::DeletePlan& plan, bool act,
@@ -298,6 +297,8 @@ void deletion_json(util::JsonWriter& w, const engine::DeletePlan& plan, bool act
   for (const auto& e : outcome.errors) w.value(e);
   w.end_array();
 }
+
+namespace {
 
 // A backup's lock: locked_until and lock_mode (null when it was never locked).
 void lock_json(util::JsonWriter& w, const catalog::Backup& b) {
@@ -472,9 +473,10 @@ int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
     if (auto r = (*cat)->refresh(); !r) return report(r.error());
   }
   const auto backups = (*cat)->backups();
-  std::vector<uint64_t> ids;
+  std::vector<uint64_t> ids, kept;
+  // A kept backup stays (stripeback keep): its pieces may come back (a medium offline).
   for (const auto& b : backups)
-    if (b.expired() && !b.deleting) ids.push_back(b.id);
+    if (b.expired() && !b.deleting) (b.kept_at(util::wall_now_ns()) ? kept : ids).push_back(b.id);
   // The pieces still there go too: a backup missing one piece cannot restore what it held.
   engine::DeletePlan plan =
       engine::plan_deletion(backups, ids, "expired", false, util::wall_now_ns());
@@ -498,6 +500,9 @@ int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
     }
     w.end_array();
     locked_json(w, plan);
+    w.begin_array("kept");
+    for (uint64_t id : kept) w.value(id);
+    w.end_array();
     deletion_json(w, plan, act, outcome);
     w.end_object();
     std::printf("%s\n", w.str().c_str());
@@ -505,6 +510,9 @@ int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
     for (uint64_t id : plan.backups)
       std::printf("%s: expired backup %llu\n", act ? "deleted" : "would delete",
                   static_cast<unsigned long long>(id));
+    for (uint64_t id : kept)
+      std::printf("kept: expired backup %llu is kept (stripeback keep): it and its records "
+                  "stay\n", static_cast<unsigned long long>(id));
     print_locked(plan);
     if (act)
       std::printf("%zu expired backup(s) deleted, %llu remaining piece(s) removed\n",
@@ -598,6 +606,7 @@ void add_delete_commands(CLI::App* del, CommonFlags& c, MediaFlags& f) {
       "expired", "remove the records (and any remaining pieces) of backups crosscheck expired");
   expired->add_flag("--dry-run", f.dry_run, "say what would be removed, remove nothing");
   add_common(expired, c);
+  add_delete_backup(del, c, f);
 }
 
 int run_report_obsolete_cmd(const CommonFlags& c, const MediaFlags& f) {
@@ -608,6 +617,7 @@ int run_delete_cmd(const CLI::App& del, const CommonFlags& c, const MediaFlags& 
   for (const auto* sub : del.get_subcommands()) {
     if (sub->get_name() == "obsolete") return run_obsolete(c, f, true);
     if (sub->get_name() == "expired") return run_delete_expired(c, f);
+    if (sub->get_name() == "backup") return run_delete_backup(c, f);
   }
   return kExitUsage;
 }

@@ -1,5 +1,5 @@
 // Media management commands (docs/media-management.md): configure, crosscheck, report
-// obsolete, delete obsolete and delete expired.
+// obsolete, delete obsolete and delete expired (delete backup: lifecycle_commands.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,6 +8,14 @@
 #include <vector>
 
 #include "cli/commands.h"
+
+namespace stripeback::engine {
+struct DeletePlan;
+struct DeleteOutcome;
+}  // namespace stripeback::engine
+namespace stripeback::util {
+class JsonWriter;
+}
 
 namespace stripeback::cli {
 
@@ -23,6 +31,9 @@ struct MediaFlags {
   std::vector<std::string> tape_drives;
   // delete
   bool dry_run = false;
+  // delete backup
+  uint64_t delete_id = 0;
+  bool with_dependents = false;
 };
 
 // The flags of configure and crosscheck, added to their commands; the `obsolete` and
@@ -36,6 +47,11 @@ int run_crosscheck_cmd(const CommonFlags& c, const MediaFlags& f);
 int run_report_obsolete_cmd(const CommonFlags& c, const MediaFlags& f);
 // Runs the subcommand of `delete` that was parsed.
 int run_delete_cmd(const CLI::App& del, const CommonFlags& c, const MediaFlags& f);
+
+// A deletion's --json fields: `pieces` (each backup_id, name, location, bytes) and `bytes`,
+// and once carried out (`act`) `pieces_removed`, `complete` and `errors`.
+void deletion_json(util::JsonWriter& w, const engine::DeletePlan& plan, bool act,
+                   const engine::DeleteOutcome& outcome);
 
 // The settings `configure` knows: retention, channels, compression, key-file,
 // passphrase-file, passphrase-env, destination. A backup, restore or validate flag given on

@@ -609,6 +609,11 @@ std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only)
       w.kv_null("locked_until");
       w.kv_null("lock_mode");
     }
+    // stripeback keep: the date (or "forever") of its latest keep, and whether it holds now.
+    if (!b.keep) w.kv_null("keep_until");
+    else if (b.keep->kind == catalog::Keep::Kind::forever) w.kv("keep_until", "forever");
+    else w.kv("keep_until", format_time(b.keep->until_ns));
+    w.kv("kept", b.kept_at(util::wall_now_ns()));
     w.begin_array("piece_list");
     for (const auto& p : b.pieces) {
       w.begin_object();

@@ -25,7 +25,7 @@ struct LockedBackup {
 };
 
 struct DeletePlan {
-  std::string reason;  // "obsolete", "expired"
+  std::string reason;  // "obsolete", "expired", "requested" (delete backup)
   std::vector<uint64_t> backups;
   // Of the backups asked for, those whose pieces are locked on their medium (S3 Object
   // Lock) until a date still to come: kept, with nothing of theirs in `pieces`.
@@ -51,9 +51,10 @@ struct DeleteOutcome {
   uint64_t pieces_removed = 0;
 };
 
-// Held by a command that deletes (delete obsolete, delete expired) from before it plans
-// until it has carried the plan out: a second one waits, then plans from what the first
-// left, so two never report (or record) the same deletion. `<catalog>/maintenance.lock`.
+// Held by a command that deletes (delete obsolete, delete expired, delete backup) from
+// before it plans until it has carried the plan out: a second one waits, then plans from
+// what the first left, so two never report (or record) the same deletion.
+// `<catalog>/maintenance.lock`.
 class MaintenanceLock {
  public:
   static Result<MaintenanceLock> acquire(const catalog::Catalog& cat);

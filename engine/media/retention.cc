@@ -120,6 +120,9 @@ std::vector<ObsoleteBackup> find_obsolete(
       for (const Copy& c : list) keep.insert(c.b->id);  // no policy: nothing is obsolete
     }
   }
+  // What the operator keeps (stripeback keep), until its date or forever.
+  for (const auto& b : backups)
+    if (b.kept_at(now_ns)) keep.insert(b.id);
   // What kept backups depend on, transitively.
   std::vector<uint64_t> unvisited(keep.begin(), keep.end());
   while (!unvisited.empty()) {

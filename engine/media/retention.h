@@ -11,6 +11,8 @@
 //     newest one that began before it (a restore to the window's first moment needs it).
 // Then, always:
 //   - the newest copy of every file is kept (whatever the policy: N >= 1, D >= 0);
+//   - a backup the operator keeps (stripeback keep, keep.h) is kept until its date or
+//     forever;
 //   - a kept backup keeps what it depends on: the parent of each of its files (level 1),
 //     and the backup a file skipped by --optimize is held by, transitively;
 //   - a backup still running (no end record, its process may be alive) is never obsolete.

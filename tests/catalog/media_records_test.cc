@@ -1,8 +1,12 @@
 // Media management records: settings (the newest value wins, an empty one clears), crosscheck
 // results (expire and make available again), deletions (an intent marks its backups
 // deleting, its end removes them; an end without an intent and a second deletion of a
-// backup are refused), each surviving a reopen; malformed payloads are refused.
+// backup are refused), keeps (until a date, forever, cleared; refused for what cannot be
+// kept; carried by import and compaction), each surviving a reopen; malformed payloads are
+// refused.
 #include <gtest/gtest.h>
+
+#include <cstdint>
 
 #include "catalog/catalog.h"
 #include "catalog/payload.h"
@@ -164,6 +168,104 @@ TEST(MediaRecords, TheLatestLockOfABackupWinsAndSurvivesAReopenAndAnImport) {
   EXPECT_TRUE(reopened->warnings().empty());
 }
 
+TEST(MediaRecords, AKeepHoldsUntilItsDateOrForeverAndAClearEndsIt) {
+  testing::TempDir tmp;
+  uint64_t a = 0, b = 0;
+  {
+    auto cat = open_ok(tmp / "cat");
+    a = add_backup(*cat, "p1");
+    b = add_backup(*cat, "p2");
+    ASSERT_TRUE(cat->add_keep({a, 1, Keep::Kind::until, 5000}));
+    ASSERT_TRUE(cat->add_keep({b, 1, Keep::Kind::forever, 0}));
+    ASSERT_TRUE(cat->add_keep({b, 2, Keep::Kind::cleared, 0}));
+    ASSERT_TRUE(cat->add_keep({b, 3, Keep::Kind::forever, 0}));
+  }
+  auto cat = open_ok(tmp / "cat", Create::no);
+  for (const auto& w : cat->warnings()) ADD_FAILURE() << w.what;
+  Backup ka = cat->backups().at(0), kb = cat->backups().at(1);
+  ASSERT_TRUE(ka.keep);
+  EXPECT_EQ(ka.keep->kind, Keep::Kind::until);
+  EXPECT_EQ(ka.keep->until_ns, 5000);
+  EXPECT_TRUE(ka.kept_at(4999));
+  EXPECT_FALSE(ka.kept_at(5000)) << "a date that has come protects nothing";
+  ASSERT_TRUE(kb.keep) << "the latest record wins";
+  EXPECT_EQ(kb.keep->kind, Keep::Kind::forever);
+  EXPECT_TRUE(kb.kept_at(INT64_MAX));
+  ASSERT_TRUE(cat->add_keep({a, 4, Keep::Kind::cleared, 0}));
+  EXPECT_FALSE(cat->backups().at(0).keep);
+  auto again = open_ok(tmp / "cat", Create::no);
+  EXPECT_FALSE(again->backups().at(0).keep) << "cleared, after a reopen";
+}
+
+TEST(MediaRecords, KeepIsRefusedForWhatCannotBeKept) {
+  testing::TempDir tmp;
+  auto cat = open_ok(tmp / "cat");
+  const uint64_t done = add_backup(*cat, "p1");
+  BackupBegin begin;
+  begin.destination = "/backup";
+  auto running = cat->begin_backup(begin);
+  ASSERT_TRUE(running);
+  auto failed = cat->begin_backup(begin);
+  ASSERT_TRUE(failed);
+  BackupEnd e;
+  e.status = BackupStatus::failed;
+  ASSERT_TRUE(cat->end_backup(*failed, e));
+  auto r = cat->add_keep({*running, 1, Keep::Kind::forever, 0});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::invalid_argument);
+  EXPECT_NE(r.error().what.find("no end record"), std::string::npos) << r.error().what;
+  r = cat->add_keep({*failed, 1, Keep::Kind::forever, 0});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what.find("failed"), std::string::npos) << r.error().what;
+  EXPECT_EQ(cat->add_keep({*failed + 1, 1, Keep::Kind::forever, 0}).error().code, Errc::not_found);
+  // Being deleted, then deleted.
+  Deletion d;
+  d.id = 77;
+  d.reason = "requested";
+  d.backups = {done};
+  ASSERT_TRUE(cat->add_deletion(d));
+  r = cat->add_keep({done, 1, Keep::Kind::until, 99});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what.find("being deleted"), std::string::npos) << r.error().what;
+  d.done = true;
+  ASSERT_TRUE(cat->add_deletion(d));
+  EXPECT_EQ(cat->add_keep({done, 1, Keep::Kind::forever, 0}).error().code, Errc::not_found);
+  auto reopened = open_ok(tmp / "cat", Create::no);
+  for (const auto& b : reopened->backups()) EXPECT_FALSE(b.keep) << b.id;
+  for (const auto& w : reopened->warnings()) ADD_FAILURE() << w.what;
+}
+
+TEST(MediaRecords, AKeepSurvivesImportAndCompactionAndGoesWithItsBackup) {
+  testing::TempDir tmp;
+  auto cat = open_ok(tmp / "cat");
+  const uint64_t a = add_backup(*cat, "p1");
+  const uint64_t b = add_backup(*cat, "p2");
+  ASSERT_TRUE(cat->add_keep({a, 1, Keep::Kind::until, 7000}));
+  ASSERT_TRUE(cat->add_keep({b, 1, Keep::Kind::forever, 0}));
+  ASSERT_TRUE(cat->compact());
+  auto compacted = open_ok(tmp / "cat", Create::no);
+  ASSERT_TRUE(compacted->backups().at(0).keep);
+  EXPECT_EQ(compacted->backups().at(0).keep->until_ns, 7000);
+  ASSERT_TRUE(compacted->backups().at(1).keep);
+  // A catalog rebuilt from records (autobackup, import) keeps it.
+  auto other = open_ok(tmp / "cat2");
+  ASSERT_TRUE(other->import_backups(compacted->backups()));
+  EXPECT_EQ(other->backups().at(1).keep->kind, Keep::Kind::forever);
+  auto imported = open_ok(tmp / "cat2", Create::no);
+  ASSERT_TRUE(imported->backups().at(0).keep);
+  EXPECT_EQ(imported->backups().at(0).keep->until_ns, 7000);
+  // A compaction that drops a backup drops its keep with it: no record is left naming it.
+  CompactOptions drop;
+  drop.drop_backup = [&](uint64_t x) { return x == b; };
+  auto rep = compacted->compact(drop);
+  ASSERT_TRUE(rep);
+  auto after = open_ok(tmp / "cat", Create::no);
+  for (const auto& w : after->warnings()) ADD_FAILURE() << w.what;
+  ASSERT_EQ(after->backups().size(), 2u) << "the begin of the largest id stays";
+  EXPECT_TRUE(after->backups().at(0).keep);
+  EXPECT_FALSE(after->backups().at(1).keep);
+}
+
 TEST(MediaRecords, MalformedPayloadsAreRefused) {
   Deletion d;
   d.id = 5;
@@ -198,6 +300,23 @@ TEST(MediaRecords, MalformedPayloadsAreRefused) {
   lb = lock->payload;
   lb.resize(lb.size() - 1);
   EXPECT_FALSE(decode_lock(lb));
+  auto keep = encode_keep({3, 1, Keep::Kind::until, 99});
+  ASSERT_TRUE(keep);
+  EXPECT_EQ(keep->type, RecordType::keep);
+  auto kb = keep->payload;
+  auto k = decode_keep(kb);
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->until_ns, 99);
+  for (uint8_t kind : {uint8_t{0}, uint8_t{4}}) {
+    kb[17] = kind;  // the kind
+    EXPECT_FALSE(decode_keep(kb)) << int{kind};
+  }
+  kb[17] = static_cast<uint8_t>(Keep::Kind::forever);
+  EXPECT_FALSE(decode_keep(kb)) << "forever with a date";
+  kb = keep->payload;
+  kb.resize(kb.size() - 1);
+  EXPECT_FALSE(decode_keep(kb));
+  EXPECT_FALSE(encode_keep({0, 1, Keep::Kind::forever, 0})) << "backup id 0";
 }
 
 }  // namespace

@@ -110,6 +110,15 @@ std::optional<std::vector<uint8_t>> reencode(RecordType type, std::span<const ui
       records = std::vector<EncodedRecord>{std::move(*e)};
       break;
     }
+    case RecordType::keep: {
+      auto p = decode_keep(payload);
+      if (!p) return std::nullopt;
+      *backup_id = p->backup_id;
+      auto e = encode_keep(*p);
+      FUZZ_CHECK(e.has_value());
+      records = std::vector<EncodedRecord>{std::move(*e)};
+      break;
+    }
     case RecordType::job: {
       auto p = decode_job(payload);
       if (!p) return std::nullopt;
@@ -216,6 +225,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case RecordType::resume:
       FUZZ_CHECK(b.resumes == 1 && b.begin.pid == decode_resume(payload)->pid);
       break;
+    case RecordType::keep: {
+      // The latest keep record is the backup's keep; a cleared one leaves none.
+      const Keep k = *decode_keep(payload);
+      FUZZ_CHECK(b.keep.has_value() == (k.kind != Keep::Kind::cleared));
+      if (b.keep) FUZZ_CHECK(b.keep->kind == k.kind && b.keep->until_ns == k.until_ns);
+      break;
+    }
     default:
       break;
   }

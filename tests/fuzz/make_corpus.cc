@@ -247,6 +247,12 @@ void catalog_seeds() {
   put("catalog_payload", "resume", 10,
       encode_resume({1, 1764554400000000000, "db1", 4242})->payload);
   put("catalog_payload", "job_backup", 6, encode_job(sample_job())->payload);
+  put("catalog_payload", "keep_until", 14,
+      encode_keep({1, 1764554400000000000, Keep::Kind::until, 1767225600000000000})->payload);
+  put("catalog_payload", "keep_forever", 14,
+      encode_keep({1, 1764554400000000000, Keep::Kind::forever, 0})->payload);
+  put("catalog_payload", "keep_cleared", 14,
+      encode_keep({1, 1764554400000000000, Keep::Kind::cleared, 0})->payload);
 
   std::vector<uint8_t> log;
   uint64_t seq = 0;

@@ -4,7 +4,8 @@
 // the first kept; a read-only destination records nothing; archive-get of a file the
 // archive does not hold exits 1 without a word; a compressed and encrypted round trip gives
 // the same bytes; async mode pushes every ready file in one call and fetches ahead; delete
-// obsolete removes the WAL older than the oldest kept backup's start segment; a copy of the
+// obsolete removes the WAL older than the oldest kept backup's start segment (a backup kept
+// by `keep` counts, and `delete backup` leaves what the others need); a copy of the
 // cluster recovers through restore_command = archive-get.
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -370,6 +371,59 @@ TEST_F(WalArchive, DeleteObsoleteRemovesOnlyWalNoKeptBackupNeeds) {
   auto history = wal_record(cat_, "00000002.history");
   ASSERT_TRUE(history);
   EXPECT_TRUE(exists(history->stored_at));
+}
+
+// A kept backup keeps the WAL from its start segment on, and after `delete backup` of the
+// newest one `delete obsolete` still leaves every segment the remaining backup needs.
+TEST_F(WalArchive, KeptAndRemainingBackupsKeepTheirWalThroughDeletes) {
+  SB_ASSERT_EXIT(configure({"retention", "redundancy", "1"}), 0);
+  make_file(tmp_ / "src/base.dbf", 1 << 20, 9);
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto b = sb({"backup", tmp_ / "src", "--catalog", cat_, "--json"});
+    SB_ASSERT_EXIT(b, 0);
+    ids.push_back(backup_id_of(parse_json(b)));
+  }
+  {
+    auto st = engine::storage_for(storage::Location::local(cat_));
+    ASSERT_TRUE(st);
+    auto cat = catalog::Catalog::open(cat_, catalog::Create::no, **st);
+    ASSERT_TRUE(cat) << cat.error().what;
+    const char* starts[] = {"000000010000000000000033", "000000010000000000000035",
+                            "000000010000000000000036"};
+    for (size_t i = 0; i < ids.size(); ++i) {
+      catalog::HotBackup h;
+      h.backup_id = ids[i];
+      h.database = "postgres";
+      h.timeline = 1;
+      h.start_wal = h.stop_wal = starts[i];
+      ASSERT_TRUE((*cat)->add_hot(h));
+    }
+  }
+  for (int n = 2; n <= 7; ++n) {
+    const std::string name = "00000001000000000000003" + std::to_string(n);
+    make_segment(pg_wal_ + "/" + name, static_cast<uint32_t>(n));
+    SB_ASSERT_EXIT(push(pg_wal_ + "/" + name), 0);
+  }
+  auto left = [&] {
+    std::vector<std::string> out;
+    for (const auto& w : wal_records(cat_)) out.push_back(w.name.substr(22));
+    return out;
+  };
+  SB_ASSERT_EXIT(sb({"keep", std::to_string(ids[0]), "--forever", "--catalog", cat_}), 0);
+  // The middle backup is obsolete; the kept first one needs 33 on: only 32 goes.
+  auto del = sb({"delete", "obsolete", "--catalog", cat_, "--json"});
+  SB_ASSERT_EXIT(del, 0);
+  EXPECT_EQ(parse_json(del)["backups"].size(), 1u) << del.out;
+  EXPECT_EQ(left(), (std::vector<std::string>{"33", "34", "35", "36", "37"}));
+  // Without the newest backup, the kept one is all that is left: its WAL stays.
+  SB_ASSERT_EXIT(sb({"delete", "backup", std::to_string(ids[2]), "--catalog", cat_}), 0);
+  EXPECT_EQ(left().size(), 5u) << "delete backup removes no WAL";
+  auto again = sb({"delete", "obsolete", "--catalog", cat_, "--json"});
+  SB_ASSERT_EXIT(again, 0);
+  EXPECT_EQ(parse_json(again)["wal_files"].size(), 0u) << again.out;
+  EXPECT_EQ(left(), (std::vector<std::string>{"33", "34", "35", "36", "37"}));
+  for (const auto& n : left()) EXPECT_TRUE(exists(object_of("0000000100000000000000" + n))) << n;
 }
 
 TEST_F(WalArchive, HelpExplainsTheArgumentsAndExitCodes) {
