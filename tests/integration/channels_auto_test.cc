@@ -3,6 +3,8 @@
 // and why; the history of fixed-count backups decides once there is enough of it; the
 // work's units bound the choice; `configure channels auto` is the stored default; bad
 // values are refused naming the option.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -90,9 +92,10 @@ TEST(ChannelsAuto, AFixedCountIsReportedWithoutAReason) {
 TEST(ChannelsAuto, HistoryOfFixedCountsDecides) {
   TempDir t("sbit-auto-history");
   const std::string src = make_source(t, 8, 4 * kMiB);  // 32 MiB: counted in the history
-  for (const char* n : {"1", "2", "1", "2"})
+  for (const char* n : {"1", "2", "1", "2"}) {
     SB_ASSERT_EXIT(sb({"backup", src, "--to", t / "pieces", "--catalog", t / "cat",
                        "--channels", n}), 0);
+  }
   RunResult b = sb({"backup", src, "--to", t / "pieces", "--catalog", t / "cat",
                     "--channels", "auto", "--json"});
   SB_ASSERT_EXIT(b, 0);
@@ -103,7 +106,12 @@ TEST(ChannelsAuto, HistoryOfFixedCountsDecides) {
   EXPECT_TRUE(chosen == 1 || chosen == 2) << chosen;
   const auto rates = rates_in(reason);
   ASSERT_EQ(rates.size(), 2u) << reason;
-  EXPECT_EQ(chosen, engine::smallest_near_best(rates)) << reason;
+  // The reason shows whole MB/s; the choice was made on the exact rates, so a pair of rates
+  // right at the 5% line may round either way.
+  const double lo = std::min(rates.at(1), rates.at(2)), hi = std::max(rates.at(1), rates.at(2));
+  if (std::abs(lo / hi - (1 - engine::kNearBest)) > 0.01) {
+    EXPECT_EQ(chosen, engine::smallest_near_best(rates)) << reason;
+  }
   EXPECT_EQ(j["channels"].size(), chosen);
 }
 
