@@ -126,7 +126,7 @@ else
 fi
 
 json_field() { grep -o "\"$2\":[^,}]*" "$1" | head -n 1 | cut -d: -f2- | tr -d '"'; }
-json_text() { grep -o "\"$2\":\"[^\"]*\"" "$1" | head -n 1 | cut -d: -f2- | tr -d '"'; }
+json_text() { { grep -o "\"$2\":\"[^\"]*\"" "$1" || true; } | head -n 1 | cut -d: -f2- | tr -d '"'; }
 
 # ---- measurement -------------------------------------------------------------------------
 declare -A CHOSEN REASON
