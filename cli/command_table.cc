@@ -131,8 +131,8 @@ const Command kCommands[] = {
     {"configure",
      "store defaults in the catalog: 'configure retention redundancy N', 'configure retention "
      "recovery-window DAYS', 'configure resume-window DAYS' (how long an interrupted backup "
-     "is kept for backup --resume before it is obsolete; default 7), 'configure channels N', "
-     "'configure compression LEVEL', 'configure key-file PATH' (or passphrase-file PATH, "
+     "is kept for backup --resume before it is obsolete; default 7), 'configure channels "
+     "N|auto', 'configure compression LEVEL', 'configure key-file PATH' (or passphrase-file PATH, "
      "passphrase-env NAME: where the key is, never the key), 'configure lock-days N' and "
      "'configure lock-mode compliance|governance' (backups locked in S3, as --lock-days; a "
      "recovery window shorter than the lock is refused), 'configure destination "

@@ -34,9 +34,11 @@ Result<std::string> check_setting(const std::string& key, const std::vector<std:
     return p.str();
   }
   if (key == "channels") {
+    if (value == "auto") return value;
     if (value.find_first_not_of("0123456789") != std::string::npos || value.size() > 3 ||
         std::stoul(value) < 1 || std::stoul(value) > 256)
-      return fail(Errc::invalid_argument, "configure channels: '" + value + "' is not 1 to 256");
+      return fail(Errc::invalid_argument,
+                  "configure channels: '" + value + "' is not 1 to 256 or auto");
     return value;
   }
   if (key == "compression") {

@@ -33,6 +33,19 @@ void group_json(util::JsonWriter& w, const storage::CounterGroup& g) {
   w.end_object();
 }
 
+// --channels auto: the count chosen and why (a fixed count: the count, and a null reason).
+void channels_json(util::JsonWriter& w, uint32_t chosen, const std::string& reason) {
+  w.kv("channels_chosen", static_cast<uint64_t>(chosen));
+  if (reason.empty()) w.kv_null("channels_reason");
+  else w.kv("channels_reason", reason);
+}
+
+// "  channels: auto chose 4 (probe: 1=210 2=390 4=450 8=455 MB/s)"; nothing for a fixed count.
+std::string channels_text(const std::string& reason, uint32_t chosen) {
+  if (reason.empty()) return "";
+  return "  channels: auto chose " + std::to_string(chosen) + " (" + escape_text(reason) + ")\n";
+}
+
 void channel_json(util::JsonWriter& w, const engine::ChannelStats& c) {
   w.begin_object();
   w.kv("channel", c.channel);
@@ -210,6 +223,7 @@ std::string backup_json(const engine::BackupSummary& s) {
     w.end_array();
   }
   w.kv("files_planned", s.files_planned);
+  channels_json(w, s.channels_chosen, s.channels_reason);
   w.kv("sets", s.sets);
   w.kv("sections", s.sections);
   w.kv("multiplexing", s.buffers.multiplexing);
@@ -319,6 +333,7 @@ std::string backup_text(const engine::BackupSummary& b) {
   }
   if (b.hot) s += hot_text(*b.hot);
   s += verdict_text(b.verdict);
+  s += channels_text(b.channels_reason, b.channels_chosen);
   if (!b.page_format.empty()) {
     std::snprintf(buf, sizeof buf,
                   "  pages (%s): %llu checked, %llu read again (%llu valid then), %llu changed "
@@ -418,6 +433,7 @@ std::string restore_json(const engine::RestoreSummary& s) {
   w.kv("bytes", s.bytes);
   w.kv("piece_bytes_read", s.piece_bytes_read);
   if (!s.verify_only) w.kv("bytes_written", s.bytes_written());
+  channels_json(w, s.channels_chosen, s.channels_reason);
   if (s.delta.used) {
     w.begin_object("delta");
     w.kv("files_compared", s.delta.files);
@@ -495,6 +511,7 @@ std::string restore_text(const engine::RestoreSummary& r) {
                 r.elapsed_s, util::mb_per_s(r.bytes, r.elapsed_s), r.verdict.bound_by.c_str());
   s += buf;
   s += verdict_text(r.verdict);
+  s += channels_text(r.channels_reason, r.channels_chosen);
   if (r.verify_only && r.check_mode != "full") {
     std::snprintf(buf, sizeof buf,
                   "  checked (%s): %llu of %llu data frames (%llu selected)%s; pieces not walked "

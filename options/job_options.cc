@@ -182,6 +182,7 @@ Result<engine::BackupOptions> backup_options(const Settings& s) {
   if (!s.destinations.empty()) o.destination = s.destinations.front();
   o.tag = s.tag;
   o.channels = s.channels;
+  o.auto_channels = s.channels_auto;
   o.buffers = s.buffers;
   o.buffer_size = s.buffer_size;
   o.files_per_set = s.files_per_set;
@@ -199,8 +200,12 @@ Result<engine::BackupOptions> backup_options(const Settings& s) {
   o.minimize_load = s.minimize_load;
   o.channel.compress_level = s.compress_level;
   SB_ASSIGN(o.media, media_options(s));
-  if (o.media) o.channels = static_cast<uint32_t>(o.media->drives.size());
-  if (s.cpu_budget) o.channel.cpu_budget = *s.cpu_budget / o.channels;
+  if (o.media) {  // one channel per drive, auto or not
+    o.channels = static_cast<uint32_t>(o.media->drives.size());
+    o.auto_channels = false;
+  }
+  // With auto the job splits the whole budget once it has chosen the count.
+  if (s.cpu_budget) o.channel.cpu_budget = *s.cpu_budget / (o.auto_channels ? 1 : o.channels);
   o.level = s.level;
   o.cumulative = s.cumulative;
   o.require_parent = s.require_parent;
@@ -218,8 +223,9 @@ Result<engine::BackupOptions> backup_options(const Settings& s) {
   if (s.change_unit) o.change_unit = *s.change_unit;
   SB_ASSIGN(o.keys, keys_for_backup(s));
   const bool compressing = o.channel.compress_level != 0;
+  // With auto, one channel must fit: the choice stays within the limit (its memory bound).
   SB_TRY(check_buffer_memory(
-      s, o.channels,
+      s, o.auto_channels ? 1 : o.channels,
       engine::backup_channel_buffer_bytes(o.buffers, o.buffer_size, compressing, o.validate_only),
       compressing));
   return o;
@@ -273,6 +279,7 @@ Result<engine::RestoreOptions> restore_options(const Settings& s, bool verify_on
   o.backup_id = s.backup_id;
   o.paths = s.paths;
   o.channels = s.channels;
+  o.auto_channels = s.channels_auto;
   o.force = s.force;
   o.delta = s.delta;
   o.fallback = !s.no_fallback;
@@ -281,7 +288,7 @@ Result<engine::RestoreOptions> restore_options(const Settings& s, bool verify_on
   SB_ASSIGN(o.select, frame_selection(s, verify_only));
   SB_ASSIGN(o.keys, engine::Keyring::load(s.keys));
   SB_TRY(check_buffer_memory(
-      s, o.channels, engine::restore_channel_buffer_bytes(o.channel.buffers, o.channel.buffer_size),
+      s, o.auto_channels ? 1 : o.channels, engine::restore_channel_buffer_bytes(o.channel.buffers, o.channel.buffer_size),
       false));
   return o;
 }

@@ -311,6 +311,25 @@ Result<void> set_part(const Option& o, Settings& s, std::string_view v) {
   return ok();
 }
 
+// A count, or "auto": the job chooses it for its media (engine/tuning/auto_channels.h).
+Result<void> set_channels(const Option& o, Settings& s, std::string_view v) {
+  if (v == "auto") {
+    s.channels_auto = true;
+    return ok();
+  }
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string_view::npos)
+    return bad(o, "wants a whole number from " + std::to_string(o.lo) + " to " +
+                      std::to_string(o.hi) + " or auto; got " + quoted(v));
+  SB_ASSIGN(uint64_t n, whole(o, v));
+  s.channels = static_cast<uint32_t>(n);
+  s.channels_auto = false;
+  return ok();
+}
+void reset_channels(Settings& s) {
+  s.channels = Settings{}.channels;
+  s.channels_auto = false;
+}
+
 Result<void> set_buffer_size(const Option& o, Settings& s, std::string_view v) {
   auto n = util::parse_size(v);
   if (!n) return n.error().wrap("option " + util::option_word(o.key));
@@ -437,8 +456,10 @@ const Option kSchema[] = {
   // How the work is cut.
   {"channels", "--channels", Type::number, kJobs,
    "parallel channels, each with its own I/O ring (and, backing up, its own pieces; a backup "
-   "to tape runs one per drive)",
-   {}, "N", "2", 1, 256, count<&Settings::channels>, reset<&Settings::channels>},
+   "to tape runs one per drive); auto: chosen for the job's media from the catalog's history "
+   "of jobs between them, else a short read probe (docs/channel-controls.md)",
+   {}, "N|auto", "2", 1, 256, set_channels, reset_channels, true, false, false, 0, {},
+   "1 to 256 or \"auto\""},
   {"resume", "--resume", Type::text, kBackup,
    "continue an interrupted backup (killed, or its machine went down) of the same SOURCEs to "
    "the same --to: the files and sections its durable pieces finished are kept, not read "

@@ -30,6 +30,7 @@ struct Settings {
   bool one_file_system = false, skip_unreadable = false;
   // How the work is cut.
   uint32_t channels = engine::kDefaultChannels;
+  bool channels_auto = false;  // --channels auto: the job chooses (`channels` unused)
   uint32_t files_per_set = 64, max_open_files = 8;
   std::optional<engine::Checkpoints> checkpoints;  // unset: the defaults
   uint64_t max_piece_size = 0, section_size = 0;   // 0: none

@@ -15,6 +15,7 @@ const util::Phase<BackupJob> kBackupPhases[] = {
     {"open targets", open_targets},       // a directory, drives, or none (job_targets.cc)
     {"resume", find_resume},              // the resume point, earlier jobs' leftovers
     {"parents", choose_parents},          // level 1 parents, --optimize (job_parents.cc)
+    {"channels", choose_job_channels},    // --channels auto (job_auto_channels.cc)
     {"sets", make_job_sets},              // units, sets and buffers (job_sets.cc)
     {"begin", begin_job},                 // the catalog's begin record (job_targets.cc)
     {"run channels", run_channels},       // one thread per channel (job_channels.cc)

@@ -30,6 +30,10 @@ struct BackupOptions {
   std::string destination;  // directory for the pieces (created if missing)
   std::string tag;
   uint32_t channels = kDefaultChannels;
+  // Choose the channel count for this job's media instead (engine/tuning/auto_channels.h):
+  // from 1 to kAutoChannelsMost, within the memory limit of the buffers; `channels` unused,
+  // and channel.cpu_budget is the whole job's (split over the channels chosen).
+  bool auto_channels = false;
   ChannelConfig channel;
   // Buffer count and size as the user gave them; unset ones follow the multiplexing rule
   // (see choose_buffers).
@@ -179,7 +183,9 @@ struct BackupSummary {
   std::vector<std::pair<std::string, std::string>> resumed_reread;
   // Blank volumes of removable media the backup labelled itself (MediaOptions::label_blank).
   std::vector<LabelledVolume> labelled_volumes;
-
+  // The channels the job ran, and with --channels auto why that many (empty otherwise).
+  uint32_t channels_chosen = 0;
+  std::string channels_reason;
 };
 
 // Errors before anything is written (bad source, unusable destination) come back as the

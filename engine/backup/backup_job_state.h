@@ -67,6 +67,9 @@ struct BackupJob {
   std::vector<catalog::FileRecord> held;  // --optimize: files not read, held elsewhere
   std::vector<std::string> parent_warnings;
 
+  // channels: the count the job runs (BackupOptions::channels, or chosen for auto)
+  uint32_t channels = 0;
+
   // sets
   std::vector<WorkSet> sets;
   std::vector<UnitDone> kept_units;  // --resume: finished before the interruption
@@ -114,6 +117,8 @@ storage::Retention lock_after(const BackupOptions::Lock& l, int64_t from_ns);
 int64_t real_now_ns();
 // job_parents.cc
 Result<Next> choose_parents(BackupJob& job);
+// job_auto_channels.cc
+Result<Next> choose_job_channels(BackupJob& job);
 // job_sets.cc
 Result<Next> make_job_sets(BackupJob& job);
 // job_channels.cc

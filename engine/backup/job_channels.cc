@@ -62,6 +62,7 @@ ChannelConfig channel_config(const BackupJob& job) {
   ChannelConfig config = opts.channel;
   config.buffers = job.buffers.buffers;
   config.buffer_size = job.buffers.buffer_size;
+  if (opts.auto_channels) config.cpu_budget /= job.channels;  // given for the whole job
   if (opts.partial) config.read_order = ReadOrder::set_order;
   if (opts.media || opts.validate_only) {
     // Removable media are not resumed (a checkpoint would only add files to the medium), and
@@ -78,7 +79,7 @@ void run_threads(BackupJob& job, const BackupContext& ctx) {
   std::vector<std::thread> threads;
   const auto log_sink = util::current_log_sink();
   const auto storages = storage::current_registry();
-  for (uint32_t c = 0; c < job.opts.channels; ++c)
+  for (uint32_t c = 0; c < job.channels; ++c)
     threads.emplace_back([&, c] {
       util::ScopedLogSink logs(log_sink);
       storage::ScopedRegistry registered(storages);
@@ -91,7 +92,7 @@ void run_threads(BackupJob& job, const BackupContext& ctx) {
 
 Result<Next> run_channels(BackupJob& job) {
   const BackupOptions& opts = job.opts;
-  WorkQueue queue(job.sets, opts.channels);
+  WorkQueue queue(job.sets, job.channels);
   BackupContext ctx;
   ctx.backup_id = job.id;
   ctx.catalog_id = job.cat.identity();
@@ -132,9 +133,9 @@ Result<Next> run_channels(BackupJob& job) {
   ctx.progress = opts.progress;
   if (opts.progress) {
     opts.progress->set_id(job.id);
-    opts.progress->start(opts.channels, job.plan.total_bytes);
+    opts.progress->start(job.channels, job.plan.total_bytes);
   }
-  job.outcomes.resize(opts.channels);
+  job.outcomes.resize(job.channels);
   std::unique_ptr<Pacer> pacer;
   if (opts.minimize_load)
     pacer = std::make_unique<Pacer>(*job_bucket, job.plan.total_bytes, bytes_done, job.start,

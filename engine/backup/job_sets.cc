@@ -88,7 +88,7 @@ Result<Next> make_job_sets(BackupJob& job) {
   SetOptions so;
   so.section_size = opts.section_size;
   so.files_per_set = opts.files_per_set;
-  so.channels = opts.channels;
+  so.channels = job.channels;
   // After --optimize took its files out: one time for each file still planned.
   if (opts.partial) so.last_backup = order_least_recent_first(job.plan.files, job.cat);
   job.sets = make_sets(job.plan.files, so);

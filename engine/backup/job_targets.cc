@@ -129,7 +129,7 @@ Result<Next> begin_job(BackupJob& job) {
   begin.start_time_ns = wall_ns();
   begin.destination = job.dest;
   for (const auto& s : opts.sources) begin.sources.push_back(storage::normal_path(s));
-  begin.channels = opts.channels;
+  begin.channels = job.channels;
   begin.host = util::hostname();
   begin.pid = static_cast<int32_t>(::getpid());
   if (opts.level) {

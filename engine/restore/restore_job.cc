@@ -18,13 +18,14 @@ const util::Phase<RestoreJob> kRestore[] = {
     {"check options", check_options},     {"choose backups", choose_backups},
     {"check target", check_target},       {"plan files", plan_files},
     {"open target", open_target},         {"set up channels", set_up_channels},
-    {"compare in place", compare_in_place}, {"chunk files", chunk_files},
+    {"channels", choose_restore_channels}, {"compare in place", compare_in_place}, {"chunk files", chunk_files},
     {"run channels", run_channels},       {"finish target", finish_target},
     {"summary", summarize}};
 const util::Phase<RestoreJob> kValidate[] = {
     {"check options", check_options},     {"choose backups", choose_backups},
     {"check paths", check_paths},         {"plan files", plan_files},
-    {"set up channels", set_up_channels}, {"select frames", select_frames},
+    {"set up channels", set_up_channels}, {"channels", choose_restore_channels},
+    {"select frames", select_frames},
     {"chunk files", chunk_files},         {"oldest first", oldest_first},
     {"run channels", run_channels},       {"audit pieces", audit_pieces},
     {"record checks", record_checks},     {"summary", summarize}};
@@ -117,6 +118,10 @@ Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog&
   if (!opts.fallback || opts.backup_id || opts.verify_only) return sum;
   RestoreOptions again = opts;
   again.progress = nullptr;
+  if (opts.auto_channels && sum.channels_chosen) {  // the older copies: the same count
+    again.auto_channels = false;
+    again.channels = sum.channels_chosen;
+  }
   const auto backups = cat.backups();
   // A file that fails again keeps the error of its newest copy in the summary.
   std::map<std::string, FailedFile> newest;

@@ -30,6 +30,8 @@ struct RestoreOptions {
   std::optional<std::string> tag;     // or from the newest complete backup with this tag
   std::vector<std::string> paths;     // limit to these original files or directories
   uint32_t channels = kDefaultChannels;
+  // Choose the count for the pieces' medium instead (engine/tuning/auto_channels.h).
+  bool auto_channels = false;
   bool force = false;                 // replace existing files
   // Update existing files in place, writing only the blocks that differ (restore_delta.h).
   bool delta = false;
@@ -105,6 +107,9 @@ struct RestoreSummary {
   bool deadline_hit = false;    // --max-duration ended the run with frames left
   bool pieces_audited = false;  // every piece was walked whole (full validations only)
   std::vector<catalog::FrameCheck> frame_checks;  // one per backup, as recorded
+  // The channels the job ran at most, and with --channels auto why that many (else empty).
+  uint32_t channels_chosen = 0;
+  std::string channels_reason;
 
   // The kind of the first failure (no_space, corrupt, wrong_key, ...), io when none failed:
   // what a caller that maps failures to its own codes goes by.

@@ -83,6 +83,7 @@ struct RestoreJob {
   std::map<const PieceReader*, std::unique_ptr<HeaderLog>> header_logs;  // a validation's
   std::map<const PieceReader*, std::vector<uint64_t>> verified;  // frames, per piece
   uint32_t media_channels = 0;         // channels reading pieces in order
+  uint32_t channels = 0;               // the most channels reading through indexes
 };
 
 // restore_choose.cc: the options, the backups and files, the target or the paths.
@@ -98,6 +99,8 @@ Result<util::Next> plan_files(RestoreJob& job);
 // restore_run.cc: the target made, the channels set up and run, the target finished.
 Result<util::Next> open_target(RestoreJob& job);       // a restore
 Result<util::Next> set_up_channels(RestoreJob& job);
+// restore_auto_channels.cc: how many channels (--channels auto chooses).
+Result<util::Next> choose_restore_channels(RestoreJob& job);
 Result<util::Next> compare_in_place(RestoreJob& job);  // a restore (--delta)
 Result<util::Next> chunk_files(RestoreJob& job);
 Result<util::Next> run_channels(RestoreJob& job);

@@ -21,7 +21,7 @@ using util::Next;
 void compare_blocks(RestoreJob& job, std::vector<DeltaChunk>& dchunks, size_t span) {
   std::atomic<size_t> dnext{0};
   const uint32_t n = std::max<uint32_t>(
-      1, std::min<uint32_t>(job.opts.channels, static_cast<uint32_t>(dchunks.size())));
+      1, std::min<uint32_t>(job.channels, static_cast<uint32_t>(dchunks.size())));
   std::vector<std::thread> cmp;
   if (!dchunks.empty())
     for (uint32_t c = 0; c < n; ++c)
@@ -194,7 +194,7 @@ Result<Next> run_channels(RestoreJob& job) {
   const uint32_t nch =
       job.chunks.empty()
           ? 0
-          : std::max<uint32_t>(1, std::min<uint32_t>(opts.channels,
+          : std::max<uint32_t>(1, std::min<uint32_t>(job.channels,
                                                      static_cast<uint32_t>(job.chunks.size())));
   const uint32_t nstream = job.media_channels = job.stream.channels();
   ctx.progress = opts.progress;

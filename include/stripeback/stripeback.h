@@ -101,7 +101,7 @@ SB_API const char* sb_errmsg(const void* handle);
  *   path              restore/validate: limit to this original file or directory (adds)
  *   tag               backup: the tag recorded; restore/validate: pick by tag
  *   backup_id         restore/validate: this backup only
- *   channels          parallel channels (1..256, default 2)
+ *   channels          parallel channels (1..256, default 2), or "auto" (chosen per job)
  *   compress          none | low | medium | high | zstd:N | auto (cpu_budget: its cores)
  *   files_per_set, max_open_files, max_piece_size, section_size, checkpoint_interval,
  *   rate, job_rate    channel controls as in the CLI (sizes like "64M", rates bytes/s)
