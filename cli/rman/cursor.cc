@@ -67,7 +67,8 @@ Result<std::string> Cursor::size(std::string_view what) {
   for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   bool good = t.kind == TokenKind::word && !text.empty();
   for (size_t i = 0; good && i < text.size(); ++i) {
-    const bool unit = i + 1 == text.size() && i > 0 && std::string_view("KMG").find(text[i]) != std::string_view::npos;
+    const bool unit = i + 1 == text.size() && i > 0 &&
+                      std::string_view("KMG").find(text[i]) != std::string_view::npos;
     good = std::isdigit(static_cast<unsigned char>(text[i])) != 0 || unit;
   }
   if (good) {

@@ -48,7 +48,8 @@ TEST_F(RunFile, ABackupListAndRestoreFromOneFileGiveBackTheSameBytes) {
   EXPECT_TRUE(contains(r.err, file + ":5: stripeback backup --catalog " + t_.path() +
                                   "/cat --channels 2 --to " + t_.path() +
                                   "/pieces --max-piece-size 4M --level 0"));
-  EXPECT_TRUE(contains(r.err, file + ":8: stripeback restore --to "));
+  EXPECT_TRUE(
+      contains(r.err, file + ":8: stripeback restore --catalog " + t_.path() + "/cat --to "));
   EXPECT_TRUE(restored_tree(t_ / "restored", t_ / "src"));
   // What the file did is what the commands do: one level 0 backup with the tag.
   Json l = parse_json(sb({"list", "--catalog", t_ / "cat", "--json"}));

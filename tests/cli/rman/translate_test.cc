@@ -263,7 +263,8 @@ TEST(RmanTranslate, BadNumbersAndSizes) {
   EXPECT_EQ(error_of("BACKUP SECTION SIZE 10X '/d';"),
             "1:21: SECTION SIZE takes a size: bytes, or a number with K, M or G (e.g. 200M), "
             "not '10X'");
-  EXPECT_NE(error_of("RUN { ALLOCATE CHANNEL a DEVICE TYPE DISK RATE M; }").find("1:48: RATE takes a size"),
+  EXPECT_NE(error_of("RUN { ALLOCATE CHANNEL a DEVICE TYPE DISK RATE M; }")
+                .find("1:48: RATE takes a size"),
             std::string::npos);
   EXPECT_NE(error_of("RUN { ALLOCATE CHANNEL a DEVICE TYPE DISK RATE 99999999999G; }")
                 .find("RATE takes a size"),
