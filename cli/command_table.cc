@@ -197,10 +197,29 @@ const Command kCommands[] = {
        return run_archive_get_cmd(l.common, l.archive);
      }},
     {"bench", "measure I/O paths on this machine", add_bench, run_bench},
+    {"run",
+     "run an RMAN-style command file (RUN { ALLOCATE CHANNEL ...; BACKUP ...; }, RESTORE, "
+     "VALIDATE, CROSSCHECK, DELETE, LIST, REPORT OBSOLETE, CONFIGURE) as the stripeback "
+     "commands it stands for; the whole file is checked before anything runs, --dry-run "
+     "prints the commands (docs/rman.md)",
+     [](CLI::App* cmd, CommandLine& l) { add_run_flags(cmd, l.common, l.run); },
+     [](const CLI::App&, CommandLine& l, const Cancel& cancel) {
+       return run_run_cmd(l.common, l.run, cancel);
+     }},
 };
 
 }  // namespace
 
 std::span<const Command> commands() { return kCommands; }
+
+CommandApps add_commands(CLI::App& app, CommandLine& line) {
+  CommandApps subs;
+  for (const Command& c : commands()) {
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    c.add(sub, line);
+    subs.emplace_back(&c, sub);
+  }
+  return subs;
+}
 
 }  // namespace stripeback::cli

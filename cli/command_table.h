@@ -7,6 +7,8 @@
 #include <atomic>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/archive_commands.h"
 #include "cli/catalog_commands.h"
@@ -16,6 +18,7 @@
 #include "cli/nfs_bench.h"
 #include "cli/nfs_flags.h"
 #include "cli/report_commands.h"
+#include "cli/run_file.h"
 #include "cli/tape_commands.h"
 
 namespace CLI {
@@ -45,6 +48,7 @@ struct CommandLine {
   NfsBenchFlags bench_nfs;
   ArchiveFlags archive;
   KeepFlags keep;
+  RunFlags run;
 };
 
 struct Command {
@@ -60,5 +64,12 @@ struct Command {
 
 // Every command, in the order --help lists them.
 std::span<const Command> commands();
+
+// The parser of every command: one subcommand of `app` per entry of the table, in its
+// order, with the flags its `add` gives, bound to `line`. main() builds its parser so, and
+// `stripeback run` one per statement of a command file. After app.parse, the entry whose
+// App was parsed is the command to run.
+using CommandApps = std::vector<std::pair<const Command*, CLI::App*>>;
+CommandApps add_commands(CLI::App& app, CommandLine& line);
 
 }  // namespace stripeback::cli

@@ -121,12 +121,7 @@ int main(int argc, char** argv) {
 
   // Each command of the table, with the flags it adds; `line` receives what is given.
   CommandLine line;
-  std::vector<std::pair<const Command*, CLI::App*>> subs;
-  for (const Command& c : commands()) {
-    CLI::App* sub = app.add_subcommand(c.name, c.help);
-    c.add(sub, line);
-    subs.emplace_back(&c, sub);
-  }
+  const CommandApps subs = add_commands(app, line);
   if (std::string unknown = unknown_command(argc, argv); !unknown.empty()) {
     print_error(unknown);
     return kExitUsage;
