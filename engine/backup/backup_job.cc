@@ -14,6 +14,7 @@ const util::Phase<BackupJob> kBackupPhases[] = {
     {"plan", plan_sources},               // the sources walked, their page validator
     {"open targets", open_targets},       // a directory, drives, or none (job_targets.cc)
     {"resume", find_resume},              // the resume point, earlier jobs' leftovers
+    {"since", skip_backed_up},            // --not-backed-up-since (job_since.cc)
     {"parents", choose_parents},          // level 1 parents, --optimize (job_parents.cc)
     {"sets", make_job_sets},              // units, sets and buffers (job_sets.cc)
     {"begin", begin_job},                 // the catalog's begin record (job_targets.cc)
