@@ -1,4 +1,4 @@
-// `stripeback report need-backup` (docs/selection.md): the files whose complete backups
+// `stripeback report need-backup` (docs/selection.md): the files whose restorable backups
 // fall short of the retention policy (or of --redundancy N, --days D), and with SOURCEs
 // the files found there now that no backup holds.
 #pragma once
