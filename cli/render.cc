@@ -272,6 +272,14 @@ std::string backup_json(const engine::BackupSummary& s) {
   w.begin_array("channels");
   for (const auto& c : s.channels) channel_json(w, c);
   w.end_array();
+  w.kv("excluded", static_cast<uint64_t>(s.excluded.size()));
+  w.begin_array("excluded_paths");
+  for (const auto& p : s.excluded) w.value(p);
+  w.end_array();
+  w.kv("skipped_backed_up", static_cast<uint64_t>(s.skipped_backed_up.size()));
+  w.begin_array("skipped_backed_up_paths");
+  for (const auto& p : s.skipped_backed_up) w.value(p);
+  w.end_array();
   w.begin_array("skipped");
   for (const auto& k : s.skipped) {
     w.begin_object();
@@ -331,6 +339,13 @@ std::string backup_text(const engine::BackupSummary& b) {
                   util::format_bytes(b.resumed_bytes).c_str());
     s += buf;
   }
+  if (!b.excluded.empty())
+    s += "  excluded: " + std::to_string(b.excluded.size()) +
+         " path(s) matched an exclusion pattern (a directory with all below it), not backed up\n";
+  if (!b.skipped_backed_up.empty())
+    s += "  skipped: " + std::to_string(b.skipped_backed_up.size()) +
+         " file(s) held as they are by a backup begun since the given time: this "
+         "backup does not hold them\n";
   if (b.hot) s += hot_text(*b.hot);
   s += verdict_text(b.verdict);
   s += channels_text(b.channels_reason, b.channels_chosen);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/job_flags.h"
+#include "cli/need_backup.h"
 #include "cli/render.h"
 #include "cli/wal_reports.h"
 #include "engine/wiring/backends.h"
@@ -374,6 +375,7 @@ void add_report_commands(CLI::App* report, ReportFlags& f) {
   io->add_option("--job", f.job, "the job with this id (report jobs)");
   add_common(io, f.common);
   add_report_unrecoverable(report, f);
+  add_report_need_backup(report, f);
 }
 
 int run_report_cmd(const CLI::App& report, const ReportFlags& f) {
@@ -381,6 +383,7 @@ int run_report_cmd(const CLI::App& report, const ReportFlags& f) {
     if (sub->get_name() == "jobs") return report_jobs(f);
     if (sub->get_name() == "io") return report_io(f);
     if (sub->get_name() == "unrecoverable") return run_report_unrecoverable(f);
+    if (sub->get_name() == "need-backup") return run_report_need_backup(f);
   }
   return kExitUsage;
 }

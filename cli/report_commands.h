@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "catalog/catalog.h"
 #include "cli/commands.h"
@@ -18,6 +19,10 @@ struct ReportFlags {
   std::optional<size_t> limit;     // report jobs: the newest N only
   std::optional<uint64_t> backup;  // report io: the job that wrote (or else used) this backup
   std::optional<uint64_t> job;     // report io: the job with this id
+  // report need-backup: the policy (--redundancy N or --days D) and the SOURCEs.
+  std::optional<uint32_t> need_redundancy;
+  std::string need_days;
+  std::vector<std::string> need_sources;
 };
 
 // Adds `jobs` and `io` under the `report` command.

@@ -1,12 +1,19 @@
 #include "options/job_options.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "engine/backup/buffer_budget.h"
+#include "engine/backup/exclude.h"
 #include "engine/transform/compress.h"
 #include "options/schema.h"
+#include "util/clock.h"
 #include "util/units.h"
 
 namespace stripeback::options {
@@ -167,6 +174,39 @@ Result<engine::FrameSelection> frame_selection(const Settings& s, bool verify_on
   return sel;
 }
 
+// --exclude patterns, then those of each --exclude-from file in turn (one a line; blank
+// lines and lines starting with '#' skipped). A file that cannot be read, or a bad
+// pattern in one, is an error naming the file (and the line).
+Result<std::vector<std::string>> exclude_patterns(const Settings& s) {
+  std::vector<std::string> out = s.exclude;
+  for (const auto& file : s.exclude_from) {
+    auto unreadable = [&](int err) {
+      return Error{Errc::invalid_argument, err,
+                   option_word("exclude_from") + " '" + file + "' cannot be read: " +
+                       std::strerror(err)};
+    };
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) return unreadable(errno);
+    if (S_ISDIR(st.st_mode))
+      return usage(option_word("exclude_from") + " '" + file + "' is a directory, not a file of patterns");
+    errno = 0;
+    std::ifstream in(file);
+    if (!in) return unreadable(errno ? errno : EACCES);
+    std::string line;
+    for (size_t n = 1; std::getline(in, line); ++n) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty() || line.front() == '#') continue;
+      if (auto r = engine::ExcludeRules::check(line); !r)
+        return r.error().wrap(option_word("exclude_from") + " '" + file + "' line " +
+                              std::to_string(n));
+      out.push_back(line);
+    }
+    if (in.bad())
+      return usage(option_word("exclude_from") + " '" + file + "' cannot be read to its end");
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<engine::BackupOptions> backup_options(const Settings& s) {
@@ -179,6 +219,11 @@ Result<engine::BackupOptions> backup_options(const Settings& s) {
   o.sources = s.sources;
   o.one_file_system = s.one_file_system;
   o.skip_unreadable = s.skip_unreadable;
+  SB_ASSIGN(o.excludes, exclude_patterns(s));
+  if (s.not_backed_up_since_ns) o.not_backed_up_since_ns = s.not_backed_up_since_ns;
+  if (s.not_backed_up_for)
+    o.not_backed_up_since_ns = util::wall_now_ns() -
+                               std::chrono::duration_cast<std::chrono::nanoseconds>(*s.not_backed_up_for).count();
   if (!s.destinations.empty()) o.destination = s.destinations.front();
   o.tag = s.tag;
   o.channels = s.channels;

@@ -28,6 +28,13 @@ struct Settings {
   std::string tag;
   std::optional<uint64_t> backup_id;
   bool one_file_system = false, skip_unreadable = false;
+  // What a backup leaves out (docs/selection.md): patterns, and files of patterns (read
+  // by backup_options()).
+  std::vector<std::string> exclude, exclude_from;
+  // backup --not-backed-up-since: a time (wall clock, ns), or an age counted back from
+  // when the job's options are made (backup_options()).
+  std::optional<int64_t> not_backed_up_since_ns;
+  std::optional<std::chrono::milliseconds> not_backed_up_for;
   // How the work is cut.
   uint32_t channels = engine::kDefaultChannels;
   bool channels_auto = false;  // --channels auto: the job chooses (`channels` unused)

@@ -93,7 +93,7 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text, std::str
   auto bad = [&] {
     return fail(Errc::invalid_argument,
                 "invalid " + std::string(flag) + " '" + std::string(text) +
-                    "': expected HH:MM, HH:MM:SS or a number with a unit (500ms, 90s, 90m, 2h)");
+                    "': expected HH:MM, HH:MM:SS or a number with a unit (500ms, 90s, 90m, 2h, 2d)");
   };
   uint64_t n = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
@@ -105,6 +105,7 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text, std::str
   else if (unit.empty() || unit == "s") scale = 1000;
   else if (unit == "m") scale = 60000;
   else if (unit == "h") scale = 3600000;
+  else if (unit == "d") scale = 86400000;
   else return bad();
   if (n == 0 || n > kMaxMs / scale) return bad();
   return std::chrono::milliseconds(n * scale);

@@ -21,7 +21,7 @@ Result<std::chrono::seconds> parse_clock_duration(std::string_view text, std::st
 // 24 hours. `flag` names the option in the error message ("--nfs-timeout").
 Result<std::chrono::milliseconds> parse_interval(std::string_view text, std::string_view flag);
 // A length of time in either form: HH:MM or HH:MM:SS (parse_clock_duration), or a number
-// with a unit, "500ms", "90s", "90m", "2h" (a plain number is seconds); above zero, at most
+// with a unit, "500ms", "90s", "90m", "2h", "2d" (a plain number is seconds); above zero, at most
 // kMaxClockHours hours. The one parser of --duration, --max-duration and
 // --checkpoint-interval. `flag` names the option in the error message.
 Result<std::chrono::milliseconds> parse_duration(std::string_view text, std::string_view flag);

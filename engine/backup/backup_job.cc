@@ -14,6 +14,7 @@ const util::Phase<BackupJob> kBackupPhases[] = {
     {"plan", plan_sources},               // the sources walked, their page validator
     {"open targets", open_targets},       // a directory, drives, or none (job_targets.cc)
     {"resume", find_resume},              // the resume point, earlier jobs' leftovers
+    {"since", skip_backed_up},            // --not-backed-up-since (job_since.cc)
     {"parents", choose_parents},          // level 1 parents, --optimize (job_parents.cc)
     {"channels", choose_job_channels},    // --channels auto (job_auto_channels.cc)
     {"sets", make_job_sets},              // units, sets and buffers (job_sets.cc)

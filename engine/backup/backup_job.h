@@ -90,8 +90,17 @@ struct BackupOptions {
   // what it reported. `copied`: every file was read. An error fails the backup. Not called
   // when the job fails before its channels run: the caller ends the mode then.
   std::function<Result<void>(bool copied, catalog::HotBackup& hot)> end_hot;
-  // Asked for every entry below a source before it is read: true leaves it out.
+  // Asked for every entry below a source before it is read: true leaves it out (backup
+  // --pg's list of what a base backup leaves out), unrecorded.
   std::function<bool(const std::string& path)> exclude;
+  // Exclusion patterns (engine/backup/exclude.h; backup --exclude, --exclude-from): what
+  // they match is not backed up (a directory not walked) and is listed in
+  // BackupSummary::excluded. A resume must give the patterns its backup began with.
+  std::vector<std::string> excludes;
+  // backup --not-backed-up-since (docs/selection.md): a file that a complete backup begun
+  // at or after this time (wall clock, ns) holds with its present size and modification
+  // time is not backed up again (BackupSummary::skipped_backed_up).
+  std::optional<int64_t> not_backed_up_since_ns;
   // Page checks (--check-logical) of a backup that knows where the database's redo begins
   // (backup --pg: the start LSN): a failing page stamped from there on is being written,
   // one stamped before it is corrupt (make_validator).
@@ -167,7 +176,10 @@ struct BackupSummary {
   // database's redo repairs them), sorted; and what its record in the catalog says.
   std::vector<std::string> fuzzy_files;
   std::optional<catalog::HotBackup> hot;
-  std::vector<std::string> excluded;  // paths BackupOptions::exclude left out
+  std::vector<std::string> excluded;  // paths BackupOptions::excludes left out, in walk order
+  // --not-backed-up-since: the files left out because a complete backup since holds them
+  // as they are, sorted by path.
+  std::vector<std::string> skipped_backed_up;
   int level = -1;  // -1: a plain full backup
   bool cumulative = false;
   uint32_t change_unit = 0;

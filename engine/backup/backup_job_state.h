@@ -48,7 +48,8 @@ struct BackupJob {
   catalog::Catalog& cat;
   std::string_view phase;  // the phase running
 
-  // plan
+  // check, plan
+  ExcludeRules rules;  // BackupOptions::excludes
   Plan plan;
   size_t planned = 0;  // files planned, those --optimize takes out included
   std::string dest;    // as the catalog records it (a normal path unless removable media)
@@ -115,6 +116,8 @@ Result<Next> begin_job(BackupJob& job);
 // never a test's fake one (the store compares lock dates with its own).
 storage::Retention lock_after(const BackupOptions::Lock& l, int64_t from_ns);
 int64_t real_now_ns();
+// job_since.cc
+Result<Next> skip_backed_up(BackupJob& job);
 // job_parents.cc
 Result<Next> choose_parents(BackupJob& job);
 // job_auto_channels.cc

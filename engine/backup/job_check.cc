@@ -92,12 +92,16 @@ Result<Next> check_options(BackupJob& job) {
                     option_word("compress") + " and removable destinations do not go with it");
   if ((o.max_corrupt != 0 || o.page_size) && !o.check_logical)
     return fail(Errc::invalid_argument, option_word("max_corrupt") + " and " + option_word("page_size") + " need " + option_word("check_logical"));
+  auto rules = ExcludeRules::make(o.excludes);
+  if (!rules) return rules.error();
+  job.rules = std::move(*rules);
   return Next::go_on;
 }
 
 Result<Next> plan_sources(BackupJob& job) {
   const BackupOptions& opts = job.opts;
-  SB_ASSIGN(job.plan, make_plan(opts.sources, {opts.one_file_system, opts.skip_unreadable, opts.exclude}));
+  SB_ASSIGN(job.plan, make_plan(opts.sources, {opts.one_file_system, opts.skip_unreadable,
+                                               opts.exclude, &job.rules}));
   job.planned = job.plan.files.size();
   job.dest = opts.media ? opts.destination : storage::normal_path(opts.destination);
   if (!opts.media && !opts.validate_only) SB_TRY(check_destination_outside(opts.sources, job.dest));

@@ -31,6 +31,7 @@ void describe_job(BackupJob& job) {
     sum.change_unit = opts.change_unit;
   }
   sum.skipped = job.plan.skipped;
+  sum.excluded = job.plan.excluded;
   sum.files_planned = job.planned;
   sum.sets = static_cast<uint32_t>(job.sets.size());
   sum.sections = job.sections;

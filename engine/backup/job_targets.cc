@@ -68,6 +68,25 @@ storage::Retention lock_after(const BackupOptions::Lock& l, int64_t from_ns) {
   return storage::Retention{l.mode, from_ns + static_cast<int64_t>(l.days) * kDayNs};
 }
 
+namespace {
+
+// The pattern of `rules` that leaves out `path` (a file below one of `sources`) or a
+// directory above it, or null.
+const std::string* excluding(const ExcludeRules& rules, const std::vector<std::string>& sources,
+                             const std::string& path) {
+  for (const auto& src : sources) {
+    const std::string root = src.ends_with('/') ? src : src + "/";
+    if (!path.starts_with(root)) continue;
+    const std::string rel = path.substr(root.size());
+    for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1))
+      if (const std::string* p = rules.match(rel.substr(0, slash), true)) return p;
+    if (const std::string* p = rules.match(rel, false)) return p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 Result<Next> find_resume(BackupJob& job) {
   const BackupOptions& opts = job.opts;
   if (opts.resume) {
@@ -78,6 +97,15 @@ Result<Next> find_resume(BackupJob& job) {
     SB_ASSIGN(ResumePoint rp,
               find_resume_point(*opts.resume, srcs, job.dest, opts.level.has_value(), job.cat,
                                 opts.channel.direct, opts.keys.get()));
+    // The catalog does not record the patterns a backup began with: a resume applies its
+    // own, and refuses when the interrupted run backed up something they leave out (the
+    // resumed backup is then what a backup with these patterns would hold).
+    for (const auto& [path, held] : rp.held)
+      if (const std::string* p = excluding(job.rules, srcs, path))
+        return fail(Errc::invalid_argument,
+                    "backup " + std::to_string(rp.backup_id) + " already holds '" + path +
+                        "', which the exclude pattern '" + *p + "' leaves out: resume it with "
+                        "the exclusions it began with");
     job.resumed = std::move(rp);
   }
   if (!opts.media && !opts.validate_only) {

@@ -41,12 +41,13 @@ FileTask task_from(const std::string& path, const storage::FileInfo& st) {
   return t;
 }
 
-// Directory entries by location text, on whatever storage holds the directory.
-Result<std::vector<std::string>> children_of(const std::string& dir) {
+// Directory entries, each as its name and its location text, on whatever storage holds
+// the directory.
+Result<std::vector<std::pair<std::string, std::string>>> children_of(const std::string& dir) {
   SB_ASSIGN(Place place, place_of(dir));
   SB_ASSIGN(auto names, place.storage->list(place.at));
-  std::vector<std::string> out;
-  for (const auto& n : names) out.push_back(place.at.join(n).str());
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& n : names) out.emplace_back(n, place.at.join(n).str());
   return out;
 }
 
@@ -70,7 +71,7 @@ class Walker {
       plan_.skipped.push_back({dir, *kind});
       return;
     }
-    walk_dir(dir, dst);
+    walk_dir(dir, dst, "");
   }
 
  private:
@@ -93,7 +94,15 @@ class Walker {
     return pseudo_kind(child, st);
   }
 
-  void walk_dir(const std::string& dir, const storage::FileInfo& dst) {
+  // Whether the rules leave out the entry at `rel` below its source (recorded if so).
+  bool excluded(const std::string& child, const std::string& rel, bool is_dir) {
+    if (!opts_.rules || !opts_.rules->match(rel, is_dir)) return false;
+    plan_.excluded.push_back(child);
+    return true;
+  }
+
+  // `rel`: the directory's path relative to its source ("" for the source).
+  void walk_dir(const std::string& dir, const storage::FileInfo& dst, const std::string& rel) {
     if (!seen_.insert(dir).second) return;
     plan_.dirs.push_back(task_from(dir, dst));
     auto listed = children_of(dir);
@@ -102,13 +111,13 @@ class Walker {
       else unreadable_.push_back(listed.error().what);
       return;
     }
-    std::vector<std::string> children = std::move(*listed);
-    std::sort(children.begin(), children.end());
-    for (const auto& child : children) {
-      if (opts_.exclude && opts_.exclude(child)) {
-        plan_.excluded.push_back(child);
-        continue;
-      }
+    auto children = std::move(*listed);
+    std::sort(children.begin(), children.end(),
+              [](const auto& a, const auto& b) { return a.second < b.second; });
+    for (const auto& [name, child] : children) {
+      if (opts_.exclude && opts_.exclude(child)) continue;
+      const std::string child_rel = rel.empty() ? name : rel + "/" + name;
+      if (excluded(child, child_rel, false)) continue;
       auto got = stat_of(child, /*follow=*/false);
       if (!got) {
         plan_.skipped.push_back({child, "cannot stat: " + got.error().what});
@@ -118,9 +127,10 @@ class Walker {
       if (S_ISREG(st.mode)) {
         add_file(child, st);
       } else if (S_ISDIR(st.mode)) {
+        if (excluded(child, child_rel, true)) continue;
         auto why = mount_point_skip(child, st, dst.dev);
         if (why) plan_.skipped.push_back({child, *why});
-        else walk_dir(child, st);
+        else walk_dir(child, st, child_rel);
       } else {
         plan_.skipped.push_back({child, kind_of(static_cast<mode_t>(st.mode))});
       }

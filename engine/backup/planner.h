@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backup/exclude.h"
 #include "stripeback/result.h"
 
 namespace stripeback::engine {
@@ -35,7 +36,9 @@ struct Plan {
   std::vector<FileTask> files;  // largest first; ties by path
   std::vector<FileTask> dirs;   // directories walked (their mode, owner and mtime are kept)
   std::vector<SkippedEntry> skipped;
-  std::vector<std::string> excluded;  // left out by PlanOptions::exclude, in walk order
+  // Left out by PlanOptions::rules (backup --exclude), in walk order: a directory stands for
+  // everything below it, which is not walked.
+  std::vector<std::string> excluded;
   uint64_t total_bytes = 0;
 };
 
@@ -47,8 +50,12 @@ struct PlanOptions {
   // it fails the plan (Errc::io), as an unreadable file fails the job.
   bool skip_unreadable = false;
   // Asked for every entry below a source before it is looked at: true leaves it out (a
-  // directory with all below it), recorded in Plan::excluded.
+  // directory with all below it), unrecorded (backup --pg: what a base backup leaves out).
   std::function<bool(const std::string& path)> exclude;
+  // Exclusion patterns (exclude.h), matched against each entry's path relative to its
+  // source: an entry they match is left out (a directory with all below it, not walked)
+  // and recorded in Plan::excluded. Null: none.
+  const ExcludeRules* rules = nullptr;
 };
 
 // Walks every source (a file or a directory, recursively). A source named by a symbolic

@@ -121,6 +121,10 @@ SB_API const char* sb_errmsg(const void* handle);
  *   one_file_system   backup: do not cross mount points (bool)
  *   skip_unreadable   backup: skip (and record) directories that cannot be read instead
  *                     of failing (bool)
+ *   exclude           backup: leave out what this glob matches (each call adds one);
+ *                     exclude_from: a file of such patterns, one a line (docs/selection.md)
+ *   not_backed_up_since  backup: skip files a backup begun since then holds as they are:
+ *                     "2d", "36h" (back from when the job is made) or "2026-12-07T14:45:32Z"
  *   resume            backup: continue this interrupted backup (an id, or "last")
  *   level             backup: 0 or 1 (incremental backups); cumulative, require_parent
  *                     (bool), change_unit (8K..1M)

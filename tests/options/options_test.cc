@@ -2,6 +2,7 @@
 // and messages that name an option in the words of the front end that runs the job.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -257,6 +258,49 @@ TEST(JobOptions, RestoreRefusesWhatIsForOtherJobs) {
   ASSERT_TRUE(checked) << checked.error().what;
   EXPECT_EQ(checked->select.seed, 4u);
   EXPECT_DOUBLE_EQ(*checked->select.sample, 0.1);
+}
+
+TEST(JobOptions, ExclusionsAreCheckedWhenSetAndFilesOfThemWhenTheJobIsMade) {
+  Wording w(cli_wording());
+  Settings s;
+  ASSERT_TRUE(set(s, "source", "/data"));
+  ASSERT_TRUE(set(s, "destination", "/backup"));
+  const std::string bad = error_of(set(s, "exclude", "log[0-9"));
+  EXPECT_TRUE(contains(bad, "--exclude")) << bad;
+  EXPECT_TRUE(contains(bad, "'log[0-9'")) << bad;
+  ASSERT_TRUE(set(s, "exclude", "*.tmp"));
+  auto o = backup_options(s);
+  ASSERT_TRUE(o) << o.error().what;
+  EXPECT_EQ(o->excludes, std::vector<std::string>{"*.tmp"});
+  ASSERT_TRUE(set(s, "exclude_from", "/nonexistent/stripeback-excludes"));
+  auto missing = backup_options(s);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().what,
+            "--exclude-from '/nonexistent/stripeback-excludes' cannot be read: No such file or "
+            "directory");
+}
+
+TEST(JobOptions, NotBackedUpSinceTakesADurationBackFromNowOrATime) {
+  Wording w(api_wording());
+  Settings s;
+  ASSERT_TRUE(set(s, "source", "/data"));
+  ASSERT_TRUE(set(s, "destination", "/backup"));
+  ASSERT_TRUE(set(s, "not_backed_up_since", "2026-12-07T14:45:32Z"));
+  auto at = backup_options(s);
+  ASSERT_TRUE(at) << at.error().what;
+  EXPECT_EQ(*at->not_backed_up_since_ns, int64_t{1796654732} * 1000000000);
+  ASSERT_TRUE(set(s, "not_backed_up_since", "2d"));
+  auto ago = backup_options(s);
+  ASSERT_TRUE(ago) << ago.error().what;
+  const int64_t two_days_ns = int64_t{2} * 86400 * 1000000000;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  EXPECT_NEAR(static_cast<double>(now - *ago->not_backed_up_since_ns),
+              static_cast<double>(two_days_ns), 60e9);
+  const std::string bad = error_of(set(s, "not_backed_up_since", "yesterday"));
+  EXPECT_TRUE(contains(bad, "'not_backed_up_since'")) << bad;
+  EXPECT_TRUE(contains(bad, "'yesterday'")) << bad;
 }
 
 }  // namespace
