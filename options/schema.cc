@@ -354,6 +354,12 @@ void reset_target_action(Settings& s) { s.recovery.action = database::RecoveryTa
 void reset_target_inclusive(Settings& s) { s.recovery.inclusive = true; }
 void reset_standby(Settings& s) { s.recovery.standby = false; }
 
+Result<void> add_remap(const Option&, Settings& s, std::string_view v) {
+  SB_ASSIGN(engine::PathRemap r, engine::parse_remap(v));
+  s.remaps.push_back(std::move(r));
+  return ok();
+}
+
 // The restore target and the backup destination share the CLI's --to.
 Result<void> set_destination(const Option& o, Settings& s, std::string_view v) {
   if (v.empty()) return bad(o, "may not be empty");
@@ -549,6 +555,13 @@ const Option kSchema[] = {
    "those that differ; the old bytes are saved first, so a killed delta restore leaves every "
    "file as it was or verified new (see docs/incremental.md). Missing files are restored whole",
    {}, {}, {}, 0, 0, yes_no<&Settings::delta>, reset<&Settings::delta>},
+  {"remap", "--remap", Type::list, kRestore,
+   "restore the files at or below the original path OLD at NEW instead (below --to DIR as "
+   "every file: /data/db=/srv/db --to /r puts /data/db/a at /r/srv/db/a, and with --to / "
+   "at /srv/db/a). Repeatable; the longest OLD that matches whole path components wins. "
+   "Refused before anything is written: relative paths, '.' or '..', two OLDs onto one NEW, "
+   "or remaps that would put two files at one place",
+   {}, "OLD=NEW", {}, 0, 0, add_remap, reset<&Settings::remaps>},
   // Restore to a point in time (PostgreSQL): the CLI's alone.
   {"target_time", "--target-time", Type::text, kRestore,
    "recover the restored PostgreSQL cluster to this time: restore the newest backup taken "
