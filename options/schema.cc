@@ -562,6 +562,14 @@ const Option kSchema[] = {
    "Refused before anything is written: relative paths, '.' or '..', two OLDs onto one NEW, "
    "or remaps that would put two files at one place",
    {}, "OLD=NEW", {}, 0, 0, add_remap, reset<&Settings::remaps>},
+  {"preview", "--preview", Type::flag, kRestores,
+   "print the plan and write nothing: the backups used (with the chain a --level backup "
+   "builds on and the one a --target-* picks), each piece with its medium and tape volume, "
+   "the bytes to read from each (only the frames the job needs; the pieces' indexes are "
+   "read to know them), the files and bytes to write (where --remap puts them), and a time "
+   "estimate from the catalog's history of such jobs on that medium. Exits as the job "
+   "would refuse to start",
+   {}, {}, {}, 0, 0, yes_no<&Settings::preview>, reset<&Settings::preview>, false},
   // Restore to a point in time (PostgreSQL): the CLI's alone.
   {"target_time", "--target-time", Type::text, kRestore,
    "recover the restored PostgreSQL cluster to this time: restore the newest backup taken "

@@ -71,6 +71,7 @@ struct Settings {
   // Restore.
   bool delta = false, no_fallback = false, allow_fallback = false;
   std::vector<engine::PathRemap> remaps;  // restore --remap OLD=NEW, checked when given
+  bool preview = false;  // restore, validate: print the plan, read no frame, write nothing
   // Restore to a point in time (docs/postgresql.md): the recovery target, checked when set;
   // the CLI's alone (no C API key).
   database::RecoveryTarget recovery;

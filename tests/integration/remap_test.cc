@@ -1,7 +1,7 @@
 // restore --remap OLD=NEW: files at or below OLD are restored at NEW below the target, the
 // rest where they always go; the longest OLD wins; remaps that could put two files at one
 // place, or that are relative or climb out, are refused before anything is written; a
-// delta restore and a killed restore's cleanup follow the remap.
+// delta restore, a killed restore's cleanup and --preview follow the remap.
 #include <signal.h>
 
 #include <algorithm>
@@ -185,6 +185,18 @@ TEST(Remap, AKilledRemappedRestoreIsCleanedUpByTheNext) {
       {fx.src + "/dirAB/w.dbf", fx.target + fx.src + "/dirAB/w.dbf"},
       {fx.src + "/dirB/z.dbf", fx.target + fx.src + "/dirB/z.dbf"},
   }));
+}
+
+TEST(Remap, PreviewShowsTheRemappedTargets) {
+  Fixture fx;
+  auto r = fx.restore({"--remap", fx.src + "/dirA=/moved", "--preview", "--json"});
+  SB_ASSERT_EXIT(r, 0);
+  Json j = parse_json(r);
+  std::map<std::string, std::string> at;
+  for (const auto& f : j["planned_files"].items()) at[f["path"].as_string()] = f["target"].as_string();
+  EXPECT_EQ(at[fx.src + "/dirA/sub/y.dbf"], fx.target + "/moved/sub/y.dbf");
+  EXPECT_EQ(at[fx.src + "/dirB/z.dbf"], fx.target + fx.src + "/dirB/z.dbf");
+  EXPECT_FALSE(exists(fx.target));
 }
 
 }  // namespace
