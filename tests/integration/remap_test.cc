@@ -106,8 +106,10 @@ TEST(Remap, RefusedRemapsNameTheRemapAndWriteNothing) {
       {{a + "/x.dbf"}, "wants OLD=NEW"},
       // A remapped file onto one restored where it always goes.
       {{a + "/x.dbf=" + b + "/z.dbf"}, "would both be restored at '" + b + "/z.dbf'"},
-      // A file where another needs a directory.
-      {{b + "/z.dbf=" + a + "/sub"}, "needs a directory"},
+      // A file onto a directory that is restored.
+      {{b + "/z.dbf=" + a + "/sub"}, "would both be restored at '" + a + "/sub'"},
+      // A file where the files of another remap need a directory.
+      {{b + "/z.dbf=/q", a + "=/q/r"}, "needs a directory"},
   };
   for (const auto& ref : refusals) {
     std::vector<std::string> args;
