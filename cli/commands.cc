@@ -5,6 +5,7 @@
 #include "cli/tape_commands.h"
 #include "cli/report_commands.h"
 #include "cli/recovery_restore.h"
+#include "cli/restore_preview.h"
 #include "cli/wal_reports.h"
 
 #include <sys/stat.h>
@@ -192,6 +193,8 @@ int run_restore_cmd(const CommonFlags& c, const options::Settings& f, bool verif
     if (!p) return report(p.error());
     plan = std::move(*p);
   }
+  // --preview: the plan, with nothing written (no status file, no job record).
+  if (f.preview) return run_preview(c, o, **cat);
   ProgressView view(c, verify_only ? "validate" : "restore", f.tag, (*cat)->dir());
   if (!view.error().empty()) return report(Error{Errc::invalid_argument, 0, view.error()});
   o.progress = view.progress();

@@ -9,6 +9,7 @@
 #include "database/recovery_files.h"
 #include "database/wal_names.h"
 #include "engine/pieces/target_paths.h"
+#include "engine/restore/path_remap.h"
 #include "util/escape.h"
 #include "util/json.h"
 
@@ -32,11 +33,12 @@ std::string this_binary() {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-// Where the restore put the data directory of `hot`.
-std::string restored_data_dir(const std::string& target, const catalog::HotBackup& hot) {
-  std::string root = target;
+// Where the restore put the data directory of `hot` (remapped with --remap).
+std::string restored_data_dir(const options::Settings& s, const catalog::HotBackup& hot) {
+  std::string root = s.target;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
-  return (root == "/" ? "" : root) + engine::restore_relative(hot.data_dir);
+  const std::string place = engine::remap_place(s.remaps, engine::restore_relative(hot.data_dir));
+  return (root == "/" ? "" : root) + (place == "/" ? "" : place);
 }
 
 bool is_dir(const std::string& path) {
@@ -82,10 +84,12 @@ Result<std::optional<PgRestoreFiles>> finish_pg_restore(
   }
   if (!hot) return std::optional<PgRestoreFiles>{};
   database::RecoveryFiles f;
-  f.data_dir = restored_data_dir(s.target, *hot);
+  f.data_dir = restored_data_dir(s, *hot);
   // Some paths only: the data directory is not whole, and may not be there.
   if (!plan && (!s.paths.empty() || !is_dir(f.data_dir))) return std::optional<PgRestoreFiles>{};
   f.restore_root = s.target;
+  if (!s.remaps.empty())
+    f.remap = [&s](const std::string& path) { return engine::remap_place(s.remaps, path); };
   f.hot = *hot;
   PgRestoreFiles out;
   out.backup_id = id;

@@ -74,10 +74,11 @@ const std::vector<std::string>& startup_directories() {
   return kDirs;
 }
 
-std::string tablespace_map_below(const std::string& map, const std::string& root) {
+std::string tablespace_map_below(const std::string& map, const std::string& root,
+                                 const PathMap& remap) {
   std::string base = root;
   while (!base.empty() && base.back() == '/') base.pop_back();
-  if (base.empty()) return map;
+  if (base.empty() && !remap) return map;
   std::string out;
   size_t pos = 0;
   while (pos < map.size()) {
@@ -86,7 +87,8 @@ std::string tablespace_map_below(const std::string& map, const std::string& root
     const std::string line = map.substr(pos, end - pos);
     const size_t space = line.find(' ');
     if (space != std::string::npos && space + 1 < line.size() && line[space + 1] == '/')
-      out += line.substr(0, space + 1) + base + line.substr(space + 1);
+      out += line.substr(0, space + 1) + base +
+             (remap ? remap(line.substr(space + 1)) : line.substr(space + 1));
     else
       out += line;
     if (end < map.size()) out += '\n';
@@ -116,7 +118,7 @@ Result<std::vector<std::string>> write_recovery_files(const RecoveryFiles& f) {
   written.push_back("backup_label");
   if (!f.hot.tablespace_map.empty()) {
     SB_TRY(write_file(dir + "tablespace_map",
-                      tablespace_map_below(f.hot.tablespace_map, f.restore_root), Append::no,
+                      tablespace_map_below(f.hot.tablespace_map, f.restore_root, f.remap), Append::no,
                       owner));
     written.push_back("tablespace_map");
   }

@@ -9,6 +9,7 @@
 // give them (it runs as root); otherwise they are this process's.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,11 +24,17 @@ namespace stripeback::database {
 // base backup may leave out or empty (parents before children).
 const std::vector<std::string>& startup_directories();
 
+// An original absolute path to the one a restore used instead.
+using PathMap = std::function<std::string(const std::string&)>;
+
 struct RecoveryFiles {
   std::string data_dir;  // the restored data directory (it exists)
   // Where the restore put the backed-up files (its --to): tablespace_map's paths are moved
   // below it, where the restore put the tablespaces. Empty or "/": left as recorded.
   std::string restore_root;
+  // Where the restore put an original path below restore_root when that is not the path
+  // itself (restore --remap); unset: the path as recorded.
+  PathMap remap;
   catalog::HotBackup hot;
   // Recovery from the archive: recovery.signal (standby.signal for t.standby) and
   // recovery_settings() appended to postgresql.auto.conf. Unset: backup_label,
@@ -41,7 +48,9 @@ struct RecoveryFiles {
 // (created when missing). Errors: io naming the file and the cause.
 Result<std::vector<std::string>> write_recovery_files(const RecoveryFiles& f);
 
-// tablespace_map's lines "OID PATH" with each PATH moved below `root`.
-std::string tablespace_map_below(const std::string& map, const std::string& root);
+// tablespace_map's lines "OID PATH" with each PATH moved below `root`, as `remap` gives it
+// when set (restore --remap of a tablespace's location).
+std::string tablespace_map_below(const std::string& map, const std::string& root,
+                                 const PathMap& remap = {});
 
 }  // namespace stripeback::database

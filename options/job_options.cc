@@ -323,6 +323,7 @@ Result<engine::RestoreOptions> restore_options(const Settings& s, bool verify_on
   if (!s.tag.empty()) o.tag = s.tag;
   o.backup_id = s.backup_id;
   o.paths = s.paths;
+  o.remaps = s.remaps;
   o.channels = s.channels;
   o.auto_channels = s.channels_auto;
   o.force = s.force;

@@ -404,6 +404,12 @@ void reset_not_backed_up_since(Settings& s) {
   s.not_backed_up_for.reset();
 }
 
+Result<void> add_remap(const Option&, Settings& s, std::string_view v) {
+  SB_ASSIGN(engine::PathRemap r, engine::parse_remap(v));
+  s.remaps.push_back(std::move(r));
+  return ok();
+}
+
 // The restore target and the backup destination share the CLI's --to.
 Result<void> set_destination(const Option& o, Settings& s, std::string_view v) {
   if (v.empty()) return bad(o, "may not be empty");
@@ -619,6 +625,21 @@ const Option kSchema[] = {
    "those that differ; the old bytes are saved first, so a killed delta restore leaves every "
    "file as it was or verified new (see docs/incremental.md). Missing files are restored whole",
    {}, {}, {}, 0, 0, yes_no<&Settings::delta>, reset<&Settings::delta>},
+  {"remap", "--remap", Type::list, kRestore,
+   "restore the files at or below the original path OLD at NEW instead (below --to DIR as "
+   "every file: /data/db=/srv/db --to /r puts /data/db/a at /r/srv/db/a, and with --to / "
+   "at /srv/db/a). Repeatable; the longest OLD that matches whole path components wins. "
+   "Refused before anything is written: relative paths, '.' or '..', two OLDs onto one NEW, "
+   "or remaps that would put two files at one place",
+   {}, "OLD=NEW", {}, 0, 0, add_remap, reset<&Settings::remaps>},
+  {"preview", "--preview", Type::flag, kRestores,
+   "print the plan and write nothing: the backups used (with the chain a --level backup "
+   "builds on and the one a --target-* picks), each piece with its medium and tape volume, "
+   "the bytes to read from each (only the frames the job needs; the pieces' indexes are "
+   "read to know them), the files and bytes to write (where --remap puts them), and a time "
+   "estimate from the catalog's history of such jobs on that medium. Exits as the job "
+   "would refuse to start",
+   {}, {}, {}, 0, 0, yes_no<&Settings::preview>, reset<&Settings::preview>, false},
   // Restore to a point in time (PostgreSQL): the CLI's alone.
   {"target_time", "--target-time", Type::text, kRestore,
    "recover the restored PostgreSQL cluster to this time: restore the newest backup taken "

@@ -15,6 +15,7 @@
 #include "engine/pieces/channel_config.h"
 #include "engine/wiring/backends.h"
 #include "engine/transform/crypto.h"
+#include "engine/restore/path_remap.h"
 #include "database/recovery_target.h"
 
 namespace stripeback::options {
@@ -77,6 +78,8 @@ struct Settings {
   std::vector<std::string> tape_drives;  // restore: where to look for the volumes
   // Restore.
   bool delta = false, no_fallback = false, allow_fallback = false;
+  std::vector<engine::PathRemap> remaps;  // restore --remap OLD=NEW, checked when given
+  bool preview = false;  // restore, validate: print the plan, read no frame, write nothing
   // Restore to a point in time (docs/postgresql.md): the recovery target, checked when set;
   // the CLI's alone (no C API key).
   database::RecoveryTarget recovery;

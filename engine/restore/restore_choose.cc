@@ -177,9 +177,9 @@ Result<std::vector<Choice>> select_files(const RestoreOptions& opts,
   return out;
 }
 
-// Where `original` is restored below the target, relative to it ("a/b/c").
-std::string relative_below(const std::string& original) {
-  auto comps = safe_components(original);
+// Where `original` is restored below the target (remapped), relative to it ("a/b/c").
+std::string relative_below(const std::string& original, const std::vector<PathRemap>& remaps) {
+  auto comps = target_components(original, remaps);
   if (!comps) return restore_relative(original).substr(1);
   std::string rel;
   for (const auto& c : *comps) rel += (rel.empty() ? "" : "/") + c;
@@ -201,6 +201,7 @@ Result<Next> check_options(RestoreJob& job) {
   if (opts.select.partial() && !opts.verify_only)
     return fail(Errc::invalid_argument, util::option_word("sample") + ", " + util::option_word("part") + " and " +
                                             util::option_word("max_duration") + " are for validations");
+  SB_TRY(check_remaps(opts.remaps));
   job.start = std::chrono::steady_clock::now();
   job.start_ns = wall_ns();
   return Next::go_on;
@@ -236,14 +237,17 @@ Result<Next> check_target(RestoreJob& job) {
                 "restore writes files at any offset and renames them into place, which " +
                     std::string(place.storage->scheme()) + " targets cannot ('" + target + "')");
   std::vector<std::string> existing;
+  for (const auto& c : job.choices) SB_TRY(safe_components(c.file->path));
+  std::vector<Landing> landings;
+  for (const auto& c : job.choices) landings.push_back({c.file->path, S_ISDIR(c.file->mode) != 0});
+  SB_TRY(check_landings(landings, opts.remaps));
   for (const auto& c : job.choices) {
-    SB_TRY(safe_components(c.file->path));
     if (S_ISDIR(c.file->mode)) {
       job.dirs.push_back(c.file);
       continue;
     }
     if (opts.force || opts.delta) continue;
-    storage::Location dest = place.at.join(relative_below(c.file->path));
+    storage::Location dest = place.at.join(relative_below(c.file->path, opts.remaps));
     if (place.storage->stat(dest, /*follow=*/false)) existing.push_back(dest.str());
   }
   if (!existing.empty()) {

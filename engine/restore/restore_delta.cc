@@ -170,8 +170,12 @@ class Comparer {
 Result<std::unique_ptr<DeltaFile>> open_delta_file(storage::Directory& root,
                                                    const RestoreItem& item,
                                                    const ChannelConfig& config,
+                                                   const std::vector<PathRemap>& remaps,
                                                    std::vector<DeltaChunk>& chunks) {
-  SB_ASSIGN(auto comps, safe_components(item.file.path));
+  SB_ASSIGN(auto comps, target_components(item.file.path, remaps));
+  if (comps.empty())
+    return fail(Errc::invalid_argument, "refusing to restore '" + item.file.path +
+                                            "' in the place of the restore target itself");
   auto f = std::make_unique<DeltaFile>();
   f->item = &item;
   f->name = comps.back();

@@ -61,12 +61,13 @@ struct DeltaChunk {
 };
 
 
-// The file of `item` in the target, when it exists as a regular file: its DeltaFile with
-// its blocks and compare chunks. Null when it is missing (it is restored whole); an error
-// when something else is in its place.
+// The file of `item` in the target (where `remaps` put it), when it exists as a regular
+// file: its DeltaFile with its blocks and compare chunks. Null when it is missing (it is
+// restored whole); an error when something else is in its place.
 Result<std::unique_ptr<DeltaFile>> open_delta_file(storage::Directory& root,
                                                    const RestoreItem& item,
                                                    const ChannelConfig& config,
+                                                   const std::vector<PathRemap>& remaps,
                                                    std::vector<DeltaChunk>& chunks);
 
 // Compares the chunks' blocks, channels taking chunks from `next` (one call per channel

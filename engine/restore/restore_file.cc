@@ -45,7 +45,11 @@ Result<void> open_restore_file(const RestoreContext& ctx, FileState& f) {
     f.shown = f.item->file.path;
     return ok();
   }
-  SB_ASSIGN(auto comps, safe_components(f.item->file.path));
+  static const std::vector<PathRemap> none;
+  SB_ASSIGN(auto comps, target_components(f.item->file.path, ctx.remaps ? *ctx.remaps : none));
+  if (comps.empty())
+    return fail(Errc::invalid_argument, "refusing to restore '" + f.item->file.path +
+                                            "' in the place of the restore target itself");
   std::string rel;
   for (const auto& c : comps) rel += (rel.empty() ? "" : "/") + c;
   f.shown = ctx.root->location().join(rel).str();
@@ -203,8 +207,9 @@ void fail_file(FileState& f, const Error& e) {
 }
 
 Result<void> restore_dir_attributes(storage::Directory& root, const catalog::FileRecord& d,
-                                    bool set_owner) {
-  SB_ASSIGN(auto comps, safe_components(d.path));
+                                    bool set_owner, const std::vector<PathRemap>& remaps) {
+  SB_ASSIGN(auto comps, target_components(d.path, remaps));
+  if (comps.empty()) return ok();
   std::string rel;
   for (const auto& c : comps) rel += (rel.empty() ? "" : "/") + c;
   std::string shown = root.location().join(rel).str();

@@ -21,6 +21,7 @@
 #include "engine/pieces/change_map.h"
 #include "engine/pieces/piece_audit.h"
 #include "engine/pieces/piece_reader.h"
+#include "engine/restore/path_remap.h"
 #include "engine/restore/restore_journal.h"
 #include "engine/monitor/stats.h"
 #include "storage/async/file.h"
@@ -107,6 +108,7 @@ struct RestoreContext {
   const std::atomic<bool>* cancel = nullptr;
   ChannelConfig config;
   RestoreJournal* journal = nullptr;  // null when validating
+  const std::vector<PathRemap>* remaps = nullptr;  // where files go below root; null: none
   // When validating: where the headers of verified data frames go, for the piece audit.
   const std::map<const PieceReader*, std::unique_ptr<HeaderLog>>* header_logs = nullptr;
   JobProgress* progress = nullptr;  // live progress, or null
@@ -132,9 +134,10 @@ storage::Attrs restore_attrs(const catalog::FileRecord& f, bool set_owner);
 // Records the file's first failure.
 void fail_file(FileState& f, const Error& e);
 
-// Creates the directory `d.path` under the target (if missing) and gives it the recorded
-// mode, mtime and, with `set_owner`, owner. Never follows symbolic links.
+// Creates the directory `d.path` (remapped) under the target (if missing) and gives it the
+// recorded mode, mtime and, with `set_owner`, owner. Never follows symbolic links. A
+// directory remapped onto the target itself leaves the target as it is.
 Result<void> restore_dir_attributes(storage::Directory& root, const catalog::FileRecord& d,
-                                    bool set_owner);
+                                    bool set_owner, const std::vector<PathRemap>& remaps);
 
 }  // namespace stripeback::engine

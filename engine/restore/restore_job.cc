@@ -29,6 +29,17 @@ const util::Phase<RestoreJob> kValidate[] = {
     {"chunk files", chunk_files},         {"oldest first", oldest_first},
     {"run channels", run_channels},       {"audit pieces", audit_pieces},
     {"record checks", record_checks},     {"summary", summarize}};
+// A preview runs the job's phases up to its plan and tallies it (restore_preview.h).
+const util::Phase<RestoreJob> kPreviewRestore[] = {
+    {"check options", check_options},     {"choose backups", choose_backups},
+    {"check target", check_target},       {"plan files", plan_files},
+    {"set up channels", set_up_channels}, {"chunk files", chunk_files},
+    {"preview", tally_preview}};
+const util::Phase<RestoreJob> kPreviewValidate[] = {
+    {"check options", check_options},     {"choose backups", choose_backups},
+    {"check paths", check_paths},         {"plan files", plan_files},
+    {"set up channels", set_up_channels}, {"select frames", select_frames},
+    {"chunk files", chunk_files},         {"preview", tally_preview}};
 
 Result<RestoreSummary> restore_once(const RestoreOptions& opts, catalog::Catalog& cat) {
   RestoreJob job(opts, cat);
@@ -110,6 +121,15 @@ void merge_round(RestoreSummary& sum, const std::vector<FailedFile>& retry,
 }
 
 }  // namespace
+
+Result<RestorePreview> preview_restore(const RestoreOptions& opts, catalog::Catalog& cat) {
+  RestoreJob job(opts, cat);
+  job.previewing = true;
+  std::span<const util::Phase<RestoreJob>> phases = kPreviewRestore;
+  if (opts.verify_only) phases = kPreviewValidate;
+  SB_TRY(util::run_phases(job, phases));
+  return std::move(job.preview);
+}
 
 Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog& cat) {
   SB_ASSIGN(RestoreSummary sum, restore_once(opts, cat));

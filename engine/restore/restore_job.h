@@ -19,6 +19,7 @@
 #include "engine/pieces/target_paths.h"
 #include "engine/transform/crypto.h"
 #include "engine/restore/frame_select.h"
+#include "engine/restore/path_remap.h"
 #include "engine/monitor/stats.h"
 #include "stripeback/result.h"
 
@@ -29,6 +30,8 @@ struct RestoreOptions {
   std::optional<uint64_t> backup_id;  // restore from this backup only
   std::optional<std::string> tag;     // or from the newest complete backup with this tag
   std::vector<std::string> paths;     // limit to these original files or directories
+  // Files at or below a remap's `from` go to its `to` below the target (path_remap.h).
+  std::vector<PathRemap> remaps;
   uint32_t channels = kDefaultChannels;
   // Choose the count for the pieces' medium instead (engine/tuning/auto_channels.h).
   bool auto_channels = false;

@@ -24,6 +24,7 @@
 #include "engine/restore/restore_delta.h"
 #include "engine/restore/restore_job.h"
 #include "engine/restore/restore_journal.h"
+#include "engine/restore/restore_preview.h"
 #include "engine/restore/restore_stream.h"
 #include "engine/wiring/backends.h"
 #include "util/phases.h"
@@ -84,6 +85,10 @@ struct RestoreJob {
   std::map<const PieceReader*, std::vector<uint64_t>> verified;  // frames, per piece
   uint32_t media_channels = 0;         // channels reading pieces in order
   uint32_t channels = 0;               // the most channels reading through indexes
+  // A preview (restore_preview.h): the phases plan and stop; pieces read in order are not
+  // opened.
+  bool previewing = false;
+  RestorePreview preview;
 };
 
 // restore_choose.cc: the options, the backups and files, the target or the paths.
@@ -112,5 +117,8 @@ Result<util::Next> select_frames(RestoreJob& job);
 Result<util::Next> oldest_first(RestoreJob& job);
 Result<util::Next> audit_pieces(RestoreJob& job);
 Result<util::Next> record_checks(RestoreJob& job);
+
+// restore_preview.cc: what the plan would read and write, instead of running it.
+Result<util::Next> tally_preview(RestoreJob& job);
 
 }  // namespace stripeback::engine

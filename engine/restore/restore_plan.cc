@@ -251,8 +251,9 @@ Result<Next> plan_files(RestoreJob& job) {
   for (const Choice& chosen : job.choices)
     if (!S_ISDIR(chosen.file->mode)) SB_TRY(plan_file(job, chosen));
   job.sum.piece_bytes_read += job.cache.metadata_bytes();
-  // Pieces read in order are opened only now, with the key checked on their header.
-  SB_TRY(job.stream.check_keys(job.opts.keys.get(), job.opts.media_drives));
+  // Pieces read in order are opened only now, with the key checked on their header (a
+  // preview leaves the media alone).
+  if (!job.previewing) SB_TRY(job.stream.check_keys(job.opts.keys.get(), job.opts.media_drives));
   return Next::go_on;
 }
 

@@ -101,6 +101,7 @@ Result<Next> set_up_channels(RestoreJob& job) {
   ctx.cancel = opts.cancel;
   ctx.config = config;
   ctx.journal = job.journal.get();
+  ctx.remaps = &opts.remaps;
   job.deltas.resize(job.items.size());
   job.done.assign(job.items.size(), false);
   return Next::go_on;
@@ -117,7 +118,7 @@ Result<Next> compare_in_place(RestoreJob& job) {
   std::vector<DeltaChunk> dchunks;
   size_t span = job.ctx.config.buffer_size;
   for (size_t i = 0; i < job.items.size(); ++i) {
-    auto d = open_delta_file(*job.root, job.items[i], job.ctx.config, dchunks);
+    auto d = open_delta_file(*job.root, job.items[i], job.ctx.config, job.opts.remaps, dchunks);
     if (!d) {
       sum.add_error(d.error());
       job.done[i] = true;
@@ -236,7 +237,7 @@ Result<Next> finish_target(RestoreJob& job) {
   });
   if (!(job.opts.cancel && job.opts.cancel->load()))
     for (const auto* d : dirs)
-      if (auto r = restore_dir_attributes(*job.root, *d, job.ctx.set_owner); !r)
+      if (auto r = restore_dir_attributes(*job.root, *d, job.ctx.set_owner, job.opts.remaps); !r)
         job.sum.add_error(r.error());
   if (auto w = job.journal->finish(); !w.empty()) job.sum.warnings.push_back(std::move(w));
   return Next::go_on;

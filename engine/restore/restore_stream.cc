@@ -337,6 +337,12 @@ class PieceStream {
 }  // namespace
 
 StreamPlan::StreamPlan() = default;
+
+std::vector<std::pair<uint64_t, const catalog::PieceRecord*>> StreamPlan::planned_pieces() const {
+  std::vector<std::pair<uint64_t, const catalog::PieceRecord*>> out;
+  for (const Piece& p : pieces_) out.push_back({p.backup_id, p.rec});
+  return out;
+}
 StreamPlan::~StreamPlan() = default;
 
 Result<void> StreamPlan::add(const catalog::FileRecord& f, const catalog::Backup& b) {

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catalog/catalog.h"
@@ -57,6 +58,8 @@ class StreamPlan {
   RestoreOutcome run_channel(const RestoreContext& ctx, uint32_t index, uint32_t number,
                              Keyring* keys, const std::vector<std::string>& drives);
   std::vector<std::string> pieces_read() const;
+  // The pieces planned to be read, each once, with the backup each belongs to.
+  std::vector<std::pair<uint64_t, const catalog::PieceRecord*>> planned_pieces() const;
   uint64_t bytes_read() const { return bytes_read_.load(); }
 
   struct File;

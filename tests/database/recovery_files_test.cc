@@ -95,5 +95,15 @@ TEST(RecoveryFiles, TablespacePathsStayAsRecordedWithoutARoot) {
   EXPECT_EQ(tablespace_map_below("1 /a", "/r"), "1 /r/a");
 }
 
+TEST(RecoveryFiles, ARemappedTablespaceIsWhereTheRestorePutIt) {
+  const PathMap moved = [](const std::string& p) {
+    return p.rfind("/ts/fast", 0) == 0 ? "/srv/fast" + p.substr(8) : std::string(p);
+  };
+  EXPECT_EQ(tablespace_map_below("16390 /ts/fast/pg\n16391 /ts/slow\n", "/r", moved),
+            "16390 /r/srv/fast/pg\n16391 /r/ts/slow\n");
+  EXPECT_EQ(tablespace_map_below("16390 /ts/fast\n", "/", moved), "16390 /srv/fast\n");
+  EXPECT_EQ(tablespace_map_below("16390 /ts/fast\n", "", moved), "16390 /srv/fast\n");
+}
+
 }  // namespace
 }  // namespace stripeback::database
