@@ -114,6 +114,10 @@ const char* record_type_name(uint16_t type) {
       return "hot";
     case RecordType::wal:
       return "wal";
+    case RecordType::key_wrap:
+      return "key wrap";
+    case RecordType::rekey:
+      return "rekey";
   }
   return "unknown";
 }

@@ -47,6 +47,8 @@ enum class RecordType : uint16_t {
   lock = 12,        // a backup's pieces are locked on their medium until a date (Lock)
   hot = 13,         // a hot backup's fuzzy files and database backup mode (HotBackup)
   wal = 14,         // a file of the log archive pushed or removed (WalFile)
+  key_wrap = 16,    // wraps of pieces' data keys under a newer key-encryption key (KeyWraps)
+  rekey = 17,       // intent or end of a rekey (Rekey)
 };
 const char* record_type_name(uint16_t type);
 
