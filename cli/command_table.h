@@ -14,6 +14,7 @@
 #include "cli/media_commands.h"
 #include "cli/nfs_bench.h"
 #include "cli/nfs_flags.h"
+#include "cli/rekey_command.h"
 #include "cli/report_commands.h"
 #include "cli/tape_commands.h"
 
@@ -43,6 +44,7 @@ struct CommandLine {
   CatalogFlags catalog;
   NfsBenchFlags bench_nfs;
   ArchiveFlags archive;
+  RekeyFlags rekey;
 };
 
 struct Command {

@@ -188,6 +188,40 @@ TEST_F(FormatV3, LevelOneBuildsOnTheOldLevelZero) {
         << name;
 }
 
+// A rekey of a catalog of version 3 pieces: the encrypted backup's pieces keep their key in
+// their checksummed header, so they are reported as needing a rewrite and their new wrap
+// is in the catalog only. The new key restores them through it; this catalog no longer
+// takes the old key (the pieces themselves, read without it, still would).
+TEST_F(FormatV3, RekeyReportsFormat3PiecesAndTheNewKeyOpensThemThroughTheCatalog) {
+  const std::string k2 = kRoot + "/k2.key";
+  SB_ASSERT_EXIT(sb({"keygen", k2}), 0);
+  RunResult r = sb({"rekey", "--catalog", cat(), "--key-file", key(), "--new-key-file", k2,
+                    "--json"});
+  SB_ASSERT_EXIT(r, 0);
+  Json j = parse_json(r);
+  EXPECT_EQ(*j["old_format"].as_u64(), 2u) << r.out;
+  EXPECT_EQ(*j["unencrypted"].as_u64(), 4u);
+  EXPECT_EQ(*j["rewrapped"].as_u64(), 0u);
+  for (const auto& p : j["pieces"].items())
+    if (p["outcome"].as_string() == "old_format")
+      EXPECT_NE(p["detail"].as_string().find("piece format version 3"), std::string::npos);
+  RunResult text = sb({"list", "--catalog", cat()});
+  SB_EXPECT_EXIT(text, 0);
+  EXPECT_TRUE(contains(text.out, "2 piece(s) open with key version 2 only through the catalog"));
+  const std::string target = t_ / "r-new";
+  SB_ASSERT_EXIT(sb({"restore", "--catalog", cat(), "--tag", "encrypted", "--to", target,
+                     "--key-file", k2}),
+                 0);
+  for (const char* f : {"/a.dbf", "/sub/b.dbf", "/sub/empty"})
+    EXPECT_EQ(stripeback::testing::read_file(target + kRoot + "/src" + f),
+              stripeback::testing::read_file(t_ / "src" + std::string(f)))
+        << f;
+  RunResult old = sb({"restore", "--catalog", cat(), "--tag", "encrypted", "--to",
+                      t_ / "r-old", "--key-file", key()});
+  SB_EXPECT_EXIT(old, 4);
+  EXPECT_TRUE(contains(old.err, "wrong passphrase or key"));
+}
+
 // The first backup into the version-1 catalog gives it an identity and names its pieces
 // with it; the version-1 pieces beside them (no catalog id) are never named as leftovers,
 // and the old backups still validate.
