@@ -29,7 +29,7 @@ void print_json(const engine::RekeyReport& r, bool dry_run) {
   w.begin_object();
   w.kv("operation", "rekey");
   w.kv("dry_run", dry_run);
-  if (!dry_run) w.kv("rekey_id", r.rekey_id);
+  if (r.rekey_id) w.kv("rekey_id", r.rekey_id);
   w.kv("kek_version", static_cast<uint64_t>(r.kek_version));
   w.kv("resumed", r.resumed);
   w.kv("finished", r.finished);

@@ -22,11 +22,12 @@ std::string slurp(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// Every file under `dir` with its bytes.
+// Every file under `dir` with its bytes, but the catalog's empty lock files (flock only).
 std::map<std::string, std::string> snapshot(const std::string& dir) {
   std::map<std::string, std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file() && e.path().filename() != "lock")
+    if (e.is_regular_file() && e.path().filename() != "lock" &&
+        e.path().filename() != "maintenance.lock")
       out[e.path().string()] = slurp(e.path().string());
   return out;
 }
