@@ -202,9 +202,11 @@ TEST_F(FormatV3, RekeyReportsFormat3PiecesAndTheNewKeyOpensThemThroughTheCatalog
   EXPECT_EQ(*j["old_format"].as_u64(), 2u) << r.out;
   EXPECT_EQ(*j["unencrypted"].as_u64(), 4u);
   EXPECT_EQ(*j["rewrapped"].as_u64(), 0u);
-  for (const auto& p : j["pieces"].items())
-    if (p["outcome"].as_string() == "old_format")
+  for (const auto& p : j["pieces"].items()) {
+    if (p["outcome"].as_string() == "old_format") {
       EXPECT_NE(p["detail"].as_string().find("piece format version 3"), std::string::npos);
+    }
+  }
   RunResult text = sb({"list", "--catalog", cat()});
   SB_EXPECT_EXIT(text, 0);
   EXPECT_TRUE(contains(text.out, "2 piece(s) open with key version 2 only through the catalog"));

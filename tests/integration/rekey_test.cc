@@ -100,11 +100,11 @@ TEST_F(Rekey, NewKeyRestoresIdenticalOldKeyRefusedDataAndChecksumsUntouched) {
   // The recorded piece checksums still hold: validate reads every piece whole.
   SB_EXPECT_EXIT(sb({"validate", "--catalog", cat_, "--key-file", k2_}), 0);
   // The same command again: everything is done already, and nothing is written.
-  const auto after = snapshot(t_);
+  const auto after = snapshot(t_.path());
   RunResult again = rekey();
   SB_ASSERT_EXIT(again, 0);
   EXPECT_EQ(*parse_json(again)["already"].as_u64(), pieces.size()) << again.out;
-  EXPECT_TRUE(snapshot(t_) == after);
+  EXPECT_TRUE(snapshot(t_.path()) == after);
 }
 
 TEST_F(Rekey, ASecondRekeyMovesOnAndOnlyTheNewestKeyOpens) {
@@ -140,30 +140,30 @@ TEST_F(Rekey, PassphraseToPassphraseFromFileAndEnvironment) {
 
 TEST_F(Rekey, DryRunChangesNoByte) {
   backup();
-  const auto before = snapshot(t_);
+  const auto before = snapshot(t_.path());
   RunResult r = rekey({"--key-file", "K1", "--new-key-file", "K2", "--dry-run"});
   SB_ASSERT_EXIT(r, 0);
   Json j = parse_json(r);
   EXPECT_TRUE(j["dry_run"].as_bool());
   EXPECT_EQ(*j["rewrapped"].as_u64(), pieces_in(dest_).size());
-  EXPECT_TRUE(snapshot(t_) == before);
+  EXPECT_TRUE(snapshot(t_.path()) == before);
   expect_restores_identical(k1_, "r1");
 }
 
 TEST_F(Rekey, BadInputChangesNothing) {
   backup();
-  const auto before = snapshot(t_);
+  const auto before = snapshot(t_.path());
   RunResult same = rekey({"--key-file", "K1", "--new-key-file", "K1"});
   SB_EXPECT_EXIT(same, 2);
   EXPECT_TRUE(contains(same.err, "the new key is the old one"));
   // The wrong current key: exit 4 naming a piece, before anything is written.
   const std::string k3 = t_ / "k3.key";
   SB_ASSERT_EXIT(sb({"keygen", k3}), 0);
-  const auto with_k3 = snapshot(t_);
+  const auto with_k3 = snapshot(t_.path());
   RunResult wrong = rekey({"--key-file", k3, "--new-key-file", "K2"});
   SB_EXPECT_EXIT(wrong, 4);
   EXPECT_TRUE(contains(wrong.err, "wrong passphrase or key"));
-  EXPECT_TRUE(snapshot(t_) == with_k3);
+  EXPECT_TRUE(snapshot(t_.path()) == with_k3);
   fs::remove(k3);
   RunResult missing = rekey({"--key-file", t_ / "nothing.key", "--new-key-file", "K2"});
   SB_EXPECT_EXIT(missing, 2);
@@ -172,7 +172,7 @@ TEST_F(Rekey, BadInputChangesNothing) {
   SB_EXPECT_EXIT(no_new, 2);
   RunResult missing_new = rekey({"--key-file", "K1", "--new-key-file", t_ / "none.key"});
   SB_EXPECT_EXIT(missing_new, 2);
-  EXPECT_TRUE(snapshot(t_) == before);
+  EXPECT_TRUE(snapshot(t_.path()) == before);
   expect_restores_identical(k1_, "r1");
 }
 
@@ -189,11 +189,12 @@ TEST_F(Rekey, AKeySlotThatCannotBeRewrittenUsesTheCatalogsWrap) {
   Json j = parse_json(r);
   EXPECT_EQ(*j["catalog_only"].as_u64(), 1u) << r.out;
   EXPECT_EQ(*j["rewrapped"].as_u64(), pieces.size() - 1);
-  for (const auto& p : j["pieces"].items())
+  for (const auto& p : j["pieces"].items()) {
     if (p["name"].as_string() == one) {
       EXPECT_EQ(p["outcome"].as_string(), "catalog_only");
       EXPECT_TRUE(contains(p["detail"].as_string(), "Read-only file system"));
     }
+  }
   RunResult l = sb({"list", "--catalog", cat_});
   SB_EXPECT_EXIT(l, 0);
   EXPECT_TRUE(contains(l.out, "1 piece(s) open with key version 2 only through the catalog"));
