@@ -210,6 +210,7 @@ TEST_F(Rekey, KilledAtEveryCrashPointThenRunAgainFinishes) {
   SB_REQUIRE_TEST_HOOK("STRIPEBACK_CRASH_AT");
   backup();
   const std::string base = t_ / "base";
+  fs::create_directories(base);
   fs::copy(dest_, base + "/dest", fs::copy_options::recursive);
   fs::copy(cat_, base + "/cat", fs::copy_options::recursive);
   for (const std::string at :
