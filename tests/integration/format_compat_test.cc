@@ -4,6 +4,8 @@
 //   v2  the build before the storage redesign (8c6532d: piece format 2, catalog identity)
 //   v3  incremental backups (piece format 3 with digest maps and trailer version 2,
 //       catalog payload version 3): each of the three backups is a level 0
+//   v4  key slots (the encrypted backup's pieces in piece format 4, the others still 3);
+//       the catalog autobackups the backups wrote beside their pieces were left out
 //
 // The fixtures were made by this file's FormatFixtures.DISABLED_Write with
 //   SB_FIXTURE_VERSION=v2 SB_FIXTURE_BIN=<that build's stripeback>
@@ -116,7 +118,7 @@ class FormatFixture : public FormatBase, public ::testing::WithParamInterface<co
   FormatFixture() : FormatBase(GetParam()) {}
 };
 
-INSTANTIATE_TEST_SUITE_P(Versions, FormatFixture, ::testing::Values("v1", "v2", "v3"));
+INSTANTIATE_TEST_SUITE_P(Versions, FormatFixture, ::testing::Values("v1", "v2", "v3", "v4"));
 
 TEST_P(FormatFixture, CatalogListsTheThreeBackupsComplete) {
   RunResult l = sb({"list", "--catalog", cat(), "--json"});
