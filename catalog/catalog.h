@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -355,6 +356,41 @@ struct WalFile {
 inline constexpr uint32_t kWalCompressed = 1;
 inline constexpr uint32_t kWalEncrypted = 2;
 
+// One wrap of a piece's data key under a key-encryption key (KEK): the catalog's copy of
+// what an encrypted piece's key slot holds (docs/security.md, "Key hierarchy"). Written by
+// `stripeback rekey`; a later wrap of the same piece supersedes an earlier one. The fields
+// are those of the piece format's key slot (docs/piece-format.md), opaque to the catalog.
+struct KeyWrap {
+  uint64_t backup_id = 0;
+  std::string piece;         // the piece's name
+  uint32_t kek_version = 0;  // 1 for the key a backup was written with, +1 per rekey
+  uint8_t kdf = 0, log2_n = 0, r = 0, p = 0;
+  std::array<uint8_t, 16> salt{};
+  std::array<uint8_t, 16> check{};
+  std::array<uint8_t, 12> wrap_nonce{};
+  std::array<uint8_t, 48> wrapped_key{};
+  // The piece's own key slot holds this wrap too; false: only the catalog has it (a
+  // medium that cannot be rewritten in place, or a piece of format 1 to 3).
+  bool in_piece = false;
+};
+struct KeyWraps {
+  uint64_t rekey_id = 0;  // the rekey that wrote them
+  int64_t time_ns = 0;
+  std::vector<KeyWrap> wraps;
+};
+
+// A rekey's intent (before any key slot is rewritten) and its end (`done`, same id):
+// an intent without an end is a rekey to finish (run it again with the same keys).
+struct Rekey {
+  uint64_t id = 0;      // random, never 0
+  bool done = false;
+  int64_t time_ns = 0;
+  uint32_t kek_version = 0;  // the version the new key gets
+  // On the done record: pieces whose key slot was rewritten, whose wrap is only in the
+  // catalog (write-once media), of formats 1 to 3, and that could not be rewrapped.
+  uint32_t rewrapped = 0, catalog_only = 0, old_format = 0, failed = 0;
+};
+
 struct LoadWarning {
   uint64_t offset = 0;  // byte offset in catalog.log
   uint64_t length = 0;  // bytes skipped
@@ -476,6 +512,16 @@ class Catalog {
   // since, by name.
   std::vector<WalFile> wal_files() const;
   std::optional<WalFile> wal_file(const std::string& name) const;
+  // Key rotation (docs/security.md). Errors: invalid_argument for a done rekey without an
+  // intent, or a wrap naming no piece.
+  Result<void> add_key_wraps(const KeyWraps& w);
+  Result<void> add_rekey(const Rekey& r);
+  // The newest wrap of each piece's data key, by piece name.
+  std::map<std::string, KeyWrap> key_wraps() const;
+  // Rekeys begun and not recorded done, in log order.
+  std::vector<Rekey> pending_rekeys() const;
+  // The newest key-encryption key version any record names: 1 when none does.
+  uint32_t kek_version() const;
   // Backups a finished deletion removed (their records are still in the log until compact).
   std::vector<uint64_t> deleted_backups() const;
 

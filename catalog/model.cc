@@ -149,6 +149,21 @@ void Model::apply(const Frame& f) {
       if (!p) return bad(p.error());
       return add_wal(*p);
     }
+    case RecordType::key_wrap: {
+      auto p = decode_key_wraps(f.payload);
+      if (!p) return bad(p.error());
+      return add_key_wraps(*p);
+    }
+    case RecordType::rekey: {
+      auto p = decode_rekey(f.payload);
+      if (!p) return bad(p.error());
+      if (p->done && !has_rekey_intent(p->id)) {
+        warn({f.offset, f.size, "rekey end without an intent (id " + std::to_string(p->id) +
+                                    "); ignored"});
+        return;
+      }
+      return add_rekey(*p);
+    }
     case RecordType::job: {
       auto p = decode_job(f.payload);
       if (!p) return bad(p.error());
@@ -388,6 +403,30 @@ void Model::add_wal(const WalFile& w) {
     wal_.erase(w.name);
   else
     wal_[w.name] = w;
+}
+
+void Model::add_key_wraps(const KeyWraps& w) {
+  // In log order: a later wrap of a piece supersedes an earlier one.
+  for (const KeyWrap& x : w.wraps) {
+    key_wraps_[x.piece] = x;
+    kek_version_ = std::max(kek_version_, x.kek_version);
+  }
+}
+
+void Model::add_rekey(const Rekey& r) {
+  kek_version_ = std::max(kek_version_, r.kek_version);
+  if (r.done) {
+    rekeys_.erase(r.id);
+    return;
+  }
+  if (rekeys_.emplace(r.id, r).second) rekey_order_.push_back(r.id);
+}
+
+std::vector<Rekey> Model::pending_rekeys() const {
+  std::vector<Rekey> out;
+  for (uint64_t id : rekey_order_)
+    if (auto it = rekeys_.find(id); it != rekeys_.end()) out.push_back(it->second);
+  return out;
 }
 
 std::optional<WalFile> Model::wal_file(const std::string& name) const {

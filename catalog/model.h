@@ -45,6 +45,13 @@ class Model {
   void add_wal(const WalFile& w);
   const std::map<std::string, WalFile>& wal() const { return wal_; }
   std::optional<WalFile> wal_file(const std::string& name) const;
+  // Key rotation: the newest wrap per piece name, rekey intents until done.
+  void add_key_wraps(const KeyWraps& w);
+  void add_rekey(const Rekey& r);
+  const std::map<std::string, KeyWrap>& key_wraps() const { return key_wraps_; }
+  bool has_rekey_intent(uint64_t id) const { return rekeys_.count(id) != 0; }
+  std::vector<Rekey> pending_rekeys() const;
+  uint32_t kek_version() const { return kek_version_; }
   const std::map<std::string, Setting>& settings() const { return settings_; }
   std::vector<Deletion> pending_deletions() const;
   bool has_intent(uint64_t deletion_id) const { return intents_.count(deletion_id) != 0; }
@@ -89,6 +96,10 @@ class Model {
   std::set<uint64_t> deleted_;
   std::vector<JobRecord> jobs_;
   std::map<std::string, WalFile> wal_;  // by name
+  std::map<std::string, KeyWrap> key_wraps_;  // by piece name, the newest
+  std::map<uint64_t, Rekey> rekeys_;           // intents by rekey id, until done
+  std::vector<uint64_t> rekey_order_;
+  uint32_t kek_version_ = 1;
 };
 
 }  // namespace stripeback::catalog

@@ -105,4 +105,10 @@ Result<HotBackup> decode_hot(std::span<const uint8_t> payload);
 Result<EncodedRecord> encode_wal(const WalFile& f);
 Result<WalFile> decode_wal(std::span<const uint8_t> payload);
 
+// Key rotation records (key_payload.cc).
+Result<EncodedRecord> encode_key_wraps(const KeyWraps& w);
+Result<KeyWraps> decode_key_wraps(std::span<const uint8_t> payload);
+Result<EncodedRecord> encode_rekey(const Rekey& r);
+Result<Rekey> decode_rekey(std::span<const uint8_t> payload);
+
 }  // namespace stripeback::catalog

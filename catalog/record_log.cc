@@ -116,6 +116,10 @@ const char* record_type_name(uint16_t type) {
       return "wal";
     case RecordType::keep:
       return "keep";
+    case RecordType::key_wrap:
+      return "key wrap";
+    case RecordType::rekey:
+      return "rekey";
   }
   return "unknown";
 }

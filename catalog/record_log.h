@@ -48,6 +48,8 @@ enum class RecordType : uint16_t {
   hot = 13,         // a hot backup's fuzzy files and database backup mode (HotBackup)
   wal = 14,         // a file of the log archive pushed or removed (WalFile)
   keep = 15,        // the operator keeps a backup until a date, forever, or no more (Keep)
+  key_wrap = 16,    // wraps of pieces' data keys under a newer key-encryption key (KeyWraps)
+  rekey = 17,       // intent or end of a rekey (Rekey)
 };
 const char* record_type_name(uint16_t type);
 

@@ -172,6 +172,15 @@ const Command kCommands[] = {
     {"keygen", "write a new random 256-bit key file for backup --encrypt --key-file",
      add_keygen,
      [](const CLI::App&, CommandLine& l, const Cancel&) { return run_keygen_cmd(l.key_path); }},
+    {"rekey",
+     "wrap every encrypted piece's data key with a new key (--new-key-file, "
+     "--new-passphrase-file or --new-passphrase-env), in the pieces and in the catalog, "
+     "without rewriting any data; crash-safe: a rerun finishes an interrupted rekey "
+     "(docs/security.md)",
+     [](CLI::App* cmd, CommandLine& l) { add_rekey_flags(cmd, l.common, l.rekey); },
+     [](const CLI::App&, CommandLine& l, const Cancel&) {
+       return run_rekey_cmd(l.common, l.rekey);
+     }},
     {"tape", "operate tape drives: tape:iscsi://HOST:PORT/IQN/LUN or tape:/dev/sgN",
      [](CLI::App* cmd, CommandLine& l) { add_tape_commands(cmd, l.tape); },
      [](const CLI::App& cmd, CommandLine& l, const Cancel& cancel) {

@@ -17,6 +17,7 @@
 #include "cli/media_commands.h"
 #include "cli/nfs_bench.h"
 #include "cli/nfs_flags.h"
+#include "cli/rekey_command.h"
 #include "cli/report_commands.h"
 #include "cli/run_file.h"
 #include "cli/tape_commands.h"
@@ -49,6 +50,7 @@ struct CommandLine {
   ArchiveFlags archive;
   KeepFlags keep;
   RunFlags run;
+  RekeyFlags rekey;
 };
 
 struct Command {

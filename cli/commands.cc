@@ -405,7 +405,13 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
   if (backups.empty())
     std::printf("(no backups in %s)\n", util::escape_text((*cat)->dir()).c_str());
   const auto archive = (*cat)->wal_files();
+  const auto wraps = (*cat)->key_wraps();
   for (const auto& b : backups) {
+    if (const KeyState k = key_state(b, wraps); k.catalog_only)
+      std::printf("backup %llu: %u piece(s) open with key version %u only through the catalog's "
+                  "wrap (their medium could not rewrite their key slot, or their format keeps "
+                  "the key in the header): the older key still opens them on the medium\n",
+                  static_cast<unsigned long long>(b.id), k.catalog_only, k.version);
     if (b.hot) {
       const std::string line = hot_text(*b.hot);  // "  hot: ...\n"
       std::printf("backup %llu is %s\n", static_cast<unsigned long long>(b.id),

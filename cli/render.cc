@@ -595,10 +595,21 @@ std::map<uint64_t, int64_t> last_full_checks(const catalog::Catalog& cat) {
   return full_check;
 }
 
+KeyState key_state(const catalog::Backup& b, const std::map<std::string, catalog::KeyWrap>& wraps) {
+  KeyState k;
+  for (const auto& p : b.pieces)
+    if (auto it = wraps.find(p.name); it != wraps.end()) {
+      k.version = std::max(k.version, it->second.kek_version);
+      k.catalog_only += it->second.in_piece ? 0 : 1;
+    }
+  return k;
+}
+
 std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only) {
   const auto full_check = last_full_checks(cat);
   const auto backups = cat.backups();
   const auto archive = cat.wal_files();
+  const auto wraps = cat.key_wraps();
   // A tag names the newest backup with it; the older ones are marked.
   std::map<std::string, uint64_t> newest_of_tag;
   for (const auto& b : backups)
@@ -662,9 +673,17 @@ std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only)
       }
       if (p.crosschecked_ns) w.kv("crosschecked", format_time(p.crosschecked_ns));
       else w.kv_null("crosschecked");
+      if (auto k = wraps.find(p.name); k != wraps.end()) {
+        w.kv("key_version", static_cast<uint64_t>(k->second.kek_version));
+        w.kv("key_wrap", k->second.in_piece ? "piece" : "catalog");
+      }
       w.end_object();
     }
     w.end_array();
+    if (const KeyState k = key_state(b, wraps); k.version) {
+      w.kv("key_version", static_cast<uint64_t>(k.version));
+      w.kv("key_catalog_only_pieces", static_cast<uint64_t>(k.catalog_only));
+    }
     if (b.begin.level >= 0) {
       w.kv("level", static_cast<uint64_t>(b.begin.level));
       w.kv("cumulative", b.begin.cumulative);

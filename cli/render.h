@@ -31,6 +31,13 @@ std::string restore_text(const engine::RestoreSummary& s);
 std::string group_text(const storage::CounterGroup& g);
 
 // The catalog's backups as the JSON document `list --json` prints (also the C API's list).
+// What rekeys did to a backup's pieces: the newest key version among its pieces' catalog
+// wraps (0: none rekeyed) and how many of them only the catalog's wrap opens with it.
+struct KeyState {
+  uint32_t version = 0;
+  uint32_t catalog_only = 0;
+};
+KeyState key_state(const catalog::Backup& b, const std::map<std::string, catalog::KeyWrap>& wraps);
 std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only = std::nullopt);
 // What a backup holds: its regular files and their bytes.
 struct BackupTotals {

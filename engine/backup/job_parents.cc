@@ -5,6 +5,8 @@
 #include <set>
 
 #include "engine/backup/backup_job_state.h"
+#include "engine/pieces/key_wraps.h"
+#include "engine/transform/crypto.h"
 #include "util/option_words.h"
 
 namespace stripeback::engine::backup_internal {
@@ -172,6 +174,8 @@ std::map<std::string, UnitMap> find_parents(const BackupOptions& opts, const Pla
 Result<Next> choose_parents(BackupJob& job) {
   const BackupOptions& opts = job.opts;
   if (!opts.level) return Next::go_on;
+  // Parents' pieces may open with this key only through the catalog's wraps (a rekey).
+  if (opts.keys) opts.keys->set_catalog_wraps(catalog_wraps(job.cat));
   const auto known = job.cat.backups();
   if (opts.optimize && !opts.force) {
     PieceCache cache(opts.channel.direct, opts.keys.get());

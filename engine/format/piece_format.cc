@@ -11,6 +11,8 @@ namespace {
 
 constexpr char kPieceMagic[8] = {'S', 'B', 'P', 'I', 'E', 'C', 'E', '1'};
 constexpr char kFooterMagic[8] = {'S', 'B', 'F', 'O', 'O', 'T', 'R', '1'};
+constexpr char kSlotMagic[8] = {'S', 'B', 'K', 'S', 'L', 'O', 'T', '1'};
+constexpr size_t kSlotBody = 116;  // bytes 0..115 of a key slot, then their CRC32C
 constexpr uint32_t kFrameMagic = 0x52464253;  // "SBFR"
 constexpr size_t kMaxPath = 64 * 1024;
 // The smallest trailer entry of a file: file id, path length (empty path), size, mode,
@@ -60,7 +62,9 @@ void encode_piece_header(const PieceHeader& h, std::span<std::byte, kBlock> out)
   w.bytes(h.key_id.data(), h.key_id.size());
   w.i64(h.created_ns);
   w.str(h.name.substr(0, 1024));
-  if (h.cipher != Cipher::none) {
+  if (has_key_slots(h)) {
+    w.bytes(h.crypto.nonce_prefix.data(), h.crypto.nonce_prefix.size());
+  } else if (h.cipher != Cipher::none) {
     const PieceCrypto& c = h.crypto;
     w.u8(static_cast<uint8_t>(c.kdf));
     w.u8(c.log2_n);
@@ -84,11 +88,11 @@ Result<PieceHeader> decode_piece_header(std::span<const std::byte> block) {
   if (std::memcmp(p, kPieceMagic, 8) != 0)
     return fail(Errc::corrupt, "not a stripeback piece (bad magic)");
   uint16_t version = util::get_le16(p + 8);
-  if (version < kOldestPieceVersion || version > kPieceVersion)
+  if (version < kOldestPieceVersion || version > kNewestPieceVersion)
     return fail(Errc::unsupported, "piece format version " + std::to_string(version) +
                                        " is not supported (this build reads versions " +
                                        std::to_string(kOldestPieceVersion) + " to " +
-                                       std::to_string(kPieceVersion) + ")");
+                                       std::to_string(kNewestPieceVersion) + ")");
   size_t len = util::get_le16(p + 10);
   if (len < 12 || len + 4 > kBlock) return fail(Errc::corrupt, "piece header length is invalid");
   SB_TRY(check_seal(p, len, "piece header"));
@@ -107,7 +111,9 @@ Result<PieceHeader> decode_piece_header(std::span<const std::byte> block) {
   r.bytes(h.key_id.data(), h.key_id.size());
   h.created_ns = r.i64();
   h.name = r.str(1024);
-  if (h.cipher != Cipher::none) {
+  if (has_key_slots(h)) {
+    r.bytes(h.crypto.nonce_prefix.data(), h.crypto.nonce_prefix.size());
+  } else if (h.cipher != Cipher::none) {
     PieceCrypto& c = h.crypto;
     c.kdf = static_cast<Kdf>(r.u8());
     c.log2_n = r.u8();
@@ -125,7 +131,8 @@ Result<PieceHeader> decode_piece_header(std::span<const std::byte> block) {
     return fail(Errc::unsupported, "piece block size " + std::to_string(h.block) +
                                        " is not supported");
   if (h.codec > Codec::zstd || h.cipher > Cipher::aes256gcm || h.hash != HashAlg::xxh3_128 ||
-      (h.cipher != Cipher::none && (h.crypto.kdf == Kdf::none || h.crypto.kdf > Kdf::key_file)))
+      (h.cipher != Cipher::none && !has_key_slots(h) &&
+       (h.crypto.kdf == Kdf::none || h.crypto.kdf > Kdf::key_file)))
     return fail(Errc::unsupported, "piece uses a codec, cipher or hash this build lacks");
   return h;
 }
@@ -185,6 +192,64 @@ void encode_footer(const Footer& f, std::span<std::byte, kBlock> out) {
   w.u32(f.frames);
   w.u32(f.piece_crc);
   seal(p, w.take());
+}
+
+void encode_key_slot(const KeySlot& s, std::span<std::byte, kBlock> out) {
+  uint8_t* p = raw(out);
+  const PieceCrypto& c = s.wrap;
+  util::ByteWriter w;
+  w.bytes(kSlotMagic, 8);
+  w.u64(s.generation);
+  w.u32(c.kek_version);
+  w.u8(static_cast<uint8_t>(c.kdf));
+  w.u8(c.log2_n);
+  w.u8(c.r);
+  w.u8(c.p);
+  w.bytes(c.salt.data(), c.salt.size());
+  w.bytes(c.check.data(), c.check.size());
+  w.bytes(c.wrap_nonce.data(), c.wrap_nonce.size());
+  w.bytes(c.wrapped_key.data(), c.wrapped_key.size());
+  seal(p, w.take());
+}
+
+Result<std::optional<KeySlot>> decode_key_slot(std::span<const std::byte> block) {
+  if (block.size() < kBlock) return fail(Errc::corrupt, "key slot is truncated");
+  const uint8_t* p = raw(block);
+  if (all_zero(block.data(), kBlock)) return std::optional<KeySlot>();
+  if (std::memcmp(p, kSlotMagic, 8) != 0) return fail(Errc::corrupt, "key slot has a bad magic");
+  SB_TRY(check_seal(p, kSlotBody, "key slot"));
+  util::ByteReader r({p + 8, kSlotBody - 8});
+  KeySlot s;
+  PieceCrypto& c = s.wrap;
+  s.generation = r.u64();
+  c.kek_version = r.u32();
+  c.kdf = static_cast<Kdf>(r.u8());
+  c.log2_n = r.u8();
+  c.r = r.u8();
+  c.p = r.u8();
+  r.bytes(c.salt.data(), c.salt.size());
+  r.bytes(c.check.data(), c.check.size());
+  r.bytes(c.wrap_nonce.data(), c.wrap_nonce.size());
+  r.bytes(c.wrapped_key.data(), c.wrapped_key.size());
+  if (!r.ok() || s.generation == 0 || c.kek_version == 0)
+    return fail(Errc::corrupt, "key slot is malformed");
+  if (c.kdf == Kdf::none || c.kdf > Kdf::key_file)
+    return fail(Errc::unsupported, "key slot uses a key derivation this build lacks");
+  return std::optional<KeySlot>(s);
+}
+
+Result<void> read_key_slots(PieceHeader& h, std::span<const std::byte> blocks) {
+  if (blocks.size() < size_t{kBlock} * kKeySlots)
+    return fail(Errc::corrupt, "key slots are truncated");
+  bool any = false;
+  for (uint32_t i = 0; i < kKeySlots; ++i) {
+    auto s = decode_key_slot(blocks.subspan(size_t{kBlock} * i, kBlock));
+    h.slots[i] = s ? *s : std::nullopt;
+    if (s && *s) any = true;
+    else if (!s && s.error().code == Errc::unsupported) return s.error();
+  }
+  if (!any) return fail(Errc::corrupt, "no key slot holds the piece's data key");
+  return ok();
 }
 
 std::string checksum_hex(uint32_t v) {

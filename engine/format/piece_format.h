@@ -1,7 +1,10 @@
-// The backup piece format, version 3 (docs/piece-format.md is the normative description;
-// versions 1, without the catalog id, and 2, without map frames, are still read).
+// The backup piece format, version 3, and version 4 for encrypted pieces (docs/piece-format.md
+// is the normative description; versions 1, without the catalog id, and 2, without map
+// frames, are still read).
 //
 //   offset 0        piece header block (kBlock bytes)
+//   version 4       kKeySlots key slot blocks (encrypted pieces): the wrapped data key,
+//                   rewritable in place (rekey) outside what the piece checksum covers
 //   then            frames, each a kBlock-byte frame header block followed by its payload
 //                   padded with zeros to a multiple of kBlock
 //   last frame      the trailer frame: file table and extent index
@@ -14,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,8 +28,11 @@
 namespace stripeback::engine {
 
 inline constexpr uint32_t kBlock = 4096;        // alignment of every structure in a piece
-inline constexpr uint16_t kPieceVersion = 3;       // written
-inline constexpr uint16_t kOldestPieceVersion = 1;  // read, along with kPieceVersion
+inline constexpr uint16_t kPieceVersion = 3;       // written for pieces without a cipher
+inline constexpr uint16_t kSlottedPieceVersion = 4;  // written for encrypted pieces: key slots
+inline constexpr uint16_t kNewestPieceVersion = 4;   // read, down to kOldestPieceVersion
+inline constexpr uint16_t kOldestPieceVersion = 1;
+inline constexpr uint32_t kKeySlots = 2;  // key slot blocks after the header (version 4)
 inline constexpr uint32_t kFrameHeaderSize = 64;  // bytes used in a frame header block
 
 inline uint64_t align_up(uint64_t v) { return (v + kBlock - 1) / kBlock * kBlock; }
@@ -41,7 +48,9 @@ inline constexpr uint32_t kTagSize = 16;  // AES-GCM tag after each sealed paylo
 enum class HashAlg : uint8_t { xxh3_128 = 1 };
 
 // How an encrypted piece's data key is found (docs/encryption.md). Present when the
-// header's cipher is not none.
+// header's cipher is not none. In versions 1 to 3 all of it is in the header; in version 4
+// the header holds only the nonce prefix and the rest is in a key slot (KeySlot), and a
+// catalog may hold other wraps of the same data key (catalog-format.md, KeyWrap).
 struct PieceCrypto {
   Kdf kdf = Kdf::none;
   uint8_t log2_n = 0, r = 0, p = 0;      // scrypt cost parameters
@@ -50,6 +59,18 @@ struct PieceCrypto {
   std::array<uint8_t, 8> nonce_prefix{};  // frame nonce = prefix + frame sequence
   std::array<uint8_t, 12> wrap_nonce{};
   std::array<uint8_t, 48> wrapped_key{};  // the piece's data key sealed with the job key
+  // Which key-encryption key wrapped it: 1 for the key a backup was written with, one more
+  // for each `stripeback rekey`. Not encoded in version 1 to 3 headers (always 1 there).
+  uint32_t kek_version = 1;
+};
+
+// A version 4 key slot: one wrap of the piece's data key (kdf, salt, check, wrap nonce and
+// wrapped key of PieceCrypto; the nonce prefix stays in the header). The valid slot with
+// the highest generation is the current one; a rekey writes the other slot with the next
+// generation, syncs, then erases the old one.
+struct KeySlot {
+  uint64_t generation = 0;
+  PieceCrypto wrap;
 };
 
 struct PieceHeader {
@@ -68,7 +89,20 @@ struct PieceHeader {
   PieceCrypto crypto;
   // Identity of the catalog that records the backup (version 2; 0 in version 1 pieces).
   uint64_t catalog_id = 0;
+  // Version 4 encrypted pieces: the valid key slots as read (index = slot number), not part
+  // of the header block; filled by whoever reads the slot blocks (read_key_slots()).
+  std::array<std::optional<KeySlot>, kKeySlots> slots{};
 };
+
+// Whether the piece has key slot blocks after its header (version 4 with a cipher).
+inline bool has_key_slots(const PieceHeader& h) {
+  return h.version >= kSlottedPieceVersion && h.cipher != Cipher::none;
+}
+// Piece offset of key slot block `i` (0 or 1), and of the first frame.
+inline uint64_t key_slot_offset(uint32_t i) { return uint64_t{kBlock} * (1 + i); }
+inline uint64_t first_frame_offset(const PieceHeader& h) {
+  return uint64_t{kBlock} * (has_key_slots(h) ? 1 + kKeySlots : 1);
+}
 
 struct FrameHeader {
   FrameType type = FrameType::data;
@@ -157,6 +191,13 @@ Result<PieceHeader> decode_piece_header(std::span<const std::byte> block);
 void encode_frame_header(const FrameHeader& h, std::span<std::byte, kBlock> out);
 Result<FrameHeader> decode_frame_header(std::span<const std::byte> block);
 void encode_footer(const Footer& f, std::span<std::byte, kBlock> out);
+// A key slot block. An all-zero block is an empty (erased) slot: nullopt. A block whose
+// magic or CRC32C is wrong is Errc::corrupt (a torn rewrite: the other slot is used).
+void encode_key_slot(const KeySlot& s, std::span<std::byte, kBlock> out);
+Result<std::optional<KeySlot>> decode_key_slot(std::span<const std::byte> block);
+// Fills h.slots from the kKeySlots blocks that follow the header block (`blocks`); a
+// damaged slot is left empty. Errc::corrupt when no slot holds a key.
+Result<void> read_key_slots(PieceHeader& h, std::span<const std::byte> blocks);
 Result<Footer> decode_footer(std::span<const std::byte> block);
 // A piece checksum as messages show it: 8 lower-case hex digits.
 std::string checksum_hex(uint32_t v);

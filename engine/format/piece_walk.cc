@@ -22,7 +22,9 @@ Result<WalkedPiece> walk_piece(storage::ReadFile& f, std::span<const std::byte> 
   PieceChecksum sum;
   sum.add_piece_header(head);
   std::vector<std::byte> block(kBlock), payload;
-  uint64_t at = kBlock;
+  // Frames begin after the header block, and after the key slots of a version 4 piece.
+  auto header = decode_piece_header(head);
+  uint64_t at = header ? first_frame_offset(*header) : kBlock;
   uint32_t n = 0;
   for (;; ++n) {
     if (at + 2 * kBlock > limit)

@@ -45,6 +45,11 @@ Result<ScannedPiece> capture_piece(storage::ReadFile& in, uint64_t limit,
   if (!h) return fail(Errc::corrupt, "header block: " + h.error().what);
   auto kept = std::make_unique<CapturedPiece>(location + "/" + h->name);
   kept->keep(0, head);
+  if (has_key_slots(*h)) {
+    std::vector<std::byte> slots(size_t{kBlock} * kKeySlots);
+    SB_TRY(read_exact(in, slots.data(), slots.size(), key_slot_offset(0), nullptr, "key slots"));
+    kept->keep(key_slot_offset(0), slots);
+  }
   SB_ASSIGN(WalkedPiece w,
             walk_piece(in, head, limit, std::nullopt, nullptr,
                        [&](uint64_t at, const FrameHeader& fh, std::span<const std::byte> block,

@@ -95,7 +95,7 @@ Result<uint64_t> audit_piece(const PieceReader& piece,
   PieceChecksum sum;
   SB_ASSIGN(const std::byte* head, win.at(0, kBlock));
   sum.add_piece_header({head, kBlock});
-  uint64_t p = kBlock;
+  uint64_t p = first_frame_offset(piece.header());
   uint32_t frames = 0;
   size_t next = 0;
   while (p < end) {

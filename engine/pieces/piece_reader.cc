@@ -60,6 +60,14 @@ Result<std::unique_ptr<PieceReader>> PieceReader::open(std::unique_ptr<storage::
   auto hdr = decode_piece_header(view);
   if (!hdr) return corrupt(path, 0, hdr.error().what);
   r->header_ = *hdr;
+  if (has_key_slots(r->header_)) {
+    auto slots = AlignedBlock::make(size_t{kBlock} * kKeySlots);
+    if (!slots) return fail(Errc::no_space, "out of memory reading '" + path + "'");
+    SB_TRY(read_at(r->file_.get(), slots->data, slots->size, key_slot_offset(0), path));
+    if (auto s = read_key_slots(r->header_, {slots->data, slots->size}); !s)
+      return corrupt(path, key_slot_offset(0), s.error().what);
+    r->metadata_bytes_ += slots->size;
+  }
   if (r->header_.cipher != Cipher::none) {
     if (!keys)
       return fail(Errc::invalid_argument,
@@ -74,7 +82,7 @@ Result<std::unique_ptr<PieceReader>> PieceReader::open(std::unique_ptr<storage::
   if (!foot) return corrupt(path, foot_off, foot.error().what);
   r->footer_ = *foot;
   uint64_t toff = r->footer_.trailer_offset;
-  if (toff < kBlock || toff % kBlock != 0 || toff + kBlock > foot_off)
+  if (toff < first_frame_offset(r->header_) || toff % kBlock != 0 || toff + kBlock > foot_off)
     return corrupt(path, foot_off, "trailer offset " + std::to_string(toff) + " is invalid");
 
   SB_TRY(read_at(r->file_.get(), block->data, kBlock, toff, path));
@@ -103,7 +111,7 @@ Result<std::unique_ptr<PieceReader>> PieceReader::open(std::unique_ptr<storage::
   auto tr = decode_trailer({reinterpret_cast<const uint8_t*>(payload->data), tlen});
   if (!tr) return corrupt(path, toff + kBlock, tr.error().what);
   r->trailer_ = std::move(*tr);
-  r->metadata_bytes_ = 3 * kBlock + padded;
+  r->metadata_bytes_ += 3 * kBlock + padded;
   return r;
 }
 
@@ -118,7 +126,7 @@ Result<std::vector<DigestMap>> PieceReader::read_maps(uint32_t file_id) const {
   if (file_id >= trailer_.maps.size()) return out;
   for (const MapRef& m : trailer_.maps[file_id]) {
     const uint64_t len = kBlock + align_up(m.stored_len);
-    if (m.frame_offset < kBlock || m.frame_offset + len > size_)
+    if (m.frame_offset < first_frame_offset(header_) || m.frame_offset + len > size_)
       return corrupt(path_, m.frame_offset, "digest map frame is outside the piece");
     auto block = AlignedBlock::make(len);
     if (!block) return fail(Errc::no_space, "out of memory reading '" + path_ + "'");

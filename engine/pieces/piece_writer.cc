@@ -31,18 +31,26 @@ Result<std::unique_ptr<PieceWriter>> PieceWriter::start(std::unique_ptr<storage:
   w->header_ = header;
   w->can_preallocate_ = caps.preallocate;
   if (keys) {
+    // Encrypted pieces are written in version 4: the data key's wrap goes to a key slot
+    // that `rekey` can rewrite without touching what the piece checksum covers.
+    w->header_.version = kSlottedPieceVersion;
     SB_ASSIGN(w->cipher_, keys->new_piece(w->header_));
   }
-  w->next_offset_ = kBlock;  // the header block
+  w->next_offset_ = first_frame_offset(w->header_);  // the header block (and key slots)
   return w;
 }
 
 Result<PieceWriter::PlacedBlock> PieceWriter::header_block() {
-  auto block = AlignedBlock::make(kBlock);
+  const uint64_t len = first_frame_offset(header_);
+  auto block = AlignedBlock::make(len);
   if (!block) return fail(Errc::no_space, "unable to allocate a piece header block");
   encode_piece_header(header_, std::span<std::byte, kBlock>(block->data, kBlock));
   checksum_.add_piece_header({block->data, kBlock});
-  return PlacedBlock{std::move(block), FramePlacement{0, static_cast<uint32_t>(kBlock)}};
+  for (uint32_t i = 0; has_key_slots(header_) && i < kKeySlots; ++i)
+    if (header_.slots[i])
+      encode_key_slot(*header_.slots[i],
+                      std::span<std::byte, kBlock>(block->data + key_slot_offset(i), kBlock));
+  return PlacedBlock{std::move(block), FramePlacement{0, static_cast<uint32_t>(len)}};
 }
 
 PieceWriter::~PieceWriter() = default;

@@ -18,6 +18,8 @@
 
 #include "catalog/catalog.h"
 #include "engine/pieces/change_map.h"
+#include "engine/pieces/key_wraps.h"
+#include "engine/transform/crypto.h"
 #include "engine/pieces/piece_audit.h"
 #include "engine/restore/frame_select.h"
 #include "engine/restore/restore_channel.h"
@@ -45,6 +47,8 @@ struct RestoreJob {
   RestoreJob(const RestoreOptions& o, catalog::Catalog& c)
       : opts(o), cat(c), cache(o.channel.direct, o.keys.get()) {
     cache.set_catalog_dir(cat.dir());
+    // A rekey may have left the newest wrap of a piece's data key only in the catalog.
+    if (o.keys) o.keys->set_catalog_wraps(catalog_wraps(cat));
   }
   // The reader's piece name, from the catalog's records ("" for a reader not of them).
   const std::string& piece_name(const PieceReader* r) const {

@@ -54,7 +54,7 @@ class PieceStream {
   // Reads the piece to its footer; files it holds get their extents.
   Result<void> run() {
     SB_TRY(header());
-    uint64_t off = kBlock;
+    uint64_t off = first_frame_offset(p_.header);
     uint32_t seq = 0;
     auto block = AlignedBlock::make(kBlock);
     if (!block) return fail(Errc::no_space, "out of memory reading '" + name_ + "'");
@@ -418,6 +418,16 @@ Result<void> StreamPlan::open_piece(Piece& p, Keyring* keys, const std::vector<s
                                    hdr.error().what);
   p.header = *hdr;
   p.header_block.assign(block->data, block->data + kBlock);
+  if (has_key_slots(p.header)) {
+    auto slots = AlignedBlock::make(size_t{kBlock} * kKeySlots);
+    if (!slots) return fail(Errc::no_space, "out of memory reading '" + p.file->name() + "'");
+    SB_ASSIGN(size_t n, p.file->read_at(slots->data, slots->size, key_slot_offset(0)));
+    if (n < slots->size)
+      return fail(Errc::corrupt, "piece '" + p.file->name() + "' is truncated in its key slots");
+    if (auto s = read_key_slots(p.header, {slots->data, slots->size}); !s)
+      return fail(Errc::corrupt, "piece '" + p.file->name() + "' is corrupt at offset " +
+                                     std::to_string(key_slot_offset(0)) + ": " + s.error().what);
+  }
   if (p.header.backup_id != p.backup_id)
     return fail(Errc::corrupt, "piece '" + p.file->name() + "' belongs to backup " +
                                    std::to_string(p.header.backup_id) + ", not " +

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -82,14 +83,26 @@ std::array<uint8_t, 32> sha256(const char* label, std::initializer_list<std::spa
 // What a piece's wrapped key is bound to: its whole header block as written, with the wrap
 // nonce and wrapped key zeroed. Moving a wrapped key to another piece, or editing any
 // header field, makes unwrapping fail.
-std::vector<uint8_t> header_aad(const PieceHeader& h) {
+// A wrap kept outside the version 1-3 header (a key slot, a catalog KeyWrap) also binds
+// its key-encryption key version, appended: a wrap cannot pass for another version.
+std::vector<uint8_t> header_aad(const PieceHeader& h, std::optional<uint32_t> kek_version = {}) {
   PieceHeader copy = h;
   copy.crypto.wrap_nonce = {};
   copy.crypto.wrapped_key = {};
   std::vector<uint8_t> block(kBlock);
   encode_piece_header(copy, std::span<std::byte, kBlock>(reinterpret_cast<std::byte*>(block.data()), kBlock));
+  if (kek_version) {
+    block.resize(kBlock + 4);
+    util::put_le32(block.data() + kBlock, *kek_version);
+  }
   return block;
 }
+
+// One wrap of a piece's data key that open_data_key() may try.
+struct Candidate {
+  const PieceCrypto* wrap;
+  bool in_header;  // the version 1-3 header's own wrap (no version in its associated data)
+};
 
 // A key or passphrase file's contents and permission bits.
 struct SecretFile {
@@ -133,6 +146,8 @@ std::optional<std::string> readable_by_others(const SecretFile& f, const std::st
 }
 
 }  // namespace
+
+DataKey::~DataKey() { OPENSSL_cleanse(bytes.data(), bytes.size()); }
 
 FrameCipher::FrameCipher(std::span<const uint8_t, 32> key, std::span<const uint8_t, 8> prefix) {
   std::memcpy(key_.data(), key.data(), key_.size());
@@ -310,54 +325,113 @@ Result<std::unique_ptr<FrameCipher>> Keyring::new_piece(PieceHeader& h) {
   auto cipher = std::make_unique<FrameCipher>(dk, h.crypto.nonce_prefix);
   std::memcpy(h.crypto.wrapped_key.data(), dk.data(), 32);
   OPENSSL_cleanse(dk.data(), dk.size());
-  auto aad = header_aad(h);
+  h.crypto.kek_version = 1;
+  const bool slotted = has_key_slots(h);
+  auto aad = slotted ? header_aad(h, h.crypto.kek_version) : header_aad(h);
   SB_TRY(gcm(true, job_key_.kek.data(), h.crypto.wrap_nonce.data(), aad,
              reinterpret_cast<std::byte*>(h.crypto.wrapped_key.data()), 32,
              h.crypto.wrapped_key.data() + 32));
+  h.slots = {};
+  if (slotted) h.slots[0] = KeySlot{1, h.crypto};
   return cipher;
+}
+
+Result<PieceCrypto> Keyring::wrap_data_key(const PieceHeader& h, const DataKey& key,
+                                           uint32_t kek_version) {
+  if (!job_started_) return fail(Errc::invalid_argument, "no key-encryption key");
+  PieceCrypto c = job_;
+  c.nonce_prefix = h.crypto.nonce_prefix;
+  c.kek_version = kek_version;
+  if (RAND_bytes(c.wrap_nonce.data(), 12) != 1)
+    return crypto_failure("no random numbers for a key wrap");
+  std::memcpy(c.wrapped_key.data(), key.bytes.data(), 32);
+  auto aad = header_aad(h, kek_version);
+  SB_TRY(gcm(true, job_key_.kek.data(), c.wrap_nonce.data(), aad,
+             reinterpret_cast<std::byte*>(c.wrapped_key.data()), 32, c.wrapped_key.data() + 32));
+  return c;
+}
+
+bool Keyring::same_secret(const Keyring& other) const {
+  return kind_ == other.kind_ && secret_.size() == other.secret_.size() &&
+         CRYPTO_memcmp(secret_.data(), other.secret_.data(), secret_.size()) == 0;
 }
 
 Result<std::unique_ptr<FrameCipher>> Keyring::open_piece(const PieceHeader& h,
                                                          const std::string& piece_path) {
   if (h.cipher == Cipher::none) return std::unique_ptr<FrameCipher>();
-  const PieceCrypto& c = h.crypto;
-  if (c.kdf != kind_)
-    return fail(Errc::wrong_key, "wrong passphrase or key: piece '" + piece_path +
-                                     "' was encrypted with a " +
-                                     (c.kdf == Kdf::key_file ? "key file" : "passphrase") +
-                                     ", not a " + kind_name());
-  JobKey key;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(c.salt);
-    if (it == cache_.end()) {
-      SB_ASSIGN(JobKey k, derive(c.kdf, c.log2_n, c.r, c.p, c.salt));
-      it = cache_.emplace(c.salt, k).first;
-      OPENSSL_cleanse(k.kek.data(), k.kek.size());
+  SB_ASSIGN(DataKey key, open_data_key(h, piece_path));
+  return std::make_unique<FrameCipher>(key.bytes, h.crypto.nonce_prefix);
+}
+
+Result<DataKey> Keyring::open_data_key(const PieceHeader& h, const std::string& piece_path,
+                                       uint32_t* kek_version) {
+  if (h.cipher == Cipher::none)
+    return fail(Errc::invalid_argument, "piece '" + piece_path + "' is not encrypted");
+  std::vector<Candidate> all;
+  if (!has_key_slots(h)) all.push_back({&h.crypto, true});
+  // The current slot (highest generation) first.
+  std::vector<const KeySlot*> slots;
+  for (const auto& s : h.slots)
+    if (s) slots.push_back(&*s);
+  std::sort(slots.begin(), slots.end(),
+            [](const KeySlot* a, const KeySlot* b) { return a->generation > b->generation; });
+  for (const KeySlot* s : slots) all.push_back({&s->wrap, false});
+  if (auto it = catalog_wraps_.find(h.name); it != catalog_wraps_.end())
+    all.push_back({&it->second, false});
+  if (all.empty())
+    return fail(Errc::corrupt, "piece '" + piece_path + "' has no readable key slot");
+  uint32_t newest = 0;
+  for (const Candidate& c : all) newest = std::max(newest, c.wrap->kek_version);
+  bool other_kind = false, checked = false;
+  for (const Candidate& cand : all) {
+    const PieceCrypto& c = *cand.wrap;
+    if (c.kek_version != newest) continue;
+    if (c.kdf != kind_) {
+      other_kind = true;
+      continue;
     }
-    key = it->second;
-  }
-  if (CRYPTO_memcmp(key.check.data(), c.check.data(), key.check.size()) != 0) {
+    JobKey key;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = cache_.find(c.salt);
+      if (it == cache_.end()) {
+        SB_ASSIGN(JobKey k, derive(c.kdf, c.log2_n, c.r, c.p, c.salt));
+        it = cache_.emplace(c.salt, k).first;
+        OPENSSL_cleanse(k.kek.data(), k.kek.size());
+      }
+      key = it->second;
+    }
+    if (CRYPTO_memcmp(key.check.data(), c.check.data(), key.check.size()) != 0) {
+      OPENSSL_cleanse(key.kek.data(), key.kek.size());
+      continue;
+    }
+    checked = true;
+    DataKey out;
+    std::array<uint8_t, 48> wrapped = c.wrapped_key;
+    auto aad = cand.in_header ? header_aad(h) : header_aad(h, c.kek_version);
+    auto good = gcm(false, key.kek.data(), c.wrap_nonce.data(), aad,
+                    reinterpret_cast<std::byte*>(wrapped.data()), 32, wrapped.data() + 32);
     OPENSSL_cleanse(key.kek.data(), key.kek.size());
-    return fail(Errc::wrong_key,
-                std::string("wrong passphrase or key for piece '") + piece_path + "'");
-  }
-  std::array<uint8_t, 48> wrapped = c.wrapped_key;
-  auto aad = header_aad(h);
-  auto good = gcm(false, key.kek.data(), c.wrap_nonce.data(), aad,
-                  reinterpret_cast<std::byte*>(wrapped.data()), 32, wrapped.data() + 32);
-  OPENSSL_cleanse(key.kek.data(), key.kek.size());
-  if (!good) return good.error();
-  if (!*good) {
+    if (!good) return good.error();
+    if (*good) {
+      std::memcpy(out.bytes.data(), wrapped.data(), 32);
+      OPENSSL_cleanse(wrapped.data(), wrapped.size());
+      if (kek_version) *kek_version = c.kek_version;
+      return out;
+    }
     OPENSSL_cleanse(wrapped.data(), wrapped.size());
+  }
+  if (checked)
     return fail(Errc::corrupt, "piece '" + piece_path +
                                    "' has a damaged or altered header: its data key does not "
                                    "authenticate");
-  }
-  auto cipher = std::make_unique<FrameCipher>(std::span<const uint8_t, 32>(wrapped.data(), 32),
-                                              c.nonce_prefix);
-  OPENSSL_cleanse(wrapped.data(), wrapped.size());
-  return cipher;
+  if (other_kind)
+    return fail(Errc::wrong_key, "wrong passphrase or key: piece '" + piece_path +
+                                     "' was encrypted with a " +
+                                     (kind_ == Kdf::key_file ? "passphrase" : "key file") +
+                                     ", not a " + kind_name());
+  return fail(Errc::wrong_key,
+              std::string("wrong passphrase or key for piece '") + piece_path + "'");
 }
 
 Result<void> generate_key_file(const std::string& path) {
@@ -432,6 +506,15 @@ Result<std::unique_ptr<FrameCipher>> Keyring::open_piece(const PieceHeader&,
                                                          const std::string& piece_path) {
   return no_crypto("encrypted piece '" + piece_path + "'");
 }
+DataKey::~DataKey() = default;
+Result<DataKey> Keyring::open_data_key(const PieceHeader&, const std::string& piece_path,
+                                       uint32_t*) {
+  return no_crypto("encrypted piece '" + piece_path + "'");
+}
+Result<PieceCrypto> Keyring::wrap_data_key(const PieceHeader&, const DataKey&, uint32_t) {
+  return no_crypto("a key wrap");
+}
+bool Keyring::same_secret(const Keyring&) const { return false; }
 Result<void> generate_key_file(const std::string& path) {
   return no_crypto("keygen '" + path + "'");
 }

@@ -61,6 +61,13 @@ class FrameCipher {
   std::array<uint8_t, 8> prefix_;
 };
 
+// A piece's data key in the clear, with the piece's nonce prefix: only inside rekey, which
+// unwraps it with the old key and wraps it with the new one. Cleansed when it goes away.
+struct DataKey {
+  std::array<uint8_t, 32> bytes{};
+  ~DataKey();
+};
+
 // What a frame's tag authenticates besides its payload: where it sits in the piece and
 // every header field a reader acts on.
 std::vector<uint8_t> frame_aad(uint64_t piece_offset, const FrameHeader& h);
@@ -81,9 +88,27 @@ class Keyring {
   // Opens the data key of an existing piece: Errc::wrong_key when the passphrase or key
   // does not match the one the piece was written with, Errc::corrupt when it matches but
   // the header was altered. Derived keys are cached per salt, so a backup's pieces cost
-  // one derivation.
+  // one derivation. The wraps considered are those of the newest key-encryption key
+  // version among the piece's own (header or key slots, h.slots) and the catalog's
+  // (set_catalog_wraps): after a rekey the old key opens nothing rewrapped.
   Result<std::unique_ptr<FrameCipher>> open_piece(const PieceHeader& h,
                                                   const std::string& piece_path);
+  // The same, giving the data key itself and the version of the wrap that opened it.
+  Result<DataKey> open_data_key(const PieceHeader& h, const std::string& piece_path,
+                                uint32_t* kek_version = nullptr);
+  // A new wrap of `key` for piece `h` under this keyring's job key (start_job() first),
+  // tagged with `kek_version`; fills every field of PieceCrypto but the nonce prefix.
+  Result<PieceCrypto> wrap_data_key(const PieceHeader& h, const DataKey& key,
+                                    uint32_t kek_version);
+  // The catalog's newest wrap of each piece's data key (KeyWrap records), by piece name.
+  void set_catalog_wraps(std::map<std::string, PieceCrypto> wraps) {
+    catalog_wraps_ = std::move(wraps);
+  }
+  void set_catalog_wrap(const std::string& piece, const PieceCrypto& wrap) {
+    catalog_wraps_[piece] = wrap;
+  }
+  // Whether `other` holds the same secret, of the same kind.
+  bool same_secret(const Keyring& other) const;
   // "passphrase" or "key file": for messages, never the secret.
   const char* kind_name() const;
   // Advice on how the secret is kept (a file other users can read), for the caller to show
@@ -107,6 +132,7 @@ class Keyring {
   PieceCrypto job_;  // kdf, parameters, salt and check of the current backup job
   JobKey job_key_;
   std::vector<std::string> warnings_;
+  std::map<std::string, PieceCrypto> catalog_wraps_;
 };
 
 // Writes a new random key file (64 hex digits, mode 0600), creating missing parent

@@ -185,3 +185,70 @@ TEST(Keyring, GeneratedKeyFileIsPrivateUniqueAndNeverReplaced) {
 
 }  // namespace
 }  // namespace stripeback::engine
+
+namespace stripeback::engine {
+namespace {
+
+std::shared_ptr<Keyring> key_file_ring(const std::string& path) {
+  auto k = Keyring::load({"", "", path});
+  EXPECT_TRUE(k.has_value()) << k.error().what;
+  return k ? *k : nullptr;
+}
+
+// A version 4 piece's data key, rewrapped under a new key at the next version: the new
+// wrap opens with the new key only; once it is the newest wrap (slot or catalog) the old
+// key is refused, and a wrap moved to another piece does not open.
+TEST(Keyring, RewrapUnderANewKeyRetiresTheOldOne) {
+  testing::TempDir dir;
+  const std::string k1 = dir.path() + "/k1", k2 = dir.path() + "/k2";
+  ASSERT_TRUE(generate_key_file(k1).has_value());
+  ASSERT_TRUE(generate_key_file(k2).has_value());
+  auto old_ring = key_file_ring(k1), new_ring = key_file_ring(k2);
+  ASSERT_TRUE(old_ring && new_ring);
+  EXPECT_FALSE(old_ring->same_secret(*new_ring));
+  EXPECT_TRUE(old_ring->same_secret(*key_file_ring(k1)));
+  ASSERT_TRUE(old_ring->start_job().has_value());
+  PieceHeader h;
+  h.version = kSlottedPieceVersion;
+  h.name = "x.sbp";
+  auto sealing = old_ring->new_piece(h);
+  ASSERT_TRUE(sealing.has_value());
+  ASSERT_TRUE(h.slots[0].has_value());
+  EXPECT_EQ(h.slots[0]->wrap.kek_version, 1u);
+
+  uint32_t version = 0;
+  auto dk = old_ring->open_data_key(h, "x.sbp", &version);
+  ASSERT_TRUE(dk.has_value()) << dk.error().what;
+  EXPECT_EQ(version, 1u);
+  EXPECT_EQ(new_ring->open_data_key(h, "x.sbp").error().code, Errc::wrong_key);
+
+  ASSERT_TRUE(new_ring->start_job().has_value());
+  auto wrap = new_ring->wrap_data_key(h, *dk, 2);
+  ASSERT_TRUE(wrap.has_value());
+  // In the catalog only: the newest version wins, so the old key no longer opens it here.
+  PieceHeader in_catalog = h;
+  new_ring->set_catalog_wrap("x.sbp", *wrap);
+  old_ring->set_catalog_wrap("x.sbp", *wrap);
+  auto opened = new_ring->open_piece(in_catalog, "x.sbp");
+  ASSERT_TRUE(opened.has_value()) << opened.error().what;
+  auto data = sample(256);
+  ASSERT_TRUE((*sealing)->seal(data.data(), 256, 0, {}).has_value());
+  EXPECT_TRUE((*opened)->open(data.data(), 256 + kTagSize, 0, {}).has_value());
+  EXPECT_EQ(old_ring->open_piece(in_catalog, "x.sbp").error().code, Errc::wrong_key);
+
+  // In the piece's slot, with the old slot still there (a rekey between its steps): both
+  // slots are valid, only the newest version is taken.
+  auto fresh_new = key_file_ring(k2), fresh_old = key_file_ring(k1);
+  PieceHeader both = h;
+  both.slots[1] = KeySlot{2, *wrap};
+  EXPECT_TRUE(fresh_new->open_piece(both, "x.sbp").has_value());
+  EXPECT_EQ(fresh_old->open_piece(both, "x.sbp").error().code, Errc::wrong_key);
+  // The same wrap on another piece does not authenticate: damage, not a wrong key.
+  PieceHeader other = both;
+  other.piece_number = 2;
+  other.slots[0].reset();
+  EXPECT_EQ(fresh_new->open_piece(other, "y.sbp").error().code, Errc::corrupt);
+}
+
+}  // namespace
+}  // namespace stripeback::engine

@@ -53,13 +53,13 @@ TEST(PieceFormat, HeaderDetectsDamage) {
 
 TEST(PieceFormat, HeaderRejectsNewerVersion) {
   PieceHeader h;
-  h.version = kPieceVersion + 1;
+  h.version = kNewestPieceVersion + 1;
   auto b = block();
   encode_piece_header(h, span_of(b));
   auto d = decode_piece_header(b);
   ASSERT_FALSE(d.has_value());
   EXPECT_EQ(d.error().code, Errc::unsupported);
-  EXPECT_NE(d.error().what.find("version " + std::to_string(kPieceVersion + 1)),
+  EXPECT_NE(d.error().what.find("version " + std::to_string(kNewestPieceVersion + 1)),
             std::string::npos);
 }
 
@@ -378,6 +378,86 @@ TEST(PieceFormat, AlignUp) {
   EXPECT_EQ(align_up(1), 4096u);
   EXPECT_EQ(align_up(4096), 4096u);
   EXPECT_EQ(align_up(4097), 8192u);
+}
+
+}  // namespace
+}  // namespace stripeback::engine
+
+namespace stripeback::engine {
+namespace {
+
+KeySlot sample_slot(uint64_t generation) {
+  KeySlot s;
+  s.generation = generation;
+  s.wrap.kek_version = 3;
+  s.wrap.kdf = Kdf::scrypt;
+  s.wrap.log2_n = 17;
+  s.wrap.r = 8;
+  s.wrap.p = 1;
+  s.wrap.salt.fill(0x11);
+  s.wrap.check.fill(0x22);
+  s.wrap.wrap_nonce.fill(0x33);
+  s.wrap.wrapped_key.fill(0x44);
+  return s;
+}
+
+TEST(PieceFormat, KeySlotRoundTripsAndAZeroBlockIsAnEmptySlot) {
+  auto b = block();
+  encode_key_slot(sample_slot(5), span_of(b));
+  auto d = decode_key_slot(b);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  ASSERT_TRUE(d->has_value());
+  EXPECT_EQ((*d)->generation, 5u);
+  EXPECT_EQ((*d)->wrap.kek_version, 3u);
+  EXPECT_EQ((*d)->wrap.kdf, Kdf::scrypt);
+  EXPECT_EQ((*d)->wrap.log2_n, 17);
+  EXPECT_EQ((*d)->wrap.salt, sample_slot(5).wrap.salt);
+  EXPECT_EQ((*d)->wrap.wrapped_key, sample_slot(5).wrap.wrapped_key);
+  auto zero = block();
+  auto e = decode_key_slot(zero);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_FALSE(e->has_value());
+}
+
+// A torn rewrite of one slot leaves the other: the damaged one is ignored, and only a
+// piece with no valid slot at all has lost its key.
+TEST(PieceFormat, ADamagedKeySlotIsIgnoredAndNoValidSlotIsCorrupt) {
+  std::vector<std::byte> slots(2 * kBlock);
+  encode_key_slot(sample_slot(1), std::span<std::byte, kBlock>(slots.data(), kBlock));
+  encode_key_slot(sample_slot(2), std::span<std::byte, kBlock>(slots.data() + kBlock, kBlock));
+  slots[kBlock + 70] ^= std::byte{1};
+  PieceHeader h;
+  h.version = kSlottedPieceVersion;
+  h.cipher = Cipher::aes256gcm;
+  ASSERT_TRUE(read_key_slots(h, slots).has_value());
+  ASSERT_TRUE(h.slots[0].has_value());
+  EXPECT_EQ(h.slots[0]->generation, 1u);
+  EXPECT_FALSE(h.slots[1].has_value());
+  slots[70] ^= std::byte{1};
+  auto r = read_key_slots(h, slots);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, Errc::corrupt);
+}
+
+// Version 4 headers of encrypted pieces carry only the nonce prefix; frames start after
+// the key slots, and unencrypted pieces keep the version 3 layout.
+TEST(PieceFormat, Version4HeaderHoldsOnlyTheNoncePrefixAndFramesFollowTheSlots) {
+  PieceHeader h;
+  h.version = kSlottedPieceVersion;
+  h.cipher = Cipher::aes256gcm;
+  h.name = "p.sbp";
+  h.crypto.nonce_prefix.fill(7);
+  h.crypto.wrapped_key.fill(9);  // not part of a version 4 header
+  auto b = block();
+  encode_piece_header(h, span_of(b));
+  auto d = decode_piece_header(b);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  EXPECT_EQ(d->version, kSlottedPieceVersion);
+  EXPECT_EQ(d->crypto.nonce_prefix, h.crypto.nonce_prefix);
+  EXPECT_EQ(d->crypto.wrapped_key, (std::array<uint8_t, 48>{}));
+  EXPECT_EQ(first_frame_offset(*d), 3u * kBlock);
+  PieceHeader plain;
+  EXPECT_EQ(first_frame_offset(plain), kBlock);
 }
 
 }  // namespace

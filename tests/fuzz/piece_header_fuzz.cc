@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(!h.error().what.empty());
     return 0;
   }
-  FUZZ_CHECK(h->version >= kOldestPieceVersion && h->version <= kPieceVersion);
+  FUZZ_CHECK(h->version >= kOldestPieceVersion && h->version <= kNewestPieceVersion);
   FUZZ_CHECK(h->block == kBlock);
   FUZZ_CHECK(h->version >= 2 || h->catalog_id == 0);
   FUZZ_CHECK(h->codec <= Codec::zstd && h->cipher <= Cipher::aes256gcm);

@@ -4,6 +4,8 @@
 //   v2  the build before the storage redesign (8c6532d: piece format 2, catalog identity)
 //   v3  incremental backups (piece format 3 with digest maps and trailer version 2,
 //       catalog payload version 3): each of the three backups is a level 0
+//   v4  key slots (the encrypted backup's pieces in piece format 4, the others still 3);
+//       the catalog autobackups the backups wrote beside their pieces were left out
 //
 // The fixtures were made by this file's FormatFixtures.DISABLED_Write with
 //   SB_FIXTURE_VERSION=v2 SB_FIXTURE_BIN=<that build's stripeback>
@@ -116,7 +118,7 @@ class FormatFixture : public FormatBase, public ::testing::WithParamInterface<co
   FormatFixture() : FormatBase(GetParam()) {}
 };
 
-INSTANTIATE_TEST_SUITE_P(Versions, FormatFixture, ::testing::Values("v1", "v2", "v3"));
+INSTANTIATE_TEST_SUITE_P(Versions, FormatFixture, ::testing::Values("v1", "v2", "v3", "v4"));
 
 TEST_P(FormatFixture, CatalogListsTheThreeBackupsComplete) {
   RunResult l = sb({"list", "--catalog", cat(), "--json"});
@@ -186,6 +188,42 @@ TEST_F(FormatV3, LevelOneBuildsOnTheOldLevelZero) {
     EXPECT_EQ(stripeback::testing::read_file(target + src + name),
               stripeback::testing::read_file(src + name))
         << name;
+}
+
+// A rekey of a catalog of version 3 pieces: the encrypted backup's pieces keep their key in
+// their checksummed header, so they are reported as needing a rewrite and their new wrap
+// is in the catalog only. The new key restores them through it; this catalog no longer
+// takes the old key (the pieces themselves, read without it, still would).
+TEST_F(FormatV3, RekeyReportsFormat3PiecesAndTheNewKeyOpensThemThroughTheCatalog) {
+  const std::string k2 = kRoot + "/k2.key";
+  SB_ASSERT_EXIT(sb({"keygen", k2}), 0);
+  RunResult r = sb({"rekey", "--catalog", cat(), "--key-file", key(), "--new-key-file", k2,
+                    "--json"});
+  SB_ASSERT_EXIT(r, 0);
+  Json j = parse_json(r);
+  EXPECT_EQ(*j["old_format"].as_u64(), 2u) << r.out;
+  EXPECT_EQ(*j["unencrypted"].as_u64(), 4u);
+  EXPECT_EQ(*j["rewrapped"].as_u64(), 0u);
+  for (const auto& p : j["pieces"].items()) {
+    if (p["outcome"].as_string() == "old_format") {
+      EXPECT_NE(p["detail"].as_string().find("piece format version 3"), std::string::npos);
+    }
+  }
+  RunResult text = sb({"list", "--catalog", cat()});
+  SB_EXPECT_EXIT(text, 0);
+  EXPECT_TRUE(contains(text.out, "2 piece(s) open with key version 2 only through the catalog"));
+  const std::string target = t_ / "r-new";
+  SB_ASSERT_EXIT(sb({"restore", "--catalog", cat(), "--tag", "encrypted", "--to", target,
+                     "--key-file", k2}),
+                 0);
+  for (const char* f : {"/a.dbf", "/sub/b.dbf", "/sub/empty"})
+    EXPECT_EQ(stripeback::testing::read_file(target + kRoot + "/src" + f),
+              stripeback::testing::read_file(t_ / "src" + std::string(f)))
+        << f;
+  RunResult old = sb({"restore", "--catalog", cat(), "--tag", "encrypted", "--to",
+                      t_ / "r-old", "--key-file", key()});
+  SB_EXPECT_EXIT(old, 4);
+  EXPECT_TRUE(contains(old.err, "wrong passphrase or key"));
 }
 
 // The first backup into the version-1 catalog gives it an identity and names its pieces
