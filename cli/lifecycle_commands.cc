@@ -84,13 +84,8 @@ int run_delete_backup(const CommonFlags& c, const MediaFlags& f) {
   auto cat = open_catalog(c, catalog::Create::no);
   if (!cat) return report(cat.error());
   // Planned and carried out under the maintenance lock, as delete obsolete is.
-  std::optional<engine::MaintenanceLock> lock;
-  if (!f.dry_run) {
-    auto l = engine::MaintenanceLock::acquire(**cat);
-    if (!l) return report(l.error());
-    lock.emplace(std::move(*l));
-    if (auto r = (*cat)->refresh(); !r) return report(r.error());
-  }
+  auto lock = lock_for_deletion(**cat, !f.dry_run);
+  if (!lock) return report(lock.error());
   const auto backups = (*cat)->backups();
   auto d = engine::plan_backup_deletion(
       backups, (*cat)->deleted_backups(), f.delete_id,

@@ -300,6 +300,15 @@ void deletion_json(util::JsonWriter& w, const engine::DeletePlan& plan, bool act
   w.end_array();
 }
 
+Result<std::optional<engine::MaintenanceLock>> lock_for_deletion(catalog::Catalog& cat, bool take) {
+  std::optional<engine::MaintenanceLock> lock;
+  if (!take) return lock;
+  SB_ASSIGN(auto l, engine::MaintenanceLock::acquire(cat));
+  lock.emplace(std::move(l));
+  SB_TRY(cat.refresh());
+  return lock;
+}
+
 namespace {
 
 // A backup's lock: locked_until and lock_mode (null when it was never locked).
@@ -344,15 +353,8 @@ int run_obsolete(const CommonFlags& c, const MediaFlags& f, bool remove) {
   auto cat = open_existing(c, &missing);
   if (missing) return no_catalog(c, "{\"backups\":[],\"pieces\":[],\"bytes\":0}");
   if (!cat) return report(cat.error());
-  // A deletion is planned and carried out under the maintenance lock, from the catalog as
-  // the previous holder left it.
-  std::optional<engine::MaintenanceLock> lock;
-  if (remove && !f.dry_run) {
-    auto l = engine::MaintenanceLock::acquire(**cat);
-    if (!l) return report(l.error());
-    lock.emplace(std::move(*l));
-    if (auto r = (*cat)->refresh(); !r) return report(r.error());
-  }
+  auto lock = lock_for_deletion(**cat, remove && !f.dry_run);
+  if (!lock) return report(lock.error());
   auto policy = policy_of(**cat);
   if (!policy) return report(policy.error());
   double resume_days = engine::kDefaultResumeWindowDays;
@@ -467,13 +469,8 @@ int run_delete_expired(const CommonFlags& c, const MediaFlags& f) {
   auto cat = open_existing(c, &missing);
   if (missing) return no_catalog(c, "{\"backups\":[],\"pieces\":[],\"bytes\":0}");
   if (!cat) return report(cat.error());
-  std::optional<engine::MaintenanceLock> lock;
-  if (!f.dry_run) {
-    auto l = engine::MaintenanceLock::acquire(**cat);
-    if (!l) return report(l.error());
-    lock.emplace(std::move(*l));
-    if (auto r = (*cat)->refresh(); !r) return report(r.error());
-  }
+  auto lock = lock_for_deletion(**cat, !f.dry_run);
+  if (!lock) return report(lock.error());
   const auto backups = (*cat)->backups();
   std::vector<uint64_t> ids, kept;
   // A kept backup stays (stripeback keep): its pieces may come back (a medium offline).

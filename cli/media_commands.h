@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "engine/media/media_ops.h"
 
 namespace stripeback::engine {
 struct DeletePlan;
@@ -61,6 +62,11 @@ const std::vector<std::string>& setting_keys();
 // Fills in from the catalog's settings what the command line of a job left out: its
 // channels, a backup's compression, the key source (for --encrypt and for reading), and a
 // backup's --to. A catalog that does not exist yet has no settings.
+// A deletion is planned and carried out under the maintenance lock, from the catalog as the
+// previous holder left it: when `take` (not for a dry run), the lock is taken and the
+// catalog read again; otherwise nothing is locked.
+Result<std::optional<engine::MaintenanceLock>> lock_for_deletion(catalog::Catalog& cat, bool take);
+
 Result<void> apply_settings(const CommonFlags& c, options::Settings& job, bool backup);
 
 }  // namespace stripeback::cli

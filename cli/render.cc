@@ -439,6 +439,26 @@ std::string backup_text(const engine::BackupSummary& b) {
 
 std::string format_time(int64_t ns) { return util::format_time_ns(ns); }
 
+void outcome_lists_json(util::JsonWriter& w, const std::vector<engine::Fallback>& fallbacks,
+                        const std::vector<std::string>& warnings,
+                        const std::vector<std::string>& errors) {
+  w.begin_array("fallbacks");
+  for (const auto& f : fallbacks)
+    w.begin_object()
+        .kv("file", f.file)
+        .kv("from_backup", f.from_backup)
+        .kv("backup_id", f.used_backup)
+        .kv("reason", f.reason)
+        .end_object();
+  w.end_array();
+  w.begin_array("warnings");
+  for (const auto& e : warnings) w.value(e);
+  w.end_array();
+  w.begin_array("errors");
+  for (const auto& e : errors) w.value(e);
+  w.end_array();
+}
+
 std::string restore_json(const engine::RestoreSummary& s) {
   util::JsonWriter w;
   w.begin_object();
@@ -498,21 +518,7 @@ std::string restore_json(const engine::RestoreSummary& s) {
   w.begin_array("channels");
   for (const auto& c : s.channels) channel_json(w, c);
   w.end_array();
-  w.begin_array("fallbacks");
-  for (const auto& f : s.fallbacks)
-    w.begin_object()
-        .kv("file", f.file)
-        .kv("from_backup", f.from_backup)
-        .kv("backup_id", f.used_backup)
-        .kv("reason", f.reason)
-        .end_object();
-  w.end_array();
-  w.begin_array("warnings");
-  for (const auto& e : s.warnings) w.value(e);
-  w.end_array();
-  w.begin_array("errors");
-  for (const auto& e : s.errors) w.value(e);
-  w.end_array();
+  outcome_lists_json(w, s.fallbacks, s.warnings, s.errors);
   w.end_object();
   return w.str();
 }

@@ -23,6 +23,11 @@ std::string backup_text(const engine::BackupSummary& s);
 // database (nothing for a plain --hot); for text, one indented line.
 void hot_json(util::JsonWriter& w, const catalog::HotBackup& h);
 std::string hot_text(const catalog::HotBackup& h);
+// The "fallbacks", "warnings" and "errors" arrays of a restore or validate document (and
+// of its preview).
+void outcome_lists_json(util::JsonWriter& w, const std::vector<engine::Fallback>& fallbacks,
+                        const std::vector<std::string>& warnings,
+                        const std::vector<std::string>& errors);
 std::string restore_json(const engine::RestoreSummary& s);
 // UTC time in ISO 8601, "YYYY-MM-DDTHH:MM:SSZ", of a wall-clock time in ns since the epoch.
 std::string format_time(int64_t ns);

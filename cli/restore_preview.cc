@@ -83,21 +83,7 @@ std::string preview_json(const engine::RestorePreview& p) {
   }
   w.end_array();
   w.end_object();
-  w.begin_array("fallbacks");
-  for (const auto& f : p.fallbacks)
-    w.begin_object()
-        .kv("file", f.file)
-        .kv("from_backup", f.from_backup)
-        .kv("backup_id", f.used_backup)
-        .kv("reason", f.reason)
-        .end_object();
-  w.end_array();
-  w.begin_array("warnings");
-  for (const auto& e : p.warnings) w.value(e);
-  w.end_array();
-  w.begin_array("errors");
-  for (const auto& e : p.errors) w.value(e);
-  w.end_array();
+  outcome_lists_json(w, p.fallbacks, p.warnings, p.errors);
   w.end_object();
   return w.str();
 }
