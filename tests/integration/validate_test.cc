@@ -60,7 +60,12 @@ TEST(Validate, DamageIsReportedWithPieceOffsetAndFile) {
 std::vector<std::pair<uint64_t, engine::FrameType>> frames_of_piece(const std::string& piece) {
   std::vector<std::pair<uint64_t, engine::FrameType>> out;
   std::string bytes = stripeback::testing::read_file(piece);
-  uint64_t p = engine::kBlock;
+  if (bytes.size() < engine::kBlock) return out;
+  // Frames start after the header block (and an encrypted piece's key slots).
+  auto header = engine::decode_piece_header(
+      {reinterpret_cast<const std::byte*>(bytes.data()), engine::kBlock});
+  if (!header) return out;
+  uint64_t p = engine::first_frame_offset(*header);
   while (p + engine::kBlock <= bytes.size()) {
     auto h = engine::decode_frame_header(
         {reinterpret_cast<const std::byte*>(bytes.data() + p), engine::kBlock});
