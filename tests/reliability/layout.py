@@ -15,6 +15,7 @@ bytes) is protected by nothing and may change harmlessly.
 import struct
 
 BLOCK = 4096
+KEY_SLOT = 120  # bytes of a key slot block in use (version 4)
 FRAME_HEADER = 64
 FOOTER_USED = 28  # magic, trailer offset, frame count, piece checksum, CRC
 FRAME_MAGIC = 0x52464253
@@ -94,9 +95,18 @@ def piece_regions(data):
     else:
         regs.append(("piece-header", 0, body + 4, True))
     regs.append(("piece-header-pad", body + 4, BLOCK, True))  # under the piece checksum
+    off = BLOCK
+    if cipher and u16(data, 8) >= 4:
+        # Version 4: two key slot blocks. Slot 0 holds the wrap under its own CRC32C (a
+        # changed byte leaves the piece without a valid slot: corrupt); the rest of its
+        # block and the empty slot 1 are read by nothing that matters (a slot that fails
+        # its check is ignored).
+        regs += [("key-slot", BLOCK, BLOCK + KEY_SLOT, True),
+                 ("key-slot-pad", BLOCK + KEY_SLOT, 2 * BLOCK, False),
+                 ("key-slot-empty", 2 * BLOCK, 3 * BLOCK, False)]
+        off = 3 * BLOCK
     footer = len(data) - BLOCK
     trailer_at = u64(data, footer + 8)
-    off = BLOCK
     while True:
         if off >= footer or u32(data, off) != FRAME_MAGIC:
             raise LayoutError(f"no frame header at {off}")
