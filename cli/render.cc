@@ -168,6 +168,31 @@ std::string verdict_text(const engine::Verdict& v) {
          (v.suggestion.empty() ? "" : "; " + v.suggestion) + "\n";
 }
 
+namespace {
+
+// The page checks of a backup --check-logical: counts and each corrupt page.
+void page_checks_json(util::JsonWriter& w, const engine::BackupSummary& s) {
+  if (!s.page_format.empty()) {
+    w.kv("check_logical", s.page_format);
+    w.kv("pages_checked", s.pages.checked);
+    w.kv("pages_retried", s.pages.retried);
+    w.kv("pages_recovered", s.pages.recovered);
+    w.kv("pages_newer", s.pages.newer);
+    w.kv("pages_corrupt", static_cast<uint64_t>(s.pages.corrupt.size()));
+    w.begin_array("corrupt");
+    for (const auto& c : s.pages.corrupt)
+      w.begin_object()
+          .kv("file", c.file)
+          .kv("block", c.block)
+          .kv("offset", c.offset)
+          .kv("reason", c.reason)
+          .end_object();
+    w.end_array();
+  }
+}
+
+}  // namespace
+
 std::string backup_json(const engine::BackupSummary& s) {
   util::JsonWriter w;
   w.begin_object();
@@ -205,23 +230,7 @@ std::string backup_json(const engine::BackupSummary& s) {
   w.kv("elapsed_s", s.elapsed_s);
   w.kv("mb_per_s", util::mb_per_s(s.bytes_read, s.elapsed_s));
   verdict_json(w, s.verdict);
-  if (!s.page_format.empty()) {
-    w.kv("check_logical", s.page_format);
-    w.kv("pages_checked", s.pages.checked);
-    w.kv("pages_retried", s.pages.retried);
-    w.kv("pages_recovered", s.pages.recovered);
-    w.kv("pages_newer", s.pages.newer);
-    w.kv("pages_corrupt", static_cast<uint64_t>(s.pages.corrupt.size()));
-    w.begin_array("corrupt");
-    for (const auto& c : s.pages.corrupt)
-      w.begin_object()
-          .kv("file", c.file)
-          .kv("block", c.block)
-          .kv("offset", c.offset)
-          .kv("reason", c.reason)
-          .end_object();
-    w.end_array();
-  }
+  page_checks_json(w, s);
   w.kv("files_planned", s.files_planned);
   channels_json(w, s.channels_chosen, s.channels_reason);
   w.kv("sets", s.sets);
