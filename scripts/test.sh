@@ -18,7 +18,9 @@
 #   fuzz   scripts/fuzz.sh for --fuzz-time seconds per target (default 10), two targets at a
 #          time; skipped, and said so, where clang++-14 with libFuzzer is not installed
 # The first stage builds alone; the later stages' builds then run at low priority (nice,
-# idle I/O class) beside its tests, and their tests run in order once it is done.
+# idle I/O class) beside its tests. The tests of minimal and fuzz (no server, no timing)
+# run there too, right after their builds; tsan's (ganesha and tgtd, which the ci stage's
+# tests also start) run once the ci stage's tests are done.
 # --no-sanitizers runs the ci stage in build/ci (RelWithDebInfo, no sanitizer) and skips tsan;
 # --no-fuzz skips fuzz; --only runs just the stages named (asan, the stage the ci stage took
 # over, means ci). --long runs the ci stage's integration tests on the full 1 GiB data set,
@@ -161,6 +163,9 @@ bash scripts/install-deps.sh
 stages=(ci minimal)
 ((sanitizers)) && stages+=(tsan)
 ((fuzz)) && stages+=(fuzz)
+# Stages whose tests run in the background right after their build, beside the first
+# stage's tests: they start no server and time nothing.
+beside=" minimal fuzz "
 if [[ -n $only ]]; then
   IFS=, read -r -a named <<<"$only"
   stages=()
@@ -173,7 +178,8 @@ fi
 
 # The builds after the first run in the background, one after another, each writing
 # <stage>.{log,rc,secs} in a directory of this run's own (kept when a stage failed); a
-# stage's tests wait for its build.
+# stage's tests wait for its build. A stage in $beside also runs its tests there, writing
+# <stage>.test.{log,rc,secs}.
 mkdir -p build
 state=$(mktemp -d build/test-stages.XXXXXX)
 background_builds() {
@@ -184,7 +190,25 @@ background_builds() {
     "build_$s" >"$state/$s.log" 2>&1 || rc=$?
     echo $(($(date +%s) - start)) >"$state/$s.secs"
     echo $rc >"$state/$s.rc"
+    [[ $beside == *" $s "* ]] || continue
+    start=$(date +%s)
+    ((rc)) || "test_$s" >"$state/$s.test.log" 2>&1 || rc=$?
+    echo $(($(date +%s) - start)) >"$state/$s.test.secs"
+    echo $rc >"$state/$s.test.rc"
   done
+}
+# Waits for the tests a stage ran in the background and prints what they printed.
+wait_for_tests_beside() {
+  local s=$1
+  until [[ -f $state/$s.test.rc ]]; do
+    if ! kill -0 "$bg_pid" 2>/dev/null && [[ ! -f $state/$s.test.rc ]]; then
+      echo "test.sh: $s: the background stopped before its tests ran" >&2
+      return 1
+    fi
+    sleep 2
+  done
+  [[ ! -f $state/$s.test.log ]] || cat "$state/$s.test.log"
+  return "$(<"$state/$s.test.rc")"
 }
 wait_for_build() {
   local s=$1
@@ -235,15 +259,20 @@ for i in "${!stages[@]}"; do
     build_secs=$(<"$state/$s.secs")
   fi
   test_start=$(date +%s)
-  ((rc)) || "test_$s" || rc=$?
-  test_secs=$(($(date +%s) - test_start))
+  if ((i > 0)) && [[ $beside == *" $s "* ]]; then
+    ((rc)) || wait_for_tests_beside "$s" || rc=$?
+    test_secs=$(cat "$state/$s.test.secs" 2>/dev/null || echo 0)
+  else
+    ((rc)) || "test_$s" || rc=$?
+    test_secs=$(($(date +%s) - test_start))
+  fi
   report+=("$(printf '%-7s build %5d s  test %5d s  %s' "$s" "$build_secs" "$test_secs" \
       "$( ((rc)) && echo FAILED || echo ok)")")
   ((rc)) && failed+=("$s")
 done
 bg_pid=
 printf 'test.sh: %s\n' "${report[@]}"
-echo "test.sh: later stages' builds ran beside the tests before them; $(($(date +%s) - run_start)) s in all"
+echo "test.sh: later stages' builds (and minimal's and fuzz's tests) ran beside the tests before them; $(($(date +%s) - run_start)) s in all"
 if ((${#failed[@]})); then
   echo "test.sh: failed stages: ${failed[*]} (background build logs: $state)" >&2
   exit 1
