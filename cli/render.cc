@@ -40,7 +40,7 @@ void channels_json(util::JsonWriter& w, uint32_t chosen, const std::string& reas
   else w.kv("channels_reason", reason);
 }
 
-// "  channels: auto chose 4 (probe: 1=210 2=390 4=450 8=455 MB/s)"; nothing for a fixed count.
+// "  channels: auto chose 8 (probe: 1=210 2=390 4=450 8=455 MB/s)"; nothing for a fixed count.
 std::string channels_text(const std::string& reason, uint32_t chosen) {
   if (reason.empty()) return "";
   return "  channels: auto chose " + std::to_string(chosen) + " (" + escape_text(reason) + ")\n";

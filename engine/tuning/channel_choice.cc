@@ -25,6 +25,15 @@ uint32_t smallest_near_best(const std::map<uint32_t, double>& rates, double near
   return 0;
 }
 
+uint32_t largest_near_best(const std::map<uint32_t, double>& rates, double near) {
+  double best = 0;
+  for (const auto& [n, r] : rates) best = std::max(best, r);
+  uint32_t chosen = 0;
+  for (const auto& [n, r] : rates)  // in increasing count
+    if (r >= best * (1 - near)) chosen = n;
+  return chosen;
+}
+
 std::string rates_text(const std::map<uint32_t, double>& rates) {
   std::string s;
   for (const auto& [n, r] : rates) {
@@ -79,7 +88,7 @@ std::optional<ChannelChoice> choose_from_history(std::span<const PastRun> runs,
 ChannelChoice choose_from_probe(const std::map<uint32_t, double>& rates,
                                 const ChannelBounds& bounds) {
   if (rates.empty()) return choose_unmeasured("the probe measured nothing", bounds);
-  return bounded(smallest_near_best(rates), "probe: " + rates_text(rates), bounds);
+  return bounded(largest_near_best(rates), "probe: " + rates_text(rates), bounds);
 }
 
 ChannelChoice choose_unmeasured(const std::string& why, const ChannelBounds& bounds) {

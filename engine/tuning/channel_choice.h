@@ -18,10 +18,22 @@ inline constexpr uint32_t kAutoChannelsMost = 16;
 // A count whose rate is within this share of the best rate counts as good as the best;
 // the smallest such count is chosen (fewer channels: fewer sets, less memory).
 inline constexpr double kNearBest = 0.05;
+// A probe measures reads alone, and a channel is more than its reads: it digests, compresses
+// and writes while its next reads are in flight, so more channels overlap more of that work
+// than a read-only probe can show (on this project's development disk, reads at 1 to 8
+// readers probed within about 15% of each other while backups ran 40% faster with 8 channels
+// than with 1; docs/benchmarks.md, "Channel count"). What a probe can show is a medium on
+// which concurrent readers hurt (a disk that seeks between them, a server that serializes
+// them). So from a probe the largest count within this share of the best rate is chosen.
+inline constexpr double kProbeNearBest = 0.15;
 // History is enough once it has this many runs, of at least two channel counts.
 inline constexpr size_t kHistoryRunsEnough = 3;
-// The default when nothing is measured (the built-in default of --channels).
-inline constexpr uint32_t kAutoChannelsDefault = 2;
+// The count when nothing is measured (no history, a job too small to probe): 4. On this
+// project's local disk and over NFS 4 channels came within 10% of the best fixed count
+// (docs/benchmarks.md, "Channel count"), where the fixed default of --channels, 2, lost 15%
+// to 30%; a disk on which concurrent streams hurt loses less with 4 than a flash or network
+// medium does with 2, and the history corrects it once jobs at other counts ran.
+inline constexpr uint32_t kAutoChannelsDefault = 4;
 
 // What bounds the count, each as the most channels it allows (at least 1 is always taken).
 struct ChannelBounds {
@@ -48,6 +60,9 @@ struct ChannelChoice {
 // The smallest count whose rate is within `near` of the best rate; 0 for no rates.
 uint32_t smallest_near_best(const std::map<uint32_t, double>& rates, double near = kNearBest);
 
+// The largest count whose rate is within `near` of the best rate; 0 for no rates.
+uint32_t largest_near_best(const std::map<uint32_t, double>& rates, double near = kProbeNearBest);
+
 // "1=410 2=620 4=655 MB/s".
 std::string rates_text(const std::map<uint32_t, double>& rates);
 
@@ -59,7 +74,7 @@ std::optional<ChannelChoice> choose_from_history(std::span<const PastRun> runs,
                                                  const std::string& what,
                                                  const ChannelBounds& bounds);
 
-// From the rates a probe measured at each count (all within the bounds).
+// From the rates a probe measured at each count (all within the bounds): largest_near_best().
 ChannelChoice choose_from_probe(const std::map<uint32_t, double>& rates,
                                 const ChannelBounds& bounds);
 

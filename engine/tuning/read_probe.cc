@@ -26,8 +26,17 @@ struct Run {
   uint64_t offset = 0;
 };
 
-uint64_t runs_per_round(const ProbeOptions& o) {
-  return std::max<uint64_t>(1, (o.round_bytes + o.run - 1) / o.run);
+// The runs each reader of a round reads, and those of the round of `readers`.
+uint64_t runs_per_reader(const ProbeOptions& o) {
+  return std::max<uint64_t>(1, (o.reader_bytes + o.run - 1) / o.run);
+}
+uint64_t runs_per_round(const ProbeOptions& o, uint32_t readers) {
+  return runs_per_reader(o) * std::max<uint32_t>(1, readers);
+}
+uint64_t runs_in_all(const ProbeOptions& o) {
+  uint64_t n = 0;
+  for (uint32_t c : o.counts) n += runs_per_round(o, c);
+  return n;
 }
 
 // The runs of every round, round after round: run j is on file j % F (of the F largest
@@ -39,7 +48,7 @@ std::vector<Run> layout(const std::vector<ProbeFile>& files, const ProbeOptions&
     if (files[i].size >= o.run) order.push_back(i);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return files[a].size > files[b].size; });
-  const uint64_t total = runs_per_round(o) * o.counts.size();
+  const uint64_t total = runs_in_all(o);
   for (size_t nf = std::min<size_t>(order.size(), 64); nf > 0; --nf) {
     bool fits = true;
     for (size_t f = 0; f < nf && fits; ++f)
@@ -156,9 +165,7 @@ Result<ProbeRound> probe_round(const std::vector<ProbeFile>& files, const std::v
 
 }  // namespace
 
-uint64_t probe_bytes(const ProbeOptions& o) {
-  return runs_per_round(o) * o.run * o.counts.size();
-}
+uint64_t probe_bytes(const ProbeOptions& o) { return runs_in_all(o) * o.run; }
 
 bool probe_fits(const std::vector<ProbeFile>& files, const ProbeOptions& o) {
   return !layout(files, o).empty();
@@ -168,12 +175,14 @@ Result<std::vector<ProbeRound>> probe_reads(const std::vector<ProbeFile>& files,
                                             const ProbeOptions& o) {
   const std::vector<Run> runs = layout(files, o);
   if (runs.empty()) return fail(Errc::invalid_argument, "read probe: the files are too small");
-  const size_t per_round = runs_per_round(o);
   std::vector<ProbeRound> rounds;
-  for (size_t r = 0; r < o.counts.size(); ++r) {
-    const std::vector<Run> these(runs.begin() + static_cast<ptrdiff_t>(r * per_round),
-                                 runs.begin() + static_cast<ptrdiff_t>((r + 1) * per_round));
-    SB_ASSIGN(ProbeRound round, probe_round(files, these, std::max<uint32_t>(1, o.counts[r]), o));
+  size_t first = 0;
+  for (uint32_t count : o.counts) {
+    const size_t n = runs_per_round(o, count);
+    const std::vector<Run> these(runs.begin() + static_cast<ptrdiff_t>(first),
+                                 runs.begin() + static_cast<ptrdiff_t>(first + n));
+    first += n;
+    SB_ASSIGN(ProbeRound round, probe_round(files, these, std::max<uint32_t>(1, count), o));
     rounds.push_back(round);
   }
   return rounds;

@@ -31,6 +31,24 @@ TEST(SmallestNearBest, TakesTheFewestChannelsWithinFivePercentOfTheBest) {
   EXPECT_EQ(smallest_near_best({}), 0u);
 }
 
+TEST(LargestNearBest, TakesTheMostChannelsWithinFifteenPercentOfTheBest) {
+  // Reads alike at every count: the most channels (they overlap the rest of the work).
+  EXPECT_EQ(largest_near_best({{1, 2670}, {2, 2298}, {4, 2462}, {8, 2300}}), 8u);
+  EXPECT_EQ(largest_near_best({{1, 2670}, {2, 2298}, {4, 2462}, {8, 2200}}), 4u);
+  // Concurrent readers hurt (a disk seeking between them): the fewest.
+  EXPECT_EQ(largest_near_best({{1, 150}, {2, 120}, {4, 90}, {8, 70}}), 1u);
+  EXPECT_EQ(largest_near_best({{1, 100}, {2, 200}, {4, 400}, {8, 350}}), 8u);
+  EXPECT_EQ(largest_near_best({{1, 100}, {2, 200}, {4, 400}, {8, 330}}), 4u);
+  EXPECT_EQ(largest_near_best({}), 0u);
+}
+
+TEST(ChooseFromProbe, ChoosesTheLargestCountNearTheBestRate) {
+  const std::map<uint32_t, double> rates{{1, 900}, {2, 1000}, {4, 950}, {8, 700}};
+  ChannelChoice c = choose_from_probe(rates, ChannelBounds{});
+  EXPECT_EQ(c.channels, 4u);
+  EXPECT_EQ(c.reason, "probe: 1=900 2=1000 4=950 8=700 MB/s");
+}
+
 TEST(ChooseFromHistory, PicksTheCountWhoseMedianRateIsBest) {
   // 2 channels have the best median (305); 4 had one lucky run, its median is lower.
   const std::vector<PastRun> runs{{1, 100}, {1, 110}, {2, 300}, {2, 310},
@@ -99,7 +117,7 @@ TEST(ChannelBounds, TheTightestBoundWinsAndOneIsTheLeast) {
 TEST(ChooseUnmeasured, TheDefaultWithinTheBounds) {
   ChannelChoice c = choose_unmeasured("no probe: small", ChannelBounds{});
   EXPECT_EQ(c.channels, kAutoChannelsDefault);
-  EXPECT_EQ(c.reason, "no probe: small: the default 2");
+  EXPECT_EQ(c.reason, "no probe: small: the default 4");
   ChannelBounds one;
   one.units = 1;
   c = choose_unmeasured("no probe: small", one);
@@ -130,23 +148,23 @@ std::vector<ProbeFile> probe_files(const TempDir& t, int n, uint64_t size) {
   return files;
 }
 
-TEST(ReadProbe, ReadsTheSameAmountAtEveryCountWithoutRereading) {
+TEST(ReadProbe, EveryReaderReadsTheSameAmountWithoutRereading) {
   TempDir t("sbtest-probe");
   const auto files = probe_files(t, 4, 8u << 20);
   ProbeOptions o;
   o.counts = {1, 2, 4};
-  o.round_bytes = 4u << 20;
+  o.reader_bytes = 1u << 20;
   o.run = 1u << 20;
   o.io = 256u << 10;
   o.depth = 4;
-  EXPECT_EQ(probe_bytes(o), 12u << 20);
+  EXPECT_EQ(probe_bytes(o), 7u << 20);  // 1 + 2 + 4 readers of 1 MiB
   ASSERT_TRUE(probe_fits(files, o));
   auto rounds = probe_reads(files, o);
   ASSERT_TRUE(rounds.has_value()) << rounds.error().what;
   ASSERT_EQ(rounds->size(), 3u);
   for (size_t i = 0; i < rounds->size(); ++i) {
     EXPECT_EQ((*rounds)[i].readers, o.counts[i]);
-    EXPECT_EQ((*rounds)[i].bytes, o.round_bytes);
+    EXPECT_EQ((*rounds)[i].bytes, o.reader_bytes * o.counts[i]);
     EXPECT_GT((*rounds)[i].mb_per_s, 0);
   }
 }
@@ -155,9 +173,10 @@ TEST(ReadProbe, DoesNotFitFilesTooSmallToSampleWithoutRereading) {
   TempDir t("sbtest-probe-small");
   ProbeOptions o;
   o.counts = {1, 2, 4};
-  o.round_bytes = 4u << 20;
+  o.reader_bytes = 1u << 20;
   o.run = 1u << 20;
-  EXPECT_FALSE(probe_fits(probe_files(t, 2, 2u << 20), o));  // 4 places for 12 runs
+  EXPECT_FALSE(probe_fits(probe_files(t, 2, 3u << 20), o));  // 6 places for 7 runs
+  EXPECT_TRUE(probe_fits(probe_files(t, 2, 4u << 20), o));   // 8 places
   EXPECT_FALSE(probe_fits(probe_files(t, 3, 512u << 10), o));  // smaller than a run
 }
 
@@ -167,7 +186,7 @@ TEST(ReadProbe, AFileThatCannotBeOpenedFailsItNamingTheFile) {
   files[1].location = t / "gone";
   ProbeOptions o;
   o.counts = {1, 2};
-  o.round_bytes = 2u << 20;
+  o.reader_bytes = 1u << 20;
   o.run = 1u << 20;
   auto rounds = probe_reads(files, o);
   ASSERT_FALSE(rounds.has_value());
