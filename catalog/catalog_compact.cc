@@ -2,6 +2,7 @@
 // backups dropped, put in place by an atomic rename.
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -34,6 +35,41 @@ std::optional<uint64_t> record_backup_id(const Frame& f) {
   for (int i = 0; i < 8; ++i) id |= uint64_t{f.payload[1 + static_cast<size_t>(i)]} << (8 * i);
   return id;
 }
+
+// The KeyWrap records as a compaction writes them again (docs/security.md, "What the old
+// key still opens"): of each piece only its current wrap, the one of the last record that
+// names it (as loading the catalog takes it), and none of a backup dropped. A superseded
+// wrap is the piece's data key under a key-encryption key a rekey retired: kept, the old
+// key and the catalog would still open the piece. By frame index: the record to write in
+// its place, nullopt to leave the frame out; frames not in the map are copied as they are.
+// A record that does not decode is copied as it is (loading reports it).
+std::map<size_t, std::optional<std::vector<uint8_t>>> current_key_wraps(
+    const std::vector<Frame>& frames, const std::set<uint64_t>& dropped) {
+  std::map<size_t, KeyWraps> records;
+  std::map<std::string, size_t> last;  // piece -> frame of its current wrap
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (frames[i].type != static_cast<uint16_t>(RecordType::key_wrap)) continue;
+    auto w = decode_key_wraps(frames[i].payload);
+    if (!w) continue;
+    for (const KeyWrap& x : w->wraps) last[x.piece] = i;
+    records.emplace(i, std::move(*w));
+  }
+  std::map<size_t, std::optional<std::vector<uint8_t>>> out;
+  for (auto& [i, w] : records) {
+    const size_t before = w.wraps.size();
+    std::erase_if(w.wraps, [&, i = i](const KeyWrap& x) {
+      return last[x.piece] != i || dropped.count(x.backup_id) > 0;
+    });
+    if (w.wraps.size() == before) continue;
+    if (w.wraps.empty()) {
+      out.emplace(i, std::nullopt);
+      continue;
+    }
+    auto rec = encode_key_wraps(w);
+    if (rec) out.emplace(i, std::move(rec->payload));
+  }
+  return out;
+}
 }  // namespace
 
 Result<CompactReport> Catalog::compact(const CompactOptions& o) {
@@ -65,14 +101,20 @@ Result<CompactReport> Catalog::compact(const CompactOptions& o) {
       }
   }
   rep.dropped_backups.assign(drop.begin(), drop.end());
+  const auto wraps = current_key_wraps(scan.frames, drop);
   std::vector<uint8_t> out = encode_file_header();
   uint64_t seq = 0;
-  for (const Frame& f : scan.frames) {
+  for (size_t i = 0; i < scan.frames.size(); ++i) {
+    const Frame& f = scan.frames[i];
     auto id = record_backup_id(f);
     // The identity and the next id are the catalog's, not its backups': those begins stay.
     const bool keeps_catalog = id && f.type == static_cast<uint16_t>(RecordType::backup_begin) &&
                                (*id == identity_begin || *id == max_id);
     if (id && drop.count(*id) && !keeps_catalog) continue;
+    if (auto w = wraps.find(i); w != wraps.end()) {
+      if (w->second) append_frame(out, ++seq, RecordType::key_wrap, *w->second);
+      continue;
+    }
     append_frame(out, ++seq, static_cast<RecordType>(f.type), f.payload);
   }
   rep.records_after = seq;

@@ -33,6 +33,8 @@ void print_json(const engine::RekeyReport& r, bool dry_run) {
   w.kv("kek_version", static_cast<uint64_t>(r.kek_version));
   w.kv("resumed", r.resumed);
   w.kv("finished", r.finished);
+  w.kv("superseded_records_removed", r.superseded_removed);
+  if (!r.compact_error.empty()) w.kv("compact_error", r.compact_error);
   for (auto o : {RekeyOutcome::rewrapped, RekeyOutcome::catalog_only, RekeyOutcome::old_format,
                  RekeyOutcome::already, RekeyOutcome::unencrypted, RekeyOutcome::failed})
     w.kv(engine::rekey_outcome_name(o), static_cast<uint64_t>(r.count(o)));
@@ -84,6 +86,14 @@ void print_text(const engine::RekeyReport& r, bool dry_run) {
               dry_run       ? ""
               : r.finished ? (r.resumed ? " (an interrupted rekey finished)" : "")
                            : "; unfinished: run it again with the same keys");
+  if (r.superseded_removed > 0)
+    std::printf("catalog compacted: %llu record(s) of earlier rekeys (wraps under retired keys) "
+                "removed\n", static_cast<unsigned long long>(r.superseded_removed));
+  if (!r.compact_error.empty())
+    std::fprintf(stderr, "warning: the rekey is done, but the catalog could not be compacted "
+                 "(%s): the wraps of earlier rekeys, under retired keys, stay in catalog.log "
+                 "until `stripeback catalog compact` succeeds\n",
+                 util::escape_text(r.compact_error).c_str());
 }
 
 }  // namespace

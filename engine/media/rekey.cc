@@ -147,6 +147,14 @@ Result<RekeyReport> run_rekey(catalog::Catalog& cat, Keyring& old_keys, Keyring&
                         rep.count(RekeyOutcome::old_format), 0};
     SB_TRY(cat.add_rekey(done));
     rep.finished = true;
+    util::crash_point("rekey-done-recorded");
+    // Version 2 is the first rekey's: before it no KeyWrap record was written.
+    if (rep.kek_version > 2) {
+      if (auto c = cat.compact(); c)
+        rep.superseded_removed = c->records_before - c->records_after;
+      else
+        rep.compact_error = c.error().what;
+    }
   }
   return rep;
 }

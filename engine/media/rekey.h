@@ -47,6 +47,12 @@ struct RekeyReport {
   uint32_t kek_version = 0;  // the new key's version
   bool resumed = false;      // an earlier, unfinished rekey was finished
   bool finished = false;     // the done record is written (no piece failed)
+  // A finished rekey from the second on compacts the catalog: the earlier rekeys' KeyWrap
+  // records, wraps under keys now retired, are left out (catalog::Catalog::compact). How
+  // many records that removed, or why the compaction failed (the rekey itself is done; a
+  // later `catalog compact` removes them).
+  uint64_t superseded_removed = 0;
+  std::string compact_error;
   std::vector<RekeyedPiece> pieces;
   uint32_t count(RekeyOutcome o) const;
 };

@@ -47,6 +47,38 @@ TEST(KeyRecords, TheNewestWrapWinsAndARekeyIsPendingUntilItsEnd) {
   EXPECT_FALSE(wraps["p2"].in_piece);
 }
 
+// A compaction keeps of each piece only its current wrap: a superseded one is the piece's
+// data key under a retired key-encryption key. A record left with some wraps is written
+// again with those; one left with none goes.
+TEST(KeyRecords, CompactionLeavesOutSupersededWraps) {
+  testing::TempDir tmp;
+  {
+    auto cat = open_ok(tmp / "cat");
+    ASSERT_TRUE(cat->add_rekey({77, false, 5, 2}));
+    ASSERT_TRUE(cat->add_key_wraps({77, 6, {wrap_of("p1", 2, true), wrap_of("p2", 2, false)}}));
+    ASSERT_TRUE(cat->add_key_wraps({77, 6, {wrap_of("p3", 2, true)}}));
+    ASSERT_TRUE(cat->add_rekey({77, true, 8, 2, 2, 1, 0, 0}));
+    ASSERT_TRUE(cat->add_rekey({78, false, 9, 3}));
+    ASSERT_TRUE(cat->add_key_wraps({78, 10, {wrap_of("p1", 3, true), wrap_of("p3", 3, true)}}));
+    auto rep = cat->compact();
+    ASSERT_TRUE(rep) << rep.error().what;
+    // The second record held only p3's version 2: gone. The first is written again with
+    // p2's alone.
+    EXPECT_EQ(rep->records_after + 1, rep->records_before);
+    EXPECT_LT(rep->bytes_after, rep->bytes_before);
+  }
+  auto cat = open_ok(tmp / "cat", Create::no);
+  EXPECT_TRUE(cat->warnings().empty());
+  auto wraps = cat->key_wraps();
+  ASSERT_EQ(wraps.size(), 3u);
+  EXPECT_EQ(wraps["p1"].kek_version, 3u);
+  EXPECT_EQ(wraps["p2"].kek_version, 2u);
+  EXPECT_FALSE(wraps["p2"].in_piece);
+  EXPECT_EQ(wraps["p3"].kek_version, 3u);
+  EXPECT_EQ(cat->pending_rekeys().size(), 1u);  // the rekey records themselves stay
+  EXPECT_EQ(cat->kek_version(), 3u);
+}
+
 TEST(KeyRecords, AnEndWithoutAnIntentAndMalformedPayloadsAreRefused) {
   testing::TempDir tmp;
   auto cat = open_ok(tmp / "cat");

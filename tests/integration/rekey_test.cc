@@ -10,6 +10,8 @@
 #include <iterator>
 #include <map>
 
+#include "catalog/payload.h"
+#include "catalog/record_log.h"
 #include "tests/integration/it_util.h"
 
 namespace stripeback::it {
@@ -37,6 +39,24 @@ std::string without_slots(const std::string& piece) {
   std::string b = slurp(piece);
   if (b.size() > 3 * 4096) b.replace(4096, 2 * 4096, 2 * 4096, '\0');
   return b;
+}
+
+// The key version of every KeyWrap in `cat`'s catalog.log, by piece, in log order.
+std::multimap<std::string, uint32_t> wraps_in_log(const std::string& cat) {
+  const std::string b = slurp(cat + "/catalog.log");
+  std::multimap<std::string, uint32_t> out;
+  if (b.size() < catalog::kFileHeaderSize) return out;
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(b.data()), b.size());
+  const auto scan = catalog::scan_records(bytes.subspan(catalog::kFileHeaderSize),
+                                          catalog::kFileHeaderSize, 0);
+  for (const auto& f : scan.frames) {
+    if (f.type != static_cast<uint16_t>(catalog::RecordType::key_wrap)) continue;
+    auto w = catalog::decode_key_wraps(f.payload);
+    EXPECT_TRUE(w.has_value());
+    if (w)
+      for (const auto& x : w->wraps) out.emplace(x.piece, x.kek_version);
+  }
+  return out;
 }
 
 class Rekey : public ::testing::Test {
@@ -112,9 +132,21 @@ TEST_F(Rekey, ASecondRekeyMovesOnAndOnlyTheNewestKeyOpens) {
   SB_ASSERT_EXIT(rekey(), 0);
   const std::string k3 = t_ / "k3.key";
   SB_ASSERT_EXIT(sb({"keygen", k3}), 0);
+  // After the first rekey the log holds each piece's wrap under key version 2.
+  const size_t pieces = pieces_in(dest_).size();
+  auto v2 = wraps_in_log(cat_);
+  EXPECT_EQ(v2.size(), pieces);
+  for (const auto& [piece, version] : v2) EXPECT_EQ(version, 2u) << piece;
   RunResult r = rekey({"--key-file", "K2", "--new-key-file", k3});
   SB_ASSERT_EXIT(r, 0);
-  EXPECT_EQ(*parse_json(r)["kek_version"].as_u64(), 3u);
+  Json j = parse_json(r);
+  EXPECT_EQ(*j["kek_version"].as_u64(), 3u);
+  // The second rekey compacts them away: with key 2 and the catalog no data key can be
+  // unwrapped any more. One record per piece was written by each rekey.
+  EXPECT_EQ(*j["superseded_records_removed"].as_u64(), pieces);
+  auto v3 = wraps_in_log(cat_);
+  EXPECT_EQ(v3.size(), pieces);
+  for (const auto& [piece, version] : v3) EXPECT_EQ(version, 3u) << piece;
   expect_restores_identical(k3, "r3");
   RunResult old = restore(k2_, "r2");
   SB_EXPECT_EXIT(old, 4);
@@ -216,7 +248,7 @@ TEST_F(Rekey, KilledAtEveryCrashPointThenRunAgainFinishes) {
   for (const std::string at :
        {"rekey-intent-recorded", "rekey-slot-written:1", "rekey-wrap-recorded:1",
         "rekey-slot-erased:1", "rekey-slot-written:3", "rekey-wrap-recorded:3",
-        "rekey-slot-erased:3", "catalog-synced:1", "catalog-synced:4"}) {
+        "rekey-slot-erased:3", "catalog-synced:1", "catalog-synced:4", "rekey-done-recorded"}) {
     SCOPED_TRACE(at);
     fs::remove_all(dest_);
     fs::remove_all(cat_);
