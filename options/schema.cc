@@ -313,10 +313,6 @@ Result<void> set_percent(const Option& o, Settings& s, std::string_view v) {
   s.*F = pct / 100;
   return ok();
 }
-template <double Settings::*F>
-void reset_double(Settings& s) {
-  s.*F = Settings{}.*F;
-}
 
 Result<void> set_alarm_factor(const Option& o, Settings& s, std::string_view v) {
   const std::string t(v);
@@ -536,18 +532,18 @@ const Option kSchema[] = {
    "many percentage points over the files both backups checked (and at least 8 more pages "
    "fail)",
    "Validation", "PERCENT", "1%", 0, 0, set_percent<&Settings::alarm_page_share>,
-   reset_double<&Settings::alarm_page_share>, true, false, false, 0, {},
+   reset<&Settings::alarm_page_share>, true, false, false, 0, {},
    "a string, \"1%\""},
   {"alarm_page_factor", "--alarm-page-factor", Type::text, kBackup,
    "the alarm fires when the share of pages failing their checks grew more than this many "
    "times (and at least 8 more pages fail)",
    "Validation", "FACTOR", "10", 0, 0, set_alarm_factor,
-   reset_double<&Settings::alarm_page_factor>, true, false, false, 0, {}, "a string, \"10\""},
+   reset<&Settings::alarm_page_factor>, true, false, false, 0, {}, "a string, \"10\""},
   {"alarm_compression_drop", "--alarm-compression-drop", Type::text, kBackup,
    "the alarm fires when the compression ratio of the files both backups compressed fell "
    "by more than this share (from a ratio of at least 1.5)",
    "Validation", "PERCENT", "50%", 0, 0, set_percent<&Settings::alarm_compression_drop>,
-   reset_double<&Settings::alarm_compression_drop>, true, false, false, 0, {},
+   reset<&Settings::alarm_compression_drop>, true, false, false, 0, {},
    "a string, \"50%\""},
   // Databases (docs/postgresql.md).
   {"hot", "--hot", Type::flag, kBackup,
