@@ -45,7 +45,7 @@ uint64_t backup_with_profiles(Catalog& cat, const FileProfiles& p) {
   q.backup_id = *id;
   EXPECT_TRUE(cat.add_file_profiles(q));
   EXPECT_TRUE(cat.add_piece(*id, sample_piece(0, 1), {sample_file("/db/a", 1)}));
-  EXPECT_TRUE(cat.end_backup(*id, sample_end(1)));
+  EXPECT_TRUE(cat.end_backup(*id, sample_end(1, BackupStatus::complete, 1)));
   return *id;
 }
 
