@@ -44,7 +44,7 @@ void alarm_json(util::JsonWriter& w, const engine::BackupSummary& s) {
   if (a.pages) {
     const auto& p = *a.pages;
     w.begin_object("pages");
-    w.kv("files", p.files);
+    w.kv("files_compared", p.files);
     w.kv("checked_before", p.checked_before);
     w.kv("failed_before", p.failed_before);
     w.kv("share_before", p.share_before);
@@ -57,7 +57,7 @@ void alarm_json(util::JsonWriter& w, const engine::BackupSummary& s) {
   if (a.compression) {
     const auto& c = *a.compression;
     w.begin_object("compression");
-    w.kv("files", c.files);
+    w.kv("files_compared", c.files);
     w.kv("raw_before", c.raw_before);
     w.kv("stored_before", c.stored_before);
     w.kv("ratio_before", c.ratio_before);

@@ -13,6 +13,10 @@ namespace {
 // A page that fails its check is read again up to this many times, this far apart.
 constexpr int kPageRetries = 3;
 constexpr std::chrono::milliseconds kPageRetryPause{50};
+// Once this many pages of a unit failed every re-read, its further failing pages are not
+// read again: they are damaged or encrypted, not being written, and at 150 ms a page a
+// table of encrypted pages would take hours. The judgement of newer pages still applies.
+constexpr uint32_t kUnrecoveredBeforeNoRetry = 32;
 
 }  // namespace
 
@@ -89,7 +93,8 @@ Result<void> BackupChannel::check_pages(Source& s, uint64_t off, std::byte* data
     const uint64_t block = *s.first_block + (off + at) / ps;
     std::string why = v.check_block(block, page);
     if (why.empty()) continue;
-    for (int attempt = 0; attempt < kPageRetries && !why.empty(); ++attempt) {
+    const int retries = s.pages_unrecovered < kUnrecoveredBeforeNoRetry ? kPageRetries : 0;
+    for (int attempt = 0; attempt < retries && !why.empty(); ++attempt) {
       std::this_thread::sleep_for(kPageRetryPause);
       if (!retry_page_ || retry_page_->size < ps) {
         retry_page_ = AlignedBlock::make(std::max<size_t>(ps, kBlock));
@@ -105,6 +110,7 @@ Result<void> BackupChannel::check_pages(Source& s, uint64_t off, std::byte* data
       }
     }
     if (why.empty()) continue;
+    if (retries > 0) ++s.pages_unrecovered;
     // Counted for the alarm before the judgement: an encrypted page fails whatever it says.
     ++s.done.pages_failed;
     why = v.judge_failed(page, std::move(why));
