@@ -67,6 +67,7 @@ const char* sb_status_name(sb_status status) {
     case SB_NO_SPACE: return "SB_NO_SPACE";
     case SB_PARTIAL: return "SB_PARTIAL";
     case SB_CHANGED: return "SB_CHANGED";
+    case SB_SUSPICIOUS: return "SB_SUSPICIOUS";
     case SB_TIMED_OUT: return "SB_TIMED_OUT";
   }
   return "SB_UNKNOWN";

@@ -104,6 +104,11 @@ sb_status finish_backup(sb_job& j, const Result<engine::BackupSummary>& sum) {
                      std::to_string(sum->pages.corrupt.size()) + " corrupt page(s) found, e.g. '" +
                          p.file + "' block " + std::to_string(p.block) + ": " + p.reason);
   }
+  if (sum->suspicious)
+    return fail_with(j.h, SB_SUSPICIOUS,
+                     "backup " + std::to_string(sum->backup_id) +
+                         " looks like encrypted or destroyed data: " +
+                         engine::suspicion_line(*sum->suspicious));
   if (!sum->changed_files.empty())
     return fail_with(j.h, SB_CHANGED,
                      std::to_string(sum->changed_files.size()) +

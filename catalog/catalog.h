@@ -391,6 +391,26 @@ struct Rekey {
   uint32_t rewrapped = 0, catalog_only = 0, old_format = 0, failed = 0;
 };
 
+// What one backup saw of each file it read (docs/security.md, "Ransomware alarm"): the
+// figures a later backup of the same files compares with its own. Recorded for a backup
+// that checks pages (--check-logical) or compresses, before its end record.
+struct FileProfile {
+  std::string path;            // as the backup's file record names it
+  uint64_t pages_checked = 0;  // pages the validator checked; 0: none (not checked)
+  // Pages that failed their check on every read, before the judgement of a hot backup's
+  // pages being written: an encrypted page fails whatever its stamp says.
+  uint64_t pages_failed = 0;
+  // Raw bytes of the frames the compressor took, and their stored size (a frame that does
+  // not shrink counts as stored raw); both 0 when the file was not compressed. All-zero
+  // blocks (recorded without data) and a level 1's unchanged units are not counted.
+  uint64_t bytes_raw = 0;
+  uint64_t bytes_stored = 0;
+};
+struct FileProfiles {
+  uint64_t backup_id = 0;
+  std::vector<FileProfile> files;  // sorted by path
+};
+
 struct LoadWarning {
   uint64_t offset = 0;  // byte offset in catalog.log
   uint64_t length = 0;  // bytes skipped
@@ -522,6 +542,13 @@ class Catalog {
   std::vector<Rekey> pending_rekeys() const;
   // The newest key-encryption key version any record names: 1 when none does.
   uint32_t kek_version() const;
+  // File profiles (docs/security.md, "Ransomware alarm"): as many records as the files
+  // need, in one durable write. Errors: not_found for an unknown or deleted backup,
+  // invalid_argument for a path too long or no file.
+  Result<void> add_file_profiles(const FileProfiles& p);
+  // The profiles recorded for a backup (records in log order, joined), or nullopt when it
+  // has none or was deleted.
+  std::optional<FileProfiles> file_profiles(uint64_t backup_id) const;
   // Backups a finished deletion removed (their records are still in the log until compact).
   std::vector<uint64_t> deleted_backups() const;
 

@@ -29,7 +29,8 @@ std::optional<uint64_t> record_backup_id(const Frame& f) {
                           f.type == static_cast<uint16_t>(RecordType::resume) ||
                           f.type == static_cast<uint16_t>(RecordType::lock) ||
                           f.type == static_cast<uint16_t>(RecordType::hot) ||
-                          f.type == static_cast<uint16_t>(RecordType::keep);
+                          f.type == static_cast<uint16_t>(RecordType::keep) ||
+                          f.type == static_cast<uint16_t>(RecordType::file_profile);
   if (!per_backup || f.payload.size() < 9) return std::nullopt;
   uint64_t id = 0;
   for (int i = 0; i < 8; ++i) id |= uint64_t{f.payload[1 + static_cast<size_t>(i)]} << (8 * i);

@@ -164,6 +164,11 @@ void Model::apply(const Frame& f) {
       }
       return add_rekey(*p);
     }
+    case RecordType::file_profile: {
+      auto p = decode_file_profiles(f.payload);
+      if (!p) return bad(p.error());
+      return add_file_profiles(*p, f.offset);
+    }
     case RecordType::job: {
       auto p = decode_job(f.payload);
       if (!p) return bad(p.error());
@@ -383,6 +388,25 @@ void Model::add_keep(const Keep& k, uint64_t offset) {
   }
   if (k.kind == Keep::Kind::cleared) it->second.keep.reset();
   else it->second.keep = k;
+}
+
+void Model::add_file_profiles(const FileProfiles& p, uint64_t offset) {
+  if (p.backup_id > max_id_) max_id_ = p.backup_id;
+  if (deleted_.count(p.backup_id)) return;
+  if (!backups_.count(p.backup_id)) {
+    warn({offset, 0, "file profile record for backup " + std::to_string(p.backup_id) +
+                         ", which is not in the catalog; ignored"});
+    return;
+  }
+  FileProfiles& to = profiles_[p.backup_id];
+  to.backup_id = p.backup_id;
+  to.files.insert(to.files.end(), p.files.begin(), p.files.end());
+}
+
+std::optional<FileProfiles> Model::file_profiles(uint64_t id) const {
+  auto it = profiles_.find(id);
+  if (it == profiles_.end() || deleted_.count(id)) return std::nullopt;
+  return it->second;
 }
 
 void Model::add_hot(const HotBackup& h, uint64_t offset) {

@@ -52,6 +52,10 @@ class Model {
   bool has_rekey_intent(uint64_t id) const { return rekeys_.count(id) != 0; }
   std::vector<Rekey> pending_rekeys() const;
   uint32_t kek_version() const { return kek_version_; }
+  // File profiles: the records of a backup joined in log order. Like a hot record they
+  // make no backup of their own; a deleted backup's are dropped.
+  void add_file_profiles(const FileProfiles& p, uint64_t offset);
+  std::optional<FileProfiles> file_profiles(uint64_t id) const;
   const std::map<std::string, Setting>& settings() const { return settings_; }
   std::vector<Deletion> pending_deletions() const;
   bool has_intent(uint64_t deletion_id) const { return intents_.count(deletion_id) != 0; }
@@ -100,6 +104,7 @@ class Model {
   std::map<uint64_t, Rekey> rekeys_;           // intents by rekey id, until done
   std::vector<uint64_t> rekey_order_;
   uint32_t kek_version_ = 1;
+  std::map<uint64_t, FileProfiles> profiles_;  // by backup id
 };
 
 }  // namespace stripeback::catalog

@@ -111,4 +111,9 @@ Result<KeyWraps> decode_key_wraps(std::span<const uint8_t> payload);
 Result<EncodedRecord> encode_rekey(const Rekey& r);
 Result<Rekey> decode_rekey(std::span<const uint8_t> payload);
 
+// File profiles (profile_payload.cc): as many records as the size limit needs, each with
+// the backup id and some of the files, in order.
+Result<std::vector<EncodedRecord>> encode_file_profiles(const FileProfiles& p);
+Result<FileProfiles> decode_file_profiles(std::span<const uint8_t> payload);
+
 }  // namespace stripeback::catalog

@@ -120,6 +120,8 @@ const char* record_type_name(uint16_t type) {
       return "key wrap";
     case RecordType::rekey:
       return "rekey";
+    case RecordType::file_profile:
+      return "file profile";
   }
   return "unknown";
 }

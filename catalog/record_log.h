@@ -50,6 +50,7 @@ enum class RecordType : uint16_t {
   keep = 15,        // the operator keeps a backup until a date, forever, or no more (Keep)
   key_wrap = 16,    // wraps of pieces' data keys under a newer key-encryption key (KeyWraps)
   rekey = 17,       // intent or end of a rekey (Rekey)
+  file_profile = 18,  // per-file page failures and compression of a backup (FileProfiles)
 };
 const char* record_type_name(uint16_t type);
 

@@ -167,6 +167,11 @@ int run_backup_cmd(const CommonFlags& c, const options::Settings& f,
                  "(fuzzy, as expected in backup mode: the database's redo makes them "
                  "consistent)\n",
                  id.c_str(), sum->fuzzy_files.size());
+  if (sum->suspicious) {
+    print_error("backup " + id + " is suspicious: it looks like encrypted or destroyed data (" +
+                engine::suspicion_line(*sum->suspicious) + ")");
+    return kExitSuspicious;
+  }
   if (!sum->changed_files.empty()) {
     print_error("backup " + id + " is complete, but " +
                 std::to_string(sum->changed_files.size()) +

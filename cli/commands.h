@@ -1,7 +1,7 @@
 // The `stripeback` subcommands: each turns parsed flags into engine options, runs the job
 // and prints its result. Exit codes: 0 success, 1 the job failed, 2 bad usage or input,
 // 3 a partial backup, 4 a wrong passphrase or key, 5 a complete backup in which some files
-// changed while they were read.
+// changed while they were read, 8 a backup the ransomware alarm fired on.
 #pragma once
 
 #include <atomic>
@@ -34,6 +34,10 @@ inline constexpr int kExitChanged = 5;
 // restore or validate complete, but some files came from an older copy than the newest
 // (the newest was expired or failed its checks), without --allow-fallback.
 inline constexpr int kExitFellBack = 6;
+// (7: archive-get.) Suspicious: the backup looks like encrypted or destroyed data. The
+// ransomware alarm fired (docs/security.md): it is recorded complete as the evidence, and
+// the backup it was compared with is kept forever. Before kExitChanged.
+inline constexpr int kExitSuspicious = 8;
 
 // Where the encryption key comes from: names only, never the secret itself.
 struct KeyFlags {

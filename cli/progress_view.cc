@@ -54,6 +54,7 @@ void snapshot_json(util::JsonWriter& w, const engine::ProgressSnapshot& s) {
   w.kv("hang_after_s", s.hang_after_s);
   w.kv("finished", s.finished);
   if (!s.verdict.empty()) w.kv("bound_by", s.verdict);
+  if (!s.suspicious.empty()) w.kv("suspicious", s.suspicious);
   w.begin_array("channels");
   for (const auto& c : s.channels) {
     w.begin_object();
@@ -279,6 +280,8 @@ int run_status_cmd(const CommonFlags& c, bool watch, bool prune) {
                     format_time(j.snap.last_update_ns).c_str(), j.why.empty() ? "" : ": ",
                     util::escape_text(j.why).c_str());
         std::fputs(progress_lines(j.snap).c_str(), stdout);
+        if (!j.snap.suspicious.empty())
+          std::printf("  SUSPICIOUS: %s\n", util::escape_text(j.snap.suspicious).c_str());
       }
     }
     std::fflush(stdout);

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <set>
 
+#include "cli/render_alarm.h"
 #include "database/recovery_plan.h"
 #include "engine/format/piece_name.h"
 #include "util/clock.h"
@@ -231,6 +232,7 @@ std::string backup_json(const engine::BackupSummary& s) {
   w.kv("mb_per_s", util::mb_per_s(s.bytes_read, s.elapsed_s));
   verdict_json(w, s.verdict);
   page_checks_json(w, s);
+  alarm_json(w, s);
   w.kv("files_planned", s.files_planned);
   channels_json(w, s.channels_chosen, s.channels_reason);
   w.kv("sets", s.sets);
@@ -329,7 +331,7 @@ std::string backup_headline(const engine::BackupSummary& b) {
 }  // namespace
 
 std::string backup_text(const engine::BackupSummary& b) {
-  std::string s = backup_headline(b);
+  std::string s = backup_headline(b) + alarm_text(b);
   char buf[512];
   if (b.lock)
     s += "  pieces locked until " + format_time(b.lock->until_ns) + " (" +

@@ -87,6 +87,9 @@ std::string metrics_text(const engine::ProgressSnapshot& s) {
          static_cast<double>(s.last_progress_ns) / 1e9);
   metric("stripeback_job_finished", "gauge", "1 once the job has returned.");
   sample("stripeback_job_finished", job, s.finished ? 1 : 0);
+  metric("stripeback_job_suspicious", "gauge",
+         "1 when the ransomware alarm fired on the backup (see /status: suspicious).");
+  sample("stripeback_job_suspicious", job, s.suspicious.empty() ? 0 : 1);
   metric("stripeback_channel_done_bytes_total", "counter", "Bytes a channel has done.");
   for (const auto& c : s.channels)
     sample("stripeback_channel_done_bytes_total", job + ",channel=\"" + std::to_string(c.channel) + "\"",

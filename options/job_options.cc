@@ -259,6 +259,11 @@ Result<engine::BackupOptions> backup_options(const Settings& s) {
   o.check_logical = s.check_logical;
   o.max_corrupt = s.max_corrupt;
   o.page_size = s.page_size;
+  if (s.alarm)
+    o.alarm = engine::AlarmThresholds{s.alarm_page_share, s.alarm_page_factor,
+                                      s.alarm_compression_drop};
+  else
+    o.alarm.reset();
   o.resume = s.resume;
   o.hot = s.hot || !s.pg.empty();
   if (s.lock_days) o.lock = engine::BackupOptions::Lock{s.lock_mode, *s.lock_days};

@@ -300,6 +300,31 @@ Result<void> set_sample(const Option& o, Settings& s, std::string_view v) {
   return ok();
 }
 
+// A share in percent ("1%", "0.5%"; the % may be left out), above 0 and at most 100.
+template <double Settings::*F>
+Result<void> set_percent(const Option& o, Settings& s, std::string_view v) {
+  std::string t(v);
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  char* end = nullptr;
+  errno = 0;
+  const double pct = t.empty() ? 0 : std::strtod(t.c_str(), &end);
+  if (t.empty() || errno != 0 || end != t.c_str() + t.size() || !(pct > 0) || pct > 100)
+    return bad(o, "wants a share above 0 and at most 100%, like 1%; got " + quoted(v));
+  s.*F = pct / 100;
+  return ok();
+}
+
+Result<void> set_alarm_factor(const Option& o, Settings& s, std::string_view v) {
+  const std::string t(v);
+  char* end = nullptr;
+  errno = 0;
+  const double f = t.empty() ? 0 : std::strtod(t.c_str(), &end);
+  if (t.empty() || errno != 0 || end != t.c_str() + t.size() || !(f > 1) || f > 1e6)
+    return bad(o, "wants a factor above 1, like 10; got " + quoted(v));
+  s.alarm_page_factor = f;
+  return ok();
+}
+
 Result<void> set_part(const Option& o, Settings& s, std::string_view v) {
   unsigned k = 0, n = 0;
   char extra = 0;
@@ -495,6 +520,31 @@ const Option kSchema[] = {
    "with --check-logical: the page size, instead of the one the database's control file "
    "gives (e.g. 8K)",
    "Validation", "SIZE", {}, 1, 65536, size<&Settings::page_size>, reset<&Settings::page_size>},
+  // The ransomware alarm (docs/security.md).
+  {"alarm", "--no-alarm", Type::flag, kBackup,
+   "do not compare this backup's file profiles (the share of pages failing their checks "
+   "with --check-logical, the compression ratio with --compress) with the previous backup "
+   "of the same files. With the alarm on (the default), a jump makes the backup "
+   "suspicious: exit 8, the previous backup kept forever, --json: suspicious",
+   "Validation", {}, {}, 0, 0, yes_no<&Settings::alarm>, reset<&Settings::alarm>, true, true},
+  {"alarm_page_share", "--alarm-page-share", Type::text, kBackup,
+   "the alarm fires when the share of pages failing their checks rose by more than this "
+   "many percentage points over the files both backups checked (and at least 8 more pages "
+   "fail)",
+   "Validation", "PERCENT", "1%", 0, 0, set_percent<&Settings::alarm_page_share>,
+   reset<&Settings::alarm_page_share>, true, false, false, 0, {},
+   "a string, \"1%\""},
+  {"alarm_page_factor", "--alarm-page-factor", Type::text, kBackup,
+   "the alarm fires when the share of pages failing their checks grew more than this many "
+   "times (and at least 8 more pages fail)",
+   "Validation", "FACTOR", "10", 0, 0, set_alarm_factor,
+   reset<&Settings::alarm_page_factor>, true, false, false, 0, {}, "a string, \"10\""},
+  {"alarm_compression_drop", "--alarm-compression-drop", Type::text, kBackup,
+   "the alarm fires when the compression ratio of the files both backups compressed fell "
+   "by more than this share (from a ratio of at least 1.5)",
+   "Validation", "PERCENT", "50%", 0, 0, set_percent<&Settings::alarm_compression_drop>,
+   reset<&Settings::alarm_compression_drop>, true, false, false, 0, {},
+   "a string, \"50%\""},
   // Databases (docs/postgresql.md).
   {"hot", "--hot", Type::flag, kBackup,
    "the sources are in a database's backup mode (a hot backup): files that change while they "

@@ -66,6 +66,9 @@ struct Settings {
   std::optional<std::string> check_logical;
   uint64_t max_corrupt = 0;
   std::optional<uint32_t> page_size;
+  // The ransomware alarm (--no-alarm, --alarm-page-share, ...): fractions and a factor.
+  bool alarm = true;
+  double alarm_page_share = 0.01, alarm_page_factor = 10, alarm_compression_drop = 0.5;
   // Databases: a hot backup (--hot), of a PostgreSQL cluster through libpq (--pg CONNINFO).
   bool hot = false;
   std::string pg;

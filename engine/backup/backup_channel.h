@@ -110,6 +110,10 @@ struct UnitDone {
   // The file changed while this unit was read (its size or mtime differ from when it was
   // opened, or, for a section, from the plan): the copy may mix old and new contents.
   bool changed = false;
+  // What the file profile counts of this unit (catalog::FileProfile): pages checked and
+  // failing on every read, and the raw and stored bytes of the frames compressed.
+  uint64_t pages_checked = 0, pages_failed = 0;
+  uint64_t bytes_raw = 0, bytes_stored = 0;
 };
 
 struct ChannelOutcome {

@@ -23,6 +23,7 @@ const util::Phase<BackupJob> kBackupPhases[] = {
     {"gather", gather_outcomes},          // the channels' outcomes (job_summary.cc)
     {"files", assemble_records},          // the file records
     {"judge", judge_outcome},             // complete, partial or failed
+    {"alarm", sound_alarm},               // file profiles compared (job_alarm.cc)
     {"hot", end_hot_mode},                // --hot, --pg: the backup mode ends (job_record.cc)
     {"page checks", record_page_checks},  // recorded; a validation ends here (job_record.cc)
     {"record", record_backup},            // pieces and files into the catalog

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "engine/backup/alarm.h"
 #include "engine/backup/backup_channel.h"
 #include "engine/monitor/progress.h"
 #include "engine/transform/crypto.h"
@@ -105,6 +106,12 @@ struct BackupOptions {
   // (backup --pg: the start LSN): a failing page stamped from there on is being written,
   // one stamped before it is corrupt (make_validator).
   std::optional<uint64_t> pages_changing_from;
+  // The ransomware alarm (engine/backup/alarm.h, docs/security.md): a backup that checks
+  // pages or compresses records its file profiles and compares them with the newest earlier
+  // complete backup that profiled the same files. When a rule fires the backup is recorded
+  // complete all the same (its corrupt pages do not fail it: they are the evidence), the
+  // earlier backup is kept forever and BackupSummary::suspicious says why. Unset: off.
+  std::optional<AlarmThresholds> alarm = AlarmThresholds{};
 };
 
 struct BufferChoice {
@@ -198,6 +205,10 @@ struct BackupSummary {
   // The channels the job ran, and with --channels auto why that many (empty otherwise).
   uint32_t channels_chosen = 0;
   std::string channels_reason;
+  // The alarm: the backup its file profiles were compared with (0: none), and, when a rule
+  // fired, the evidence.
+  uint64_t alarm_compared_with = 0;
+  std::optional<Suspicion> suspicious;
 };
 
 // Errors before anything is written (bad source, unusable destination) come back as the

@@ -101,6 +101,9 @@ struct BackupJob {
   std::vector<std::pair<std::string, UnitMap>> media_maps;
   catalog::BackupStatus status = catalog::BackupStatus::complete;
   bool corruption_failed = false;  // failed by --max-corrupt
+  catalog::BackupStatus status_unless_corrupt = catalog::BackupStatus::complete;
+  // alarm: what the channels counted of each file read (recorded before the end)
+  catalog::FileProfiles profile;
 };
 
 using util::Next;
@@ -130,6 +133,8 @@ Result<Next> run_channels(BackupJob& job);
 Result<Next> gather_outcomes(BackupJob& job);
 Result<Next> assemble_records(BackupJob& job);
 Result<Next> judge_outcome(BackupJob& job);
+// job_alarm.cc
+Result<Next> sound_alarm(BackupJob& job);
 // job_record.cc
 Result<Next> record_page_checks(BackupJob& job);
 Result<Next> record_backup(BackupJob& job);

@@ -13,6 +13,10 @@ namespace {
 // A page that fails its check is read again up to this many times, this far apart.
 constexpr int kPageRetries = 3;
 constexpr std::chrono::milliseconds kPageRetryPause{50};
+// Once this many pages of a unit failed every re-read, its further failing pages are not
+// read again: they are damaged or encrypted, not being written, and at 150 ms a page a
+// table of encrypted pages would take hours. The judgement of newer pages still applies.
+constexpr uint32_t kUnrecoveredBeforeNoRetry = 32;
 
 }  // namespace
 
@@ -85,10 +89,12 @@ Result<void> BackupChannel::check_pages(Source& s, uint64_t off, std::byte* data
   for (uint32_t at = 0; at + ps <= len; at += ps) {
     std::byte* page = data + at;
     ++out_.pages.checked;
+    ++s.done.pages_checked;
     const uint64_t block = *s.first_block + (off + at) / ps;
     std::string why = v.check_block(block, page);
     if (why.empty()) continue;
-    for (int attempt = 0; attempt < kPageRetries && !why.empty(); ++attempt) {
+    const int retries = s.pages_unrecovered < kUnrecoveredBeforeNoRetry ? kPageRetries : 0;
+    for (int attempt = 0; attempt < retries && !why.empty(); ++attempt) {
       std::this_thread::sleep_for(kPageRetryPause);
       if (!retry_page_ || retry_page_->size < ps) {
         retry_page_ = AlignedBlock::make(std::max<size_t>(ps, kBlock));
@@ -104,6 +110,9 @@ Result<void> BackupChannel::check_pages(Source& s, uint64_t off, std::byte* data
       }
     }
     if (why.empty()) continue;
+    if (retries > 0) ++s.pages_unrecovered;
+    // Counted for the alarm before the judgement: an encrypted page fails whatever it says.
+    ++s.done.pages_failed;
     why = v.judge_failed(page, std::move(why));
     if (why.empty()) {
       ++out_.pages.newer;
@@ -146,10 +155,16 @@ Result<void> BackupChannel::emit_frame(uint32_t slot, uint32_t pos, uint32_t len
   if (h.type == FrameType::zero) {
     ++out_.stats.zero_frames;
   } else if (framing_.compressor) {
+    const uint64_t stored = h.compressed ? h.stored_len - (h.sealed ? kTagSize : 0) : len;
     out_.stats.compress_s += ef.compress_cpu_s;
     out_.stats.bytes_compressed_in += len;
-    out_.stats.bytes_compressed_out +=
-        h.compressed ? h.stored_len - (h.sealed ? kTagSize : 0) : len;
+    out_.stats.bytes_compressed_out += stored;
+    // The file profile counts what the compressor was given (not a frame --compress auto
+    // or a full output buffer stored raw): data that no longer shrinks is the sign.
+    if (compress) {
+      s->done.bytes_raw += len;
+      s->done.bytes_stored += stored;
+    }
     out_.stats.level_bytes[framing_.compressor->level()] += len;
     if (framing_.auto_level) adapt_level();
   }

@@ -70,6 +70,8 @@ struct Source {
   const UnitMap* parent = nullptr;  // the parent's change map (level backups)
   // --check-logical: the block number of the file's first page, when its pages are checked.
   std::optional<uint64_t> first_block;
+  // Its pages that failed every re-read (check_pages() stops reading again past a bound).
+  uint32_t pages_unrecovered = 0;
   // The file's I/O figures (index in ChannelStats::file_io, -1: past the bound), and since
   // when some read of it has been in flight.
   int32_t io = -1;

@@ -131,6 +131,12 @@ Result<Next> record_backup(BackupJob& job) {
     job.status = catalog::BackupStatus::failed;
   }
   if (!failed(job)) record_pieces_and_files(job);
+  // The file profiles before the end, for the next backup's alarm; without them this
+  // backup is only not compared with, so a failure is a warning.
+  if (!failed(job) && !job.profile.files.empty())
+    if (auto r = job.cat.add_file_profiles(job.profile); !r)
+      job.sum.warnings.push_back("the file profiles were not recorded in the catalog: " +
+                                 r.error().what);
   // A hot backup's record before its end: a reader that sees it complete sees what it needs.
   if (!failed(job) && job.sum.hot)
     if (auto r = job.cat.add_hot(*job.sum.hot); !r) fail_with(job, r.error());

@@ -275,6 +275,7 @@ Result<Next> judge_outcome(BackupJob& job) {
               return a.file != b.file ? a.file < b.file : a.offset < b.offset;
             });
   if (opts.validate_only) return Next::go_on;
+  job.status_unless_corrupt = job.status;
   // Per file: its corrupt pages, and the block of the first.
   std::map<std::string, std::pair<uint64_t, uint64_t>> per_file;
   for (const auto& c : sum.pages.corrupt)

@@ -88,6 +88,11 @@ void JobProgress::finish(std::string verdict, std::string stage, std::string sug
     for (auto& c : channels_) c->set(ChannelState::done);
 }
 
+void JobProgress::set_suspicious(std::string line) {
+  std::lock_guard<std::mutex> g(mu_);
+  suspicious_ = std::move(line);
+}
+
 ProgressSnapshot JobProgress::snapshot() {
   std::lock_guard<std::mutex> g(mu_);
   ProgressSnapshot s;
@@ -103,6 +108,7 @@ ProgressSnapshot JobProgress::snapshot() {
   s.verdict = verdict_;
   s.verdict_stage = verdict_stage_;
   s.verdict_suggestion = verdict_suggestion_;
+  s.suspicious = suspicious_;
   const int64_t now = steady_ns();
   const bool started = started_.load(std::memory_order_acquire);
   for (uint32_t i = 0; started && i < channels_.size(); ++i) {

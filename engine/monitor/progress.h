@@ -78,6 +78,8 @@ struct ProgressSnapshot {
   std::string verdict;  // what bound the job, once finished
   std::string verdict_stage;       // e.g. "source read (local)", once finished
   std::string verdict_suggestion;  // what to change, once finished (empty: nothing)
+  // A backup the ransomware alarm fired on: the rules and figures in one line (empty: not).
+  std::string suspicious;
   std::vector<ChannelSnapshot> channels;
 };
 
@@ -92,6 +94,8 @@ class JobProgress {
   ChannelProgress* channel(uint32_t i);
   uint32_t channels() const { return static_cast<uint32_t>(channels_.size()); }
   void finish(std::string verdict, std::string stage = {}, std::string suggestion = {});
+  // The ransomware alarm fired (ProgressSnapshot::suspicious); any thread.
+  void set_suspicious(std::string line);
   // A consistent-enough picture for display (each field read once); `rate` is over the
   // samples this object kept from earlier snapshots.
   ProgressSnapshot snapshot();
@@ -105,7 +109,7 @@ class JobProgress {
   std::atomic<bool> started_{false};
   std::mutex mu_;  // snapshot state below
   bool finished_ = false;
-  std::string verdict_, verdict_stage_, verdict_suggestion_;
+  std::string verdict_, verdict_stage_, verdict_suggestion_, suspicious_;
   uint64_t last_done_ = 0;
   int64_t last_progress_ns_ = 0;
   std::vector<std::pair<int64_t, uint64_t>> samples_;  // (steady ns, bytes done)

@@ -203,6 +203,7 @@ Result<void> parse_status_text(const std::string& text, ProgressSnapshot* s,
   s->hang_after_s = std::strtod(kv["hang_after_s"].c_str(), nullptr);
   s->finished = kv["finished"] == "1";
   s->verdict = kv["verdict"];
+  s->suspicious = kv["suspicious"];
   s->channels = std::move(channels);
   *proc_start = static_cast<uint64_t>(num("proc_start"));
   return ok();
@@ -260,6 +261,7 @@ void StatusFile::write(const ProgressSnapshot& s) {
   put("hang_after_s", buf);
   put("finished", s.finished ? "1" : "0");
   put("verdict", s.verdict);
+  if (!s.suspicious.empty()) put("suspicious", s.suspicious);
   for (const auto& c : s.channels) {
     const auto since = s.last_update_ns - static_cast<int64_t>(c.state_s * 1e9);
     std::snprintf(buf, sizeof buf, "%u %s %lld %llu", c.channel, c.state.c_str(),

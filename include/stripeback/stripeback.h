@@ -71,7 +71,10 @@ typedef enum sb_status {
   SB_NO_SPACE = 11,        /* the destination is full */
   SB_PARTIAL = 12,         /* a backup with "partial" stopped at its "duration" */
   SB_CHANGED = 13,         /* a complete backup in which files changed while read */
-  SB_TIMED_OUT = 14        /* a deadline passed (a backup's "duration" without "partial") */
+  SB_TIMED_OUT = 14,       /* a deadline passed (a backup's "duration" without "partial") */
+  SB_SUSPICIOUS = 15       /* a complete backup the ransomware alarm fired on: it looks like
+                            * encrypted or destroyed data; the result JSON's "suspicious"
+                            * has the evidence, and the backup compared with is kept */
 } sb_status;
 
 /* The name of a status ("SB_OK", ...); never null. */
@@ -295,7 +298,7 @@ SB_API sb_status sb_job_new(sb_catalog* cat, sb_operation op, const sb_options* 
 /* Runs the job on the calling thread until it ends; once per job. Returns its status:
  * SB_OK, SB_CANCELLED (after sb_job_cancel: the channels stopped, the pieces written were
  * removed and the catalog records the backup failed with "backup cancelled"), SB_PARTIAL,
- * SB_CHANGED, or the failure (with sb_job_errmsg), by the kind of the first failure: a
+ * SB_SUSPICIOUS, SB_CHANGED, or the failure (with sb_job_errmsg), by the kind of the first failure: a
  * destination that filled up (a storage's -ENOSPC, the end of a medium) SB_NO_SPACE, a
  * damaged piece or page SB_CORRUPT, a wrong key SB_WRONG_KEY, a file or backup missing
  * SB_NOT_FOUND, a "duration" that ended SB_TIMED_OUT, a drive or catalog held elsewhere

@@ -1021,6 +1021,67 @@ static int test_errmsg(void) {
   return 0;
 }
 
+/* Writes `size` bytes of text that compresses well to `path`. */
+static void write_compressible(const char* path, size_t size) {
+  FILE* f = fopen(path, "wb");
+  CHECK(f != NULL);
+  for (size_t at = 0; f && at < size;) {
+    char line[64];
+    const int n = snprintf(line, sizeof line, "row %zu status ok\n", at % 1000);
+    const size_t take = (size_t)n < size - at ? (size_t)n : size - at;
+    fwrite(line, 1, take, f);
+    at += take;
+  }
+  if (f) fclose(f);
+}
+
+/* A backup of compressible data, then of the same file overwritten with incompressible
+ * bytes of its size: the second returns SB_SUSPICIOUS with the evidence in its JSON, and
+ * the first is kept. */
+static int test_suspicious(void) {
+  char* root = make_temp_dir("suspicious");
+  char* src = join(root, "src");
+  char* dest = join(root, "dest");
+  char* cat_dir = join(root, "catalog");
+  mkdir(src, 0755);
+  char* file = join(src, "table.dat");
+  write_compressible(file, 4u << 20);
+  sb_catalog* cat = NULL;
+  CHECK_STATUS(sb_catalog_open(cat_dir, SB_CATALOG_CREATE, &cat), SB_OK);
+  sb_options* o = sb_options_new();
+  CHECK_STATUS(sb_options_set(o, "source", src), SB_OK);
+  CHECK_STATUS(sb_options_set(o, "destination", dest), SB_OK);
+  CHECK_STATUS(sb_options_set(o, "compress", "medium"), SB_OK);
+  CHECK_STATUS(sb_options_set(o, "alarm_compression_drop", "0%"), SB_INVALID_ARGUMENT);
+  sb_job* job = NULL;
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  CHECK_STATUS(sb_job_run(job), SB_OK);
+  const uint64_t clean = sb_job_backup_id(job);
+  sb_job_free(job);
+  write_file(file, 4u << 20, 77); /* a pattern that does not compress */
+  CHECK_STATUS(sb_job_new(cat, SB_OP_BACKUP, o, &job), SB_OK);
+  CHECK_STATUS(sb_job_run(job), SB_SUSPICIOUS);
+  CHECK(strcmp(sb_job_state(job), "complete") == 0);
+  CHECK_CONTAINS(sb_job_errmsg(job), "looks like encrypted or destroyed data");
+  CHECK_CONTAINS(sb_job_result_json(job), "\"rules\":[\"compression_drop\"]");
+  CHECK_CONTAINS(sb_job_result_json(job), "\"previous_kept\":true");
+  CHECK(sb_job_backup_id(job) == clean + 1);
+  CHECK(strcmp(sb_status_name(SB_SUSPICIOUS), "SB_SUSPICIOUS") == 0);
+  sb_job_free(job);
+  const char* list = NULL;
+  CHECK_STATUS(sb_catalog_list(cat, &list), SB_OK);
+  CHECK_CONTAINS(list, "\"keep_until\":\"forever\"");
+  sb_options_free(o);
+  sb_catalog_free(cat);
+  remove_tree(root);
+  free(file);
+  free(src);
+  free(dest);
+  free(cat_dir);
+  free(root);
+  return 0;
+}
+
 static const Test kTests[] = {
     {"version", test_version},         {"bad_arguments", test_bad_arguments},
     {"operations", test_operations},   {"progress", test_progress},
@@ -1028,7 +1089,7 @@ static const Test kTests[] = {
     {"log", test_log},                 {"status_file", test_status_file},
     {"wording", test_wording},         {"deadline", test_deadline},
     {"buffers", test_buffers},         {"backup_info", test_backup_info},
-    {"errmsg", test_errmsg},
+    {"errmsg", test_errmsg},           {"suspicious", test_suspicious},
 };
 
 int main(int argc, char** argv) {

@@ -58,6 +58,28 @@ TEST(StatusText, EmptyCutOrForeignTextIsRefusedSayingWhy) {
   EXPECT_EQ(bare.error().what, "no operation line");
 }
 
+// The ransomware alarm's line goes from the job's progress through its status file to a
+// reader in another process; a job it did not fire on has none.
+TEST(StatusText, ASuspiciousBackupSaysSoInItsStatusFile) {
+  testing::TempDir tmp;
+  JobProgress progress("backup", "nightly");
+  progress.start(1, 100);
+  {
+    auto file = StatusFile::create(tmp.path());
+    ASSERT_TRUE(file) << file.error().what;
+    (*file)->write(progress.snapshot());
+    auto before = read_job_statuses(tmp.path());
+    ASSERT_EQ(before.jobs.size(), 1u);
+    EXPECT_EQ(before.jobs[0].snap.suspicious, "");
+    progress.set_suspicious("page_share, page_factor; against backup 4 (kept)");
+    (*file)->write(progress.snapshot());
+    auto after = read_job_statuses(tmp.path());
+    ASSERT_EQ(after.jobs.size(), 1u);
+    EXPECT_EQ(after.jobs[0].snap.suspicious, "page_share, page_factor; against backup 4 (kept)");
+    EXPECT_EQ(after.jobs[0].state, "running");
+  }
+}
+
 JobStatus dead_backup_job(int32_t pid, uint64_t id) {
   JobStatus j;
   j.state = "dead";
