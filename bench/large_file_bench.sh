@@ -60,7 +60,8 @@ Options:
                        the local rows and 4 x SIZE with the NFS rows (the source and its
                        exported copy stay there for the next run)
   --size SIZE          the file's size, rounded down to whole MiB (default: $SIZE)
-  --section-size SIZE  backup --section-size (default: $SECTION_SIZE)
+  --section-size SIZE  backup --section-size (default: $SECTION_SIZE); only a file larger
+                       than it is split, so give a smaller one with a small --size
   --channels N         channels of the backups and the restores (default: $CHANNELS)
   --repeat N           rounds (default: $REPEAT)
   --quiet-timeout S    before each measurement wait up to S seconds (default:
@@ -112,6 +113,8 @@ FILE_BYTES=$((FILE_BYTES / 1048576 * 1048576))
 ((FILE_BYTES >= 16 * 1048576)) || die "--size must be at least 16M"
 SECTION_BYTES=$(numfmt --from=iec "$SECTION_SIZE" 2>/dev/null) || die "cannot parse --section-size '$SECTION_SIZE'"
 ((SECTION_BYTES >= 1048576)) || die "--section-size must be at least 1M"
+((FILE_BYTES > SECTION_BYTES)) ||
+  note "NOTE: the file ($SIZE) is not larger than --section-size ($SECTION_SIZE): it is backed up as one set, without sections"
 
 for t in fio cp cmp sync awk numfmt openssl sha256sum lsblk findmnt; do
   command -v "$t" >/dev/null || die "'$t' is not installed"
@@ -212,7 +215,14 @@ backup_once() {  # backup_once MEDIUM TO CATALOG: the untimed backup the restore
   fi
   [[ "$(json_field "$log" status)" == complete ]] || die "$medium: the backup did not complete (see $log)"
   [[ "$(json_field "$log" bytes_read)" == "$FILE_BYTES" ]] || die "$medium: the backup did not read the whole file (see $log)"
-  BACKUP_NOTE[$medium]="$(json_field "$log" sections) sections of $(numfmt --to=iec "$(json_field "$log" section_size)"), $(json_field "$log" pieces) pieces, $(channels_used "$log") channels, $(json_field "$log" elapsed_s) s"
+  local sections
+  sections=$(json_field "$log" sections)
+  if [[ "$sections" == 0 ]]; then
+    sections="not split into sections (the file is not larger than the section size)"
+  else
+    sections="$sections sections of $(numfmt --to=iec "$(json_field "$log" section_size)")"
+  fi
+  BACKUP_NOTE[$medium]="$sections, $(json_field "$log" pieces) pieces, $(channels_used "$log") channels, $(json_field "$log" elapsed_s) s"
   note "  ${BACKUP_NOTE[$medium]}"
 }
 
