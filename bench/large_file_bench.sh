@@ -341,7 +341,7 @@ chused() { if [[ "$1" == *.restore ]]; then echo "${CHUSED[$2]}"; else echo -; f
   for m in $MEDIA; do
     echo "- $m backup (untimed): ${BACKUP_NOTE[$m]}"
   done
-  echo "- timed region: \`command; sync\` after removing the previous outputs, \`sync; fstrim\`, \`echo 3 > /proc/sys/vm/drop_caches\` and the quiet wait; MB = 10^6 bytes of the file per second; CPU = user + sys (GNU time); the round with the median elapsed time is shown$( ((QUIET_NOTES)) && echo "; $QUIET_NOTES measurement(s) started while the machine was busy")$( ((CAN_DROP)) || echo '; page cache NOT dropped')$( ((CAN_TRIM)) || echo '; fstrim not available')"
+  echo "- timed region: \`command; sync\` after removing the previous outputs, \`sync; fstrim\`, \`echo 3 > /proc/sys/vm/drop_caches\` and the quiet wait; MB = 10^6 bytes of the file per second; CPU = user + sys (GNU time); the round with the median elapsed time is shown (the faster middle one for an even count)$( ((QUIET_NOTES)) && echo "; $QUIET_NOTES measurement(s) started while the machine was busy")$( ((CAN_DROP)) || echo '; page cache NOT dropped')$( ((CAN_TRIM)) || echo '; fstrim not available')"
   echo
   echo "| medium | measurement | median s | of which sync s | MB/s | MB/s min-max | CPU s | peak RSS MiB | other CPU s | server CPU s | channels used |"
   echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
