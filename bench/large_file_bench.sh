@@ -315,7 +315,8 @@ range_mbs() {
   for ((r = 1; r <= REPEAT; r++)); do echo "${R_EL[$1.$r]}"; done |
     awk -v b="$FILE_BYTES" '{v = b / $1 / 1e6; if (NR == 1 || v < lo) lo = v; if (NR == 1 || v > hi) hi = v} END {printf "%.0f-%.0f", lo, hi}'
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
+# el_ratio KEY REF: KEY's MB/s over REF's, from the elapsed times of the rounds shown.
+el_ratio() { awk -v a="${R_EL[$(pk "$1")]}" -v b="${R_EL[$(pk "$2")]}" 'BEGIN {printf "%.2f", b / a}'; }
 rss_mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
 medium_of() { echo "${1%%.*}"; }
 verdict() { awk -v a="$1" -v t="$2" 'BEGIN {print (a >= t ? "met" : "**missed**")}'; }
@@ -353,14 +354,15 @@ chused() { if [[ "$1" == *.restore ]]; then echo "${CHUSED[$2]}"; else echo -; f
   echo "| target | value | per round | result |"
   echo "|---|---:|---|---|"
   if ((WANT_LOCAL)); then
-    v=$(ratio "$(mbs local.restore)" "$(mbs local.fio)")
+    v=$(el_ratio local.restore local.fio)
     echo "| local restore >= 0.90 x fio copy ceiling | $v x | $(per_round_ratios local.restore local.fio) | $(verdict "$v" 0.90) |"
-    echo "| local restore / cp (for information) | $(ratio "$(mbs local.restore)" "$(mbs local.cp)") x | $(per_round_ratios local.restore local.cp) | |"
+    echo "| local restore / cp (for information) | $(el_ratio local.restore local.cp) x | $(per_round_ratios local.restore local.cp) | |"
     fio_jobs=$(mbs_of "${FIO_JOB_S[${PICK[local.fio]}]}")
-    echo "| local restore / fio's jobs alone, $fio_jobs MB/s (for information: fio's start-up and exit left out) | $(ratio "$(mbs local.restore)" "$fio_jobs") x | $(for ((r = 1; r <= REPEAT; r++)); do awk -v a="${R_EL[local.restore.$r]}" -v b="${FIO_JOB_S[$r]}" -v r="$r" 'BEGIN {printf "%s%.2f", (r > 1 ? ", " : ""), b / a}'; done) | |"
+    v=$(awk -v a="${R_EL[$(pk local.restore)]}" -v b="${FIO_JOB_S[${PICK[local.fio]}]}" 'BEGIN {printf "%.2f", b / a}')
+    echo "| local restore / fio's jobs alone, $fio_jobs MB/s (for information: fio's start-up and exit left out) | $v x | $(for ((r = 1; r <= REPEAT; r++)); do awk -v a="${R_EL[local.restore.$r]}" -v b="${FIO_JOB_S[$r]}" -v r="$r" 'BEGIN {printf "%s%.2f", (r > 1 ? ", " : ""), b / a}'; done) | |"
   fi
   if ((WANT_NFS)); then
-    v=$(ratio "$(mbs nfs.restore)" "$(mbs nfs.nfscp)")
+    v=$(el_ratio nfs.restore nfs.nfscp)
     echo "| NFS restore >= 2.0 x nfs-cp | $v x | $(per_round_ratios nfs.restore nfs.nfscp) | $(verdict "$v" 2.0) |"
   fi
   echo
