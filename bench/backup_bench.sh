@@ -342,18 +342,7 @@ verify_restore() {  # verify_restore KEY RESTORE_ROOT
   note "  $key: restored tree verified identical (contents, sizes, modes, mtimes)"
 }
 
-fio_copy_cmd() {  # fio_copy_cmd FALLOCATE_MODE: sets the array FIO_COPY
-  FIO_COPY=(fio --output-format=json --ioengine=io_uring --direct=1 --bs=1M --iodepth="$IODEPTH"
-    --name=read --filename="$FIO_FILES" --file_service_type=sequential --rw=read
-    --name=write --filename="$OUT/fio-copy" --rw=write --size="${FIO_WRITE_MIB}M"
-    --fallocate="$1" --end_fsync=1)
-}
-check_fio() {  # check_fio KEY ROUND
-  local moved
-  moved=$(grep -o '"io_bytes" : [0-9]*' "$LOGS/$1.$2.out" | awk '{s += $3} END {printf "%.0f", s}')
-  ((moved >= FIO_WRITE_BYTES + DATA_BYTES - DATA_FILES * 1048576)) ||
-    die "fio moved fewer bytes ($moved) than expected (see $LOGS/$1.$2.out)"
-}
+# fio_copy_cmd(), check_fio(): bench/bench_lib.sh
 
 # ---- the measurements: keys, labels, and the data set of each ----------------------------
 declare -A LABEL KEY_SET

@@ -1,6 +1,6 @@
 # Helpers shared by the benchmark scripts: the stripeback binary to measure, page cache and
-# trim control, waiting for a quiet machine, CPU and disk activity counters, measure(), and
-# a signal trap that stops the measured command. Source it after defining note(), die(),
+# trim control, waiting for a quiet machine, CPU and disk activity counters, measure(), the
+# fio copy ceiling, and a signal trap that stops the measured command. Source it after defining note(), die(),
 # REPO and QUIET_TIMEOUT (DIR, MOUNT, OUT and LOGS are read only when a helper runs); it
 # sets CHILD to the GNU time process of the measurement in progress.
 # shellcheck shell=bash
@@ -121,6 +121,29 @@ measure() {
     'BEGIN {o = b / t - c; printf "%.2f", (o < 0 ? 0 : o)}')
   R_SRV[$key.$round]=$(awk -v g="$((g2 - g0))" -v t="$CLK_TCK" 'BEGIN {printf "%.2f", g / t}')
   note "  $key: ${R_EL[$key.$round]} s (sync ${R_SYNC[$key.$round]} s), cpu ${R_CPU[$key.$round]} s, rss $((m / 1024)) MiB, other cpu ${R_OTHER[$key.$round]} s$([[ -z "$SERVER_TICKS" ]] || echo ", server cpu ${R_SRV[$key.$round]} s")"
+}
+
+# ---- the fio copy ceiling -------------------------------------------------------------
+# One fio run, two concurrent jobs, io_uring, O_DIRECT, 1 MiB blocks: a sequential read of
+# the files FIO_FILES names (colon-separated) and a sequential write of FIO_WRITE_MIB MiB to
+# the new file OUT/fio-copy, fsynced at the end. The run ends when both jobs have.
+# fio_copy_cmd FALLOCATE_MODE: sets the array FIO_COPY (native: fio preallocates the new
+# file, the ceiling; none: every write extends it). Needs IODEPTH, FIO_FILES, FIO_WRITE_MIB
+# and OUT.
+fio_copy_cmd() {
+  FIO_COPY=(fio --output-format=json --ioengine=io_uring --direct=1 --bs=1M --iodepth="$IODEPTH"
+    --name=read --filename="$FIO_FILES" --file_service_type=sequential --rw=read
+    --name=write --filename="$OUT/fio-copy" --rw=write --size="${FIO_WRITE_MIB}M"
+    --fallocate="$1" --end_fsync=1)
+}
+# check_fio KEY ROUND: stops the script unless the fio run measure() recorded as KEY.ROUND
+# moved the bytes it should have (fio skips each read file's tail shorter than 1 MiB).
+# Needs LOGS, FIO_WRITE_BYTES, DATA_BYTES and DATA_FILES.
+check_fio() {
+  local moved
+  moved=$(grep -o '"io_bytes" : [0-9]*' "$LOGS/$1.$2.out" | awk '{s += $3} END {printf "%.0f", s}')
+  ((moved >= FIO_WRITE_BYTES + DATA_BYTES - DATA_FILES * 1048576)) ||
+    die "fio moved fewer bytes ($moved) than expected (see $LOGS/$1.$2.out)"
 }
 
 # ---- the binary under test -------------------------------------------------------------
