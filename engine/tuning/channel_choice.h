@@ -29,9 +29,9 @@ inline constexpr double kProbeNearBest = 0.15;
 // History is enough once it has this many runs, of at least two channel counts.
 inline constexpr size_t kHistoryRunsEnough = 3;
 // The count when nothing is measured (no history, a job too small to probe): 4. On this
-// project's local disk and over NFS 4 channels came within 10% of the best fixed count
-// (docs/benchmarks.md, "Channel count"), where the fixed default of --channels, 2, lost 15%
-// to 30%; a disk on which concurrent streams hurt loses less with 4 than a flash or network
+// project's local disk and from a network file server 4 channels came within 10% of the
+// best fixed count (docs/benchmarks.md, "Channel count"), where the fixed default of
+// --channels, 2, lost 7% to 15%; a disk on which concurrent streams hurt loses less with 4 than a flash or network
 // medium does with 2, and the history corrects it once jobs at other counts ran.
 inline constexpr uint32_t kAutoChannelsDefault = 4;
 
