@@ -15,7 +15,7 @@
 #   tsan   build build/tsan (ThreadSanitizer) and run the tests in TSAN_TESTS: catalog
 #          writers on threads and processes, multi-channel backups and restores, the NFS
 #          client, the tape I/O helper
-#   fuzz   scripts/fuzz.sh for --fuzz-time seconds per target (default 10), two targets at a
+#   fuzz   scripts/fuzz.sh for --fuzz-time seconds per target (default 6), two targets at a
 #          time; skipped, and said so, where clang++-14 with libFuzzer is not installed
 # The first stage builds alone; the later stages' builds then run at low priority (nice,
 # idle I/O class) beside its tests. The tests of minimal and fuzz (no server, no timing)
@@ -68,7 +68,7 @@ while (($#)); do
     *) echo "test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-[[ -n $fuzz_time ]] || fuzz_time=$((long ? 300 : 10))
+[[ -n $fuzz_time ]] || fuzz_time=$((long ? 300 : 6))
 ci_preset=ci-asan
 ((sanitizers)) || ci_preset=ci
 
@@ -92,8 +92,10 @@ test_ci() {
            "the S3 tests start their own or say why they skip" >&2
     fi
   fi
-  # Integration tests are marked RUN_SERIAL: they never overlap each other.
-  (cd "build/$ci_preset" && STRIPEBACK_IT_SIZE=$size ctest --output-on-failure -j2 --timeout 900) ||
+  # Three at a time on two cores: many tests wait on servers, PostgreSQL or their child
+  # processes. Those that time something run alone (RUN_SERIAL, tests/integration and
+  # tests/reliability CMakeLists.txt).
+  (cd "build/$ci_preset" && STRIPEBACK_IT_SIZE=$size ctest --output-on-failure -j3 --timeout 900) ||
     rc=$?
   ((s3_ours == 0)) || bash scripts/s3-server.sh stop >/dev/null 2>&1 || true
   return $rc
