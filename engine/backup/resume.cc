@@ -63,15 +63,23 @@ Result<ResumePoint> find_resume_point(uint64_t id, const std::vector<std::string
                   name + (keys ? " is not encrypted: resume it without " + util::option_word("encrypt")
                                : " is encrypted: resume it with " + util::option_word("encrypt") +
                                      " and its key"));
-    const Trailer& t = pr.trailer();
-    for (size_t i = 0; i < t.files.size(); ++i) {
-      HeldFile& h = rp.held[t.files[i].path];
-      h.meta = t.files[i];
-      h.listed_in.push_back(p.name);
-      for (const Extent& e : t.extents[i]) h.extents.emplace_back(e, p.name);
-    }
+    hold_trailer(rp, pr.trailer(), p.name);
   }
   return rp;
+}
+
+void hold_trailer(ResumePoint& rp, const Trailer& t, const std::string& piece) {
+  for (size_t i = 0; i < t.files.size(); ++i) {
+    const FileMeta& m = t.files[i];
+    HeldFile& h = rp.held[m.path];
+    if (!h.listed_in.empty() && (h.meta.size != m.size || h.meta.mtime_ns != m.mtime_ns ||
+                                 h.meta.ctime_ns != m.ctime_ns || h.meta.ino != m.ino))
+      h.states_differ = true;
+    h.meta = m;
+    h.listed_in.push_back(piece);
+    if (i < t.extents.size())
+      for (const Extent& e : t.extents[i]) h.extents.emplace_back(e, piece);
+  }
 }
 
 namespace {
@@ -136,6 +144,13 @@ std::vector<UnitDone> keep_finished_units(ResumePoint& rp, std::vector<WorkSet>&
     auto h = rp.held.find(path);
     const WorkUnit& first = sets[where.front().first][where.front().second];
     if (h == rp.held.end()) continue;  // not in the durable pieces: read whole
+    if (h->second.states_differ) {
+      // Checked first: the latest state may match the file now while the extents an earlier
+      // run read are of the version before.
+      rp.reread.push_back({path, "the interrupted runs read it in different states (it changed "
+                                 "between them)"});
+      continue;
+    }
     if (std::string why = changed_since(h->second.meta, *first.file); !why.empty()) {
       rp.reread.push_back({path, why});  // changed since: read again whole
       continue;

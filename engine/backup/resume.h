@@ -32,6 +32,10 @@ struct HeldFile {
   FileMeta meta;
   std::vector<std::pair<Extent, std::string>> extents;  // each with the piece holding it
   std::vector<std::string> listed_in;  // the pieces whose trailer lists it (an empty file: no extent)
+  // Set when two pieces list the file as it was in different states (size, mtime, ctime or
+  // inode): an earlier run read it, it changed, and a later interrupted run (a resume) read
+  // it again. Their extents mix two versions, so none of them is kept.
+  bool states_differ = false;
 };
 
 struct ResumePoint {
@@ -56,6 +60,10 @@ Result<ResumePoint> find_resume_point(uint64_t id, const std::vector<std::string
                                       const std::string& dest, bool has_level,
                                       const catalog::Catalog& cat, io::Direct direct,
                                       Keyring* keys);
+
+// Adds to `rp.held` what the trailer `t` of piece `piece` holds: each file's state (the
+// latest piece's) and extents.
+void hold_trailer(ResumePoint& rp, const Trailer& t, const std::string& piece);
 
 // Replaces in `sets` each unit something of which `rp` holds by units of the ranges still
 // to read (none when it is finished; empty sets go) and returns what is kept as done units,
