@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -23,6 +24,17 @@ std::string quoted(std::string_view v) { return "'" + std::string(v) + "'"; }
 
 Error bad(const Option& o, const std::string& what) {
   return Error{Errc::invalid_argument, 0, "option " + util::option_word(o.key) + " " + what};
+}
+
+// `v` whole as a decimal number (strtod's syntax), or nullopt.
+std::optional<double> number_in(std::string_view v) {
+  const std::string t(v);
+  if (t.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double d = std::strtod(t.c_str(), &end);
+  if (errno != 0 || end != t.c_str() + t.size()) return std::nullopt;
+  return d;
 }
 
 Result<uint64_t> whole(const Option& o, std::string_view v) {
@@ -176,15 +188,10 @@ Result<void> set_checkpoints(const Option& o, Settings& s, std::string_view spec
 }
 
 Result<void> set_cpu_budget(const Option& o, Settings& s, std::string_view v) {
-  const std::string t(v);
-  char* end = nullptr;
-  errno = 0;
-  const double cores = t.empty() ? 0 : std::strtod(t.c_str(), &end);
-  if (t.empty() || errno != 0 || end != t.c_str() + t.size() || !(cores > 0) || cores > 1024)
-    return fail(Errc::invalid_argument, util::option_word(o.key) +
-                                            " must be a number of cores above 0 (e.g. 0.5 or "
-                                            "1.5); got " + quoted(v));
-  s.cpu_budget = cores;
+  const auto cores = number_in(v);
+  if (!cores || !(*cores > 0) || *cores > 1024)
+    return bad(o, "must be a number of cores above 0 (e.g. 0.5 or 1.5); got " + quoted(v));
+  s.cpu_budget = *cores;
   return ok();
 }
 
@@ -286,42 +293,33 @@ Result<void> set_tape_block_size(const Option&, Settings& s, std::string_view v)
   return ok();
 }
 
-Result<void> set_sample(const Option& o, Settings& s, std::string_view v) {
-  std::string t(v);
-  if (!t.empty() && t.back() == '%') t.pop_back();
-  char* end = nullptr;
-  errno = 0;
-  const double pct = t.empty() ? 0 : std::strtod(t.c_str(), &end);
-  if (t.empty() || errno != 0 || end != t.c_str() + t.size() || !(pct > 0) || pct > 100)
-    return fail(Errc::invalid_argument, util::option_word(o.key) +
-                                            " wants a share above 0 and at most 100%, like "
-                                            "10%; got " + quoted(v));
-  s.sample = pct / 100;
+
+// A share in percent ("1%", "0.5%"; the % may be left out), above 0 and at most 100, as a
+// fraction.
+Result<double> share_in(const Option& o, std::string_view v) {
+  std::string_view t = v;
+  if (!t.empty() && t.back() == '%') t.remove_suffix(1);
+  const auto pct = number_in(t);
+  if (!pct || !(*pct > 0) || *pct > 100)
+    return bad(o, "wants a share above 0 and at most 100%, like 1%; got " + quoted(v));
+  return *pct / 100;
+}
+
+template <double Settings::*F>
+Result<void> set_percent(const Option& o, Settings& s, std::string_view v) {
+  SB_ASSIGN(s.*F, share_in(o, v));
   return ok();
 }
 
-// A share in percent ("1%", "0.5%"; the % may be left out), above 0 and at most 100.
-template <double Settings::*F>
-Result<void> set_percent(const Option& o, Settings& s, std::string_view v) {
-  std::string t(v);
-  if (!t.empty() && t.back() == '%') t.pop_back();
-  char* end = nullptr;
-  errno = 0;
-  const double pct = t.empty() ? 0 : std::strtod(t.c_str(), &end);
-  if (t.empty() || errno != 0 || end != t.c_str() + t.size() || !(pct > 0) || pct > 100)
-    return bad(o, "wants a share above 0 and at most 100%, like 1%; got " + quoted(v));
-  s.*F = pct / 100;
+Result<void> set_sample(const Option& o, Settings& s, std::string_view v) {
+  SB_ASSIGN(s.sample, share_in(o, v));
   return ok();
 }
 
 Result<void> set_alarm_factor(const Option& o, Settings& s, std::string_view v) {
-  const std::string t(v);
-  char* end = nullptr;
-  errno = 0;
-  const double f = t.empty() ? 0 : std::strtod(t.c_str(), &end);
-  if (t.empty() || errno != 0 || end != t.c_str() + t.size() || !(f > 1) || f > 1e6)
-    return bad(o, "wants a factor above 1, like 10; got " + quoted(v));
-  s.alarm_page_factor = f;
+  const auto f = number_in(v);
+  if (!f || !(*f > 1) || *f > 1e6) return bad(o, "wants a factor above 1, like 10; got " + quoted(v));
+  s.alarm_page_factor = *f;
   return ok();
 }
 
