@@ -22,6 +22,7 @@ sb_status status_of(Errc code) {
     case Errc::timed_out: return SB_TIMED_OUT;
     case Errc::exists: return SB_EXISTS;
     case Errc::wrong_key: return SB_WRONG_KEY;
+    case Errc::tampered: return SB_TAMPERED;
   }
   return SB_ERROR;
 }
@@ -68,6 +69,7 @@ const char* sb_status_name(sb_status status) {
     case SB_PARTIAL: return "SB_PARTIAL";
     case SB_CHANGED: return "SB_CHANGED";
     case SB_SUSPICIOUS: return "SB_SUSPICIOUS";
+    case SB_TAMPERED: return "SB_TAMPERED";
     case SB_TIMED_OUT: return "SB_TIMED_OUT";
   }
   return "SB_UNKNOWN";

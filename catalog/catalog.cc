@@ -83,7 +83,8 @@ Result<void> Catalog::State::init_header(bool may_write) {
     SB_TRY(log_out->commit());
     SB_TRY(sync_dir(dir));
   }
-  return check_file_header(head, log_path);
+  SB_ASSIGN(header_version, check_file_header(head, log_path));
+  return ok();
 }
 
 Result<void> Catalog::State::catch_up() {
@@ -92,9 +93,7 @@ Result<void> Catalog::State::catch_up() {
     // Appenders cut only bytes past the last valid record, never ones we have read: the
     // log was truncated by something else. Start over rather than trust the old picture.
     uint64_t had = end;
-    model.clear();
-    end = kFileHeaderSize;
-    last_sequence = 0;
+    reset_reading();
     model.warn({size, 0,
                 "'" + log_path + "' shrank from " + std::to_string(had) + " to " +
                     std::to_string(size) + " bytes; reloaded"});
@@ -107,6 +106,7 @@ Result<void> Catalog::State::catch_up() {
   if (size <= end) return ok();
   SB_ASSIGN(auto bytes, log_range(end, size - end));
   ScanResult scan = scan_records(bytes, end, last_sequence);
+  follow_frames(scan.frames);
   // Interleave the scanner's warnings with the model's, so warnings() is in file order.
   size_t w = 0;
   for (const Frame& f : scan.frames) {
@@ -116,6 +116,12 @@ Result<void> Catalog::State::catch_up() {
     model.apply(f);
   }
   for (; w < scan.warnings.size(); ++w) model.warn(std::move(scan.warnings[w]));
+  // Sealed anew under another key (a rekey's compaction, in another process): the key
+  // this process holds no longer seals; appending needs the new one.
+  if (sealer && model.seal() && model.seal()->check != seal_params.check) {
+    sealer.reset();
+    verifier.reset();
+  }
   end = scan.end;
   last_sequence = scan.last_sequence;
   tail = std::move(scan.torn_tail);
@@ -145,9 +151,10 @@ Result<void> Catalog::State::cut_tail() {
 }
 
 Result<uint64_t> Catalog::State::write_records(const std::vector<EncodedRecord>& records) {
-  std::vector<uint8_t> buf;
-  uint64_t seq = last_sequence;
-  for (const auto& r : records) append_frame(buf, ++seq, r.type, r.payload);
+  uint64_t seq = 0;
+  Mac chain{};
+  bool seal_begins = false;
+  SB_ASSIGN(std::vector<uint8_t> buf, frame_records(records, &seq, &chain, &seal_begins));
   const uint64_t at = end;
   // Whatever part of the write reached the file must go, so no partial record remains;
   // if even that fails, the next append finds the remains as a torn tail and cuts them.
@@ -163,7 +170,15 @@ Result<uint64_t> Catalog::State::write_records(const std::vector<EncodedRecord>&
   if (auto s = log_out->commit(); !s) return undo(s.error());
   util::crash_point("catalog-synced");
   end = at + buf.size();
+  frames_end = end;
   last_sequence = seq;
+  if (sealer) {
+    verifier->appended(chain);
+    model.saw_sealed_frame();
+    if (seal_begins) model.add_seal(seal_params);
+    // The records are durable and sealed; a header left unmarked is marked next time.
+    (void)mark_header_sealed();
+  }
   return at;
 }
 
@@ -334,10 +349,12 @@ Result<void> Catalog::State::follow_replaced() {
   SB_ASSIGN(storage::FileInfo open_info, log_in->stat());
   if (open_info.ino == 0 || open_info.ino == static_cast<uint64_t>(now.st_ino)) return ok();
   SB_TRY(open_log());
-  model.clear();
-  end = kFileHeaderSize;
-  last_sequence = 0;
+  reset_reading();
   tail.reset();
+  // A compaction may have sealed the log, or sealed it anew under another key.
+  SB_ASSIGN(uint64_t size, log_size());
+  SB_ASSIGN(auto head, log_range(0, std::min<uint64_t>(size, kFileHeaderSize)));
+  SB_ASSIGN(header_version, check_file_header(head, log_path));
   model.warn({0, 0, "'" + log_path + "' was replaced (compacted); reloaded"});
   return ok();
 }

@@ -21,10 +21,12 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -411,6 +413,33 @@ struct FileProfiles {
   std::vector<FileProfile> files;  // sorted by path
 };
 
+// The seal of a catalog (catalog/seal.h, docs/security.md "Tamper-evident catalog").
+using Mac = std::array<uint8_t, 16>;
+// Computes a keyed MAC of the concatenation of `parts` (its first 16 bytes). The engine
+// provides it (HMAC-SHA256 under a key derived from the key-encryption key).
+class Sealer {
+ public:
+  virtual ~Sealer() = default;
+  virtual Mac mac(std::initializer_list<std::span<const uint8_t>> parts) const = 0;
+};
+// The parameters the seal key is derived with, as the Seal record stores them: the same
+// KDF as the pieces' key wraps.
+struct SealParams {
+  uint8_t kdf = 0;  // as in a piece header: 1 scrypt (passphrase), 2 key file
+  uint8_t log2_n = 0, r = 0, p = 0;
+  std::array<uint8_t, 16> salt{};
+  Mac check{};               // seal_check() of the key: tells a wrong key from tampering
+  uint32_t kek_version = 1;  // of the key-encryption key the seal key comes from
+  int64_t sealed_ns = 0;     // when sealing began
+  bool operator==(const SealParams&) const = default;
+};
+// One sign of tampering: where, and what.
+struct TamperFinding {
+  uint64_t offset = 0;    // of the record in catalog.log
+  uint64_t sequence = 0;  // of the record; 0 for the log as a whole
+  std::string what;
+};
+
 struct LoadWarning {
   uint64_t offset = 0;  // byte offset in catalog.log
   uint64_t length = 0;  // bytes skipped
@@ -435,6 +464,11 @@ struct ImportOutcome {
 // identity and that of the largest backup id are kept even when their backup is dropped.
 struct CompactOptions {
   std::function<bool(uint64_t backup_id)> drop_backup;  // empty: keep every backup
+  // A sealed log is sealed anew (every record gets a new seal and sequence): under the
+  // attached key, or with `reseal` set under that key and `reseal_params` (a rekey), which
+  // is then the attached one.
+  std::shared_ptr<const Sealer> reseal;
+  SealParams reseal_params;
 };
 
 struct CompactReport {
@@ -569,6 +603,24 @@ class Catalog {
   // leaves the old log or the new one. Other Catalog objects notice the new file at their
   // next refresh or append and reload it.
   Result<CompactReport> compact(const CompactOptions& o = {});
+
+  // The seal (docs/security.md, "Tamper-evident catalog"; catalog/seal.h). Whether the log
+  // is sealed: it has a Seal record, a record carrying a seal, or a sealed file header.
+  bool sealed() const;
+  // The parameters of the log's Seal record, to derive its key with.
+  std::optional<SealParams> seal_params() const;
+  // Attaches the key `s`: from now on every append is sealed (the first append to a log
+  // not sealed yet writes `params` as its Seal record first, then marks the file header),
+  // and the log is verified, now from its first record and then at every read. Errors:
+  // wrong_key when the log is sealed and `s` is not the key of its Seal record (a wrong
+  // key is not tampering); tampered when records carry seals but the Seal record is gone.
+  // Without a key, appending to a sealed log is refused (wrong_key).
+  Result<void> attach_seal(std::shared_ptr<const Sealer> s, const SealParams& params);
+  bool seal_attached() const;
+  // Signs of tampering, in file order: those the verification found (with a key), and
+  // those visible without one (a sealed header over a log whose records carry no seal,
+  // records carrying seals without the Seal record).
+  std::vector<TamperFinding> tampering() const;
 
  private:
   Catalog() = default;

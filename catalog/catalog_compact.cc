@@ -14,6 +14,7 @@
 
 #include "catalog/catalog.h"
 #include "catalog/catalog_state.h"
+#include "catalog/seal.h"
 #include "util/crash_point.h"
 
 namespace stripeback::catalog {
@@ -80,6 +81,22 @@ Result<CompactReport> Catalog::compact(const CompactOptions& o) {
   SB_TRY(s.follow_replaced());
   SB_TRY(s.catch_up());
   CompactReport rep;
+  const bool was_sealed =
+      s.model.seal() || s.model.has_sealed_frames() || s.header_version == kSealedFormatVersion;
+  if (was_sealed && !s.sealer)
+    return fail(Errc::wrong_key, "the catalog in '" + s.dir +
+                                     "' is sealed: compacting it needs its key");
+  if (s.sealer) {
+    // Sealing the records anew would vouch for what someone changed: refused.
+    if (const auto& found = s.verifier->findings(); !found.empty())
+      return fail(Errc::tampered, "the catalog in '" + s.dir + "' shows tampering (" +
+                                      found.front().what +
+                                      "); it is not compacted (rebuild it from the media)");
+    if (was_sealed && !s.model.seal())
+      return fail(Errc::tampered, "the catalog in '" + s.dir + "' has lost its seal record");
+  }
+  const Sealer* sealer = o.reseal ? o.reseal.get() : s.sealer.get();
+  const SealParams seal_params = o.reseal ? o.reseal_params : s.seal_params;
   SB_ASSIGN(uint64_t size, s.log_size());
   SB_ASSIGN(auto bytes, s.log_range(0, size));
   if (bytes.size() < kFileHeaderSize)
@@ -103,20 +120,33 @@ Result<CompactReport> Catalog::compact(const CompactOptions& o) {
   }
   rep.dropped_backups.assign(drop.begin(), drop.end());
   const auto wraps = current_key_wraps(scan.frames, drop);
-  std::vector<uint8_t> out = encode_file_header();
+  std::vector<uint8_t> out =
+      encode_file_header(sealer ? kSealedFormatVersion : kFormatVersion);
   uint64_t seq = 0;
+  Mac chain{};
+  // Sealed: the Seal record first, then every record sealed anew in its new place.
+  auto put = [&](RecordType type, std::span<const uint8_t> payload) {
+    if (sealer) append_sealed_frame(out, ++seq, type, payload, *sealer, chain);
+    else append_frame(out, ++seq, type, payload);
+  };
+  if (sealer) {
+    chain = chain_start(*sealer);
+    SB_ASSIGN(auto rec, encode_seal(seal_params));
+    put(rec.type, rec.payload);
+  }
   for (size_t i = 0; i < scan.frames.size(); ++i) {
     const Frame& f = scan.frames[i];
+    if (f.type == static_cast<uint16_t>(RecordType::seal)) continue;
     auto id = record_backup_id(f);
     // The identity and the next id are the catalog's, not its backups': those begins stay.
     const bool keeps_catalog = id && f.type == static_cast<uint16_t>(RecordType::backup_begin) &&
                                (*id == identity_begin || *id == max_id);
     if (id && drop.count(*id) && !keeps_catalog) continue;
     if (auto w = wraps.find(i); w != wraps.end()) {
-      if (w->second) append_frame(out, ++seq, RecordType::key_wrap, *w->second);
+      if (w->second) put(RecordType::key_wrap, *w->second);
       continue;
     }
-    append_frame(out, ++seq, static_cast<RecordType>(f.type), f.payload);
+    put(static_cast<RecordType>(f.type), f.payload);
   }
   rep.records_after = seq;
   rep.bytes_after = out.size();
@@ -163,9 +193,12 @@ Result<CompactReport> Catalog::compact(const CompactOptions& o) {
   SB_TRY(sync_dir(s.dir));
   util::crash_point("catalog-compact-renamed");
   SB_TRY(s.open_log());
-  s.model.clear();
-  s.end = kFileHeaderSize;
-  s.last_sequence = 0;
+  if (o.reseal) {
+    s.sealer = o.reseal;
+    s.seal_params = o.reseal_params;
+  }
+  s.header_version = sealer ? kSealedFormatVersion : kFormatVersion;
+  s.reset_reading();
   s.tail.reset();
   SB_TRY(s.catch_up());
   return rep;

@@ -18,6 +18,7 @@
 #include "catalog/model.h"
 #include "catalog/payload.h"
 #include "catalog/record_log.h"
+#include "catalog/seal.h"
 #include "storage/storage.h"
 
 namespace stripeback::catalog {
@@ -48,6 +49,27 @@ struct Catalog::State {
   uint64_t end = kFileHeaderSize;  // offset just past the records read so far
   uint64_t last_sequence = 0;
   std::optional<LoadWarning> tail;  // torn tail found by the last read, not yet cut
+
+  // The seal (catalog/seal.h). The header's format version as read or last written.
+  uint16_t header_version = kFormatVersion;
+  std::shared_ptr<const Sealer> sealer;  // the attached key, or null
+  SealParams seal_params;                // with `sealer`: for the Seal record of a new seal
+  std::unique_ptr<ChainVerifier> verifier;  // with `sealer`: follows every frame read
+  uint64_t frames_end = kFileHeaderSize;    // just past the last valid frame read
+  // Starts the picture over from the first record (the log shrank or was replaced).
+  void reset_reading();
+  // Verifies the frames of a scan (with a key) and notes where the last ended.
+  void follow_frames(const std::vector<Frame>& frames);
+  // Re-reads the log up to `end` and verifies it from its first record.
+  Result<void> verify_all();
+  // Encodes `records` as frames numbered from last_sequence + 1, sealed when a key is
+  // attached (a log not sealed yet gets its Seal record first); the chain MAC after them.
+  Result<std::vector<uint8_t>> frame_records(const std::vector<EncodedRecord>& records,
+                                             uint64_t* last, Mac* chain, bool* seal_begins);
+  // After a sealed write: the file header says the log is sealed (written after the
+  // records, so a crash in between leaves sealed records under the old header, which is
+  // sound; never the other way round).
+  Result<void> mark_header_sealed();
 
   Result<void> init_header(bool may_write);
   // Opens catalog.log (again) for reading and appending.

@@ -1,5 +1,7 @@
 #include "catalog/model.h"
 
+#include "catalog/seal.h"
+
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -76,7 +78,13 @@ void Model::apply(const Frame& f) {
           std::string("malformed ") + record_type_name(f.type) + " record (sequence " +
               std::to_string(f.sequence) + "): " + e.what + "; ignored"});
   };
+  if (!f.seal.empty()) sealed_frames_ = true;
   switch (static_cast<RecordType>(f.type)) {
+    case RecordType::seal: {
+      auto p = decode_seal(f.payload);
+      if (!p) return bad(p.error());
+      return add_seal(*p);
+    }
     case RecordType::backup_begin: {
       auto p = decode_begin(f.payload);
       if (!p) return bad(p.error());

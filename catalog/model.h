@@ -57,6 +57,13 @@ class Model {
   void add_file_profiles(const FileProfiles& p, uint64_t offset);
   std::optional<FileProfiles> file_profiles(uint64_t id) const;
   const std::map<std::string, Setting>& settings() const { return settings_; }
+  // The seal: the parameters of the first Seal record; whether any record carries a seal.
+  void add_seal(const SealParams& p) {
+    if (!seal_) seal_ = p;
+  }
+  const std::optional<SealParams>& seal() const { return seal_; }
+  void saw_sealed_frame() { sealed_frames_ = true; }
+  bool has_sealed_frames() const { return sealed_frames_; }
   std::vector<Deletion> pending_deletions() const;
   bool has_intent(uint64_t deletion_id) const { return intents_.count(deletion_id) != 0; }
   // Whether a done deletion removed backup `id` (its records stay in the log).
@@ -105,6 +112,8 @@ class Model {
   std::vector<uint64_t> rekey_order_;
   uint32_t kek_version_ = 1;
   std::map<uint64_t, FileProfiles> profiles_;  // by backup id
+  std::optional<SealParams> seal_;
+  bool sealed_frames_ = false;
 };
 
 }  // namespace stripeback::catalog

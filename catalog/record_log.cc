@@ -39,6 +39,11 @@ Defect probe(std::span<const uint8_t> bytes, size_t pos, Frame* out) {
     out->type = util::get_le16(p + kTypeAt);
     out->flags = util::get_le16(p + kFlagsAt);
     out->payload = std::span<const uint8_t>(p + kFrameHeaderSize, length);
+    out->seal = {};
+    if ((out->flags & kFlagSealed) && length >= kSealSize) {
+      out->seal = out->payload.last(kSealSize);
+      out->payload = out->payload.first(length - kSealSize);
+    }
   }
   return Defect::none;
 }
@@ -122,25 +127,27 @@ const char* record_type_name(uint16_t type) {
       return "rekey";
     case RecordType::file_profile:
       return "file profile";
+    case RecordType::seal:
+      return "seal";
   }
   return "unknown";
 }
 
-std::vector<uint8_t> encode_file_header() {
+std::vector<uint8_t> encode_file_header(uint16_t version) {
   std::vector<uint8_t> h(kFileHeaderSize, 0);
   std::memcpy(h.data(), kFileMagic.data(), kFileMagic.size());
-  util::put_le16(h.data() + kVersionAt, kFormatVersion);
+  util::put_le16(h.data() + kVersionAt, version);
   util::put_le32(h.data() + kHeaderCrcAt, util::crc32c(h.data(), kHeaderCrcAt));
   return h;
 }
 
 bool is_header_prefix(std::span<const uint8_t> bytes) {
-  std::vector<uint8_t> h = encode_file_header();
+  std::vector<uint8_t> h = encode_file_header();  // a new log is never sealed yet
   // Not memcmp: an empty span's data() may be null, which memcmp must not get.
   return bytes.size() <= h.size() && std::equal(bytes.begin(), bytes.end(), h.begin());
 }
 
-Result<void> check_file_header(std::span<const uint8_t> bytes, const std::string& path) {
+Result<uint16_t> check_file_header(std::span<const uint8_t> bytes, const std::string& path) {
   if (bytes.size() < kFileHeaderSize ||
       std::memcmp(bytes.data(), kFileMagic.data(), kFileMagic.size()) != 0) {
     return fail(Errc::corrupt, "'" + path + "' is not a stripeback catalog (bad file header)");
@@ -149,12 +156,13 @@ Result<void> check_file_header(std::span<const uint8_t> bytes, const std::string
     return fail(Errc::corrupt, "catalog file header of '" + path + "' is damaged (crc mismatch)");
   }
   uint16_t version = util::get_le16(bytes.data() + kVersionAt);
-  if (version != kFormatVersion) {
+  if (version != kFormatVersion && version != kSealedFormatVersion) {
     return fail(Errc::unsupported, "'" + path + "' has catalog format version " +
-                                       std::to_string(version) + "; this build reads version " +
-                                       std::to_string(kFormatVersion));
+                                       std::to_string(version) + "; this build reads versions " +
+                                       std::to_string(kFormatVersion) + " and " +
+                                       std::to_string(kSealedFormatVersion));
   }
-  return ok();
+  return version;
 }
 
 uint32_t frame_crc(uint32_t length, std::span<const uint8_t> seq_type_flags_payload) {
@@ -165,17 +173,19 @@ uint32_t frame_crc(uint32_t length, std::span<const uint8_t> seq_type_flags_payl
 }
 
 void append_frame(std::vector<uint8_t>& out, uint64_t sequence, RecordType type,
-                  std::span<const uint8_t> payload) {
+                  std::span<const uint8_t> payload, std::span<const uint8_t> seal) {
   size_t start = out.size();
-  out.resize(start + kFrameHeaderSize + payload.size());
+  out.resize(start + kFrameHeaderSize + payload.size() + seal.size());
   uint8_t* p = out.data() + start;
-  auto length = static_cast<uint32_t>(payload.size());
+  auto length = static_cast<uint32_t>(payload.size() + seal.size());
   util::put_le32(p + kMagicAt, kRecordMagic);
   util::put_le32(p + kLengthAt, length);
   util::put_le64(p + kSequenceAt, sequence);
   util::put_le16(p + kTypeAt, static_cast<uint16_t>(type));
-  util::put_le16(p + kFlagsAt, 0);
+  util::put_le16(p + kFlagsAt, seal.empty() ? 0 : kFlagSealed);
   if (!payload.empty()) std::memcpy(p + kFrameHeaderSize, payload.data(), payload.size());
+  if (!seal.empty())
+    std::memcpy(p + kFrameHeaderSize + payload.size(), seal.data(), seal.size());
   std::span<const uint8_t> covered(p + kSequenceAt, kFrameHeaderSize - kSequenceAt + length);
   util::put_le32(p + kCrcAt, frame_crc(length, covered));
 }

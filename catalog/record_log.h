@@ -20,14 +20,20 @@ inline constexpr std::string_view kLogName = "catalog.log";
 inline constexpr std::string_view kLockName = "lock";
 
 // File header: magic (18 bytes) | format version u16 | crc32c u32 over the first 20 bytes.
+// Version 2 is a sealed log (catalog/seal.h): builds that read only version 1 refuse it
+// rather than append records without a seal.
 inline constexpr std::string_view kFileMagic = "STRIPEBACK-CATALOG";
 inline constexpr uint16_t kFormatVersion = 1;
+inline constexpr uint16_t kSealedFormatVersion = 2;
 inline constexpr size_t kFileHeaderSize = 24;
 
 // Record frame: magic u32 | length u32 | crc32c u32 | sequence u64 | type u16 | flags u16,
-// then `length` payload bytes. The magic's bytes in the file spell "SBC1".
+// then `length` payload bytes. The magic's bytes in the file spell "SBC1". With flag
+// kFlagSealed the last kSealSize of those bytes are the record's seal (catalog/seal.h).
 inline constexpr uint32_t kRecordMagic = 0x31434253;
 inline constexpr size_t kFrameHeaderSize = 24;
+inline constexpr uint16_t kFlagSealed = 1;
+inline constexpr size_t kSealSize = 32;  // record MAC, then chain MAC
 // Bounds the damage a corrupt length can do (and the resync work); larger logical records
 // are split by the writer.
 inline constexpr uint32_t kMaxPayload = 16u << 20;
@@ -51,21 +57,22 @@ enum class RecordType : uint16_t {
   key_wrap = 16,    // wraps of pieces' data keys under a newer key-encryption key (KeyWraps)
   rekey = 17,       // intent or end of a rekey (Rekey)
   file_profile = 18,  // per-file page failures and compression of a backup (FileProfiles)
+  seal = 19,          // the seal's key parameters: sealing begins here (SealParams)
 };
 const char* record_type_name(uint16_t type);
 
-std::vector<uint8_t> encode_file_header();
+std::vector<uint8_t> encode_file_header(uint16_t version = kFormatVersion);
 // Whether `bytes` (a file shorter than a header) could be an interrupted header write.
 bool is_header_prefix(std::span<const uint8_t> bytes);
 // Checks the header at the start of `bytes`: corrupt if it is not a catalog, unsupported if
-// the format version is newer than this build reads.
-Result<void> check_file_header(std::span<const uint8_t> bytes, const std::string& path);
+// the format version is newer than this build reads. Gives the version.
+Result<uint16_t> check_file_header(std::span<const uint8_t> bytes, const std::string& path);
 
 // crc32c over length, sequence, type, flags and payload: everything but magic and crc.
 uint32_t frame_crc(uint32_t length, std::span<const uint8_t> seq_type_flags_payload);
-// Appends one framed record to `out`.
+// Appends one framed record to `out`; with `seal` (kSealSize bytes) a sealed one.
 void append_frame(std::vector<uint8_t>& out, uint64_t sequence, RecordType type,
-                  std::span<const uint8_t> payload);
+                  std::span<const uint8_t> payload, std::span<const uint8_t> seal = {});
 
 struct Frame {
   uint64_t offset = 0;  // in the file
@@ -73,7 +80,8 @@ struct Frame {
   uint64_t sequence = 0;
   uint16_t type = 0;
   uint16_t flags = 0;
-  std::span<const uint8_t> payload;  // points into the scanned buffer
+  std::span<const uint8_t> payload;  // points into the scanned buffer; without the seal
+  std::span<const uint8_t> seal;     // of a sealed frame: kSealSize bytes, else empty
 };
 
 struct ScanResult {

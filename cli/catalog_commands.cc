@@ -44,8 +44,18 @@ int run_rebuild(const CatalogFlags& f, const CommonFlags& c) {
     keys = *k;
     o.keys = keys.get();
   }
-  auto cat = open_catalog(c, catalog::Create::yes);
+  // The rebuilt records are sealed with the key of the pieces (docs/security.md).
+  CommonFlags with_key = c;
+  with_key.keys = f.keys;
+  auto cat = open_catalog(with_key, catalog::Create::yes, SealUse::inspect);
   if (!cat) return report(cat.error());
+  if (const auto found = (*cat)->tampering(); !found.empty())
+    return report(Error{Errc::tampered, 0,
+                        "the catalog in '" + (*cat)->dir() + "' shows tampering (" +
+                            found.front().what +
+                            "): a rebuild into it would keep the tampered records; rebuild "
+                            "into a new directory (--catalog NEW), or move its catalog.log "
+                            "aside first"});
   auto rep = engine::rebuild_catalog(**cat, o);
   if (!rep) return report(rep.error());
   uint64_t added = 0;
@@ -193,6 +203,7 @@ void add_catalog_commands(CLI::App* cat, CatalogFlags& f, CommonFlags& common) {
       "atomically, under the catalog's lock");
   add_common(rebuild, common);
   add_common(compact, common);
+  add_catalog_key_flags(compact, common);
 }
 
 int run_catalog_cmd(const CLI::App& cat, const CatalogFlags& f, const CommonFlags& common) {

@@ -57,6 +57,7 @@ void add_list(CLI::App* list, CommandLine& l) {
                  "with --backup: the files the backup holds, with sizes and the pieces each "
                  "lives in");
   add_common(list, l.common);
+  add_catalog_key_flags(list, l.common);
 }
 
 // `report obsolete` is a media command; the other reports read the job history.

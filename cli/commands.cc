@@ -1,5 +1,8 @@
 #include "cli/commands.h"
+
+#include "engine/media/catalog_seal.h"
 #include "cli/render.h"
+#include "cli/render_seal.h"
 #include "cli/progress_view.h"
 #include "engine/wiring/backends.h"
 #include "cli/tape_commands.h"
@@ -47,6 +50,8 @@ int exit_code_for(const Error& e) {
       return kExitUsage;
     case Errc::wrong_key:
       return kExitWrongKey;
+    case Errc::tampered:
+      return kExitTampered;
     default:
       return kExitFailed;
   }
@@ -57,7 +62,49 @@ int report(const Error& e) {
   return exit_code_for(e);
 }
 
-Result<std::unique_ptr<catalog::Catalog>> open_catalog(const CommonFlags& c, catalog::Create create) {
+namespace {
+
+// The seal key of a command: the one it was given, else the catalog's configured one.
+engine::KeySource seal_key_source(const CommonFlags& c, const catalog::Catalog& cat) {
+  engine::KeySource k{c.keys.passphrase_file, c.keys.passphrase_env, c.keys.key_file};
+  if (!k.empty()) return k;
+  if (auto v = cat.setting("key-file"); v && !v->empty()) k.key_file = *v;
+  else if (auto v2 = cat.setting("passphrase-file"); v2 && !v2->empty()) k.passphrase_file = *v2;
+  else if (auto v3 = cat.setting("passphrase-env"); v3 && !v3->empty()) k.passphrase_env = *v3;
+  return k;
+}
+
+Result<void> attach_seal_key(const CommonFlags& c, catalog::Catalog& cat) {
+  const engine::KeySource src = seal_key_source(c, cat);
+  if (src.empty()) {
+    if (cat.sealed())
+      spdlog::warn("catalog '{}' is sealed and no key was given: its records are not verified, "
+                   "and nothing can be added to it (give --key-file, --passphrase-file or "
+                   "--passphrase-env, or `stripeback configure key-file FILE`)",
+                   cat.dir());
+    return ok();
+  }
+  auto keys = engine::Keyring::load(src);
+  if (!keys) {
+    // A configured key that cannot be read does not stop a catalog that needs none.
+    if (!cat.sealed() && c.keys.passphrase_file.empty() && c.keys.passphrase_env.empty() &&
+        c.keys.key_file.empty())
+      return ok();
+    return keys.error().wrap("the key of the catalog's seal");
+  }
+  return engine::attach_catalog_key(cat, **keys);
+}
+
+}  // namespace
+
+CommonFlags with_job_key(const CommonFlags& c, const options::Settings& f) {
+  CommonFlags out = c;
+  out.keys = {f.keys.passphrase_file, f.keys.passphrase_env, f.keys.key_file};
+  return out;
+}
+
+Result<std::unique_ptr<catalog::Catalog>> open_catalog(const CommonFlags& c, catalog::Create create,
+                                                       SealUse use) {
   std::string dir = c.catalog.empty() ? default_catalog_dir() : c.catalog;
   if (dir.empty())
     return fail(Errc::invalid_argument,
@@ -71,6 +118,14 @@ Result<std::unique_ptr<catalog::Catalog>> open_catalog(const CommonFlags& c, cat
   }
   for (const auto& w : (*cat)->warnings())
     spdlog::warn("catalog '{}': {} (offset {}, {} bytes)", dir, w.what, w.offset, w.length);
+  if (use == SealUse::unattached) return cat;
+  const bool inspect = use == SealUse::inspect;
+  if (auto a = attach_seal_key(c, **cat); !a && !(inspect && a.error().code == Errc::tampered))
+    return a.error();
+  if (!inspect) {
+    const auto found = (*cat)->tampering();
+    if (!found.empty()) return engine::check_catalog_trust(**cat).error();
+  }
   return cat;
 }
 
@@ -100,7 +155,7 @@ int run_backup_cmd(const CommonFlags& c, const options::Settings& f,
   engine::configure_s3(f.s3);
   engine::BackupOptions& o = *opts;
   o.cancel = &cancel;
-  auto cat = open_catalog(c, catalog::Create::yes);
+  auto cat = open_catalog(with_job_key(c, f), catalog::Create::yes);
   if (!cat) return report(cat.error());
   ProgressView view(c, f.validate ? "validate" : "backup", f.tag, (*cat)->dir());
   if (!view.error().empty()) return report(Error{Errc::invalid_argument, 0, view.error()});
@@ -189,7 +244,7 @@ int run_restore_cmd(const CommonFlags& c, const options::Settings& f, bool verif
   engine::configure_s3(f.s3);
   engine::RestoreOptions& o = *opts;
   o.cancel = &cancel;
-  auto cat = open_catalog(c, catalog::Create::no);
+  auto cat = open_catalog(with_job_key(c, f), catalog::Create::no);
   if (!cat) return report(cat.error());
   // A recovery target picks the backup; a gap in the archive refuses it before any write.
   std::optional<database::RecoveryPlan> plan;
@@ -333,7 +388,7 @@ int list_files(const CommonFlags& c, const catalog::Backup& b) {
 }  // namespace
 
 int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
-  auto cat = open_catalog(c, catalog::Create::no);
+  auto cat = open_catalog(c, catalog::Create::no, SealUse::inspect);
   if (!cat && cat.error().code == Errc::not_found) {
     // A fresh install: no catalog yet, so no backups.
     if (f.backup) return report(Error{Errc::not_found, 0, "backup " + std::to_string(*f.backup) +
@@ -355,7 +410,15 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
     return kExitOk;
   }
   if (!cat) return report(cat.error());
-  if (f.corrupt) return list_corrupt(c, **cat);
+  // Tampering is shown with whatever is listed, and the exit code says it (9).
+  const bool tampered = !(*cat)->tampering().empty();
+  const std::string seal = seal_text(**cat);
+  auto tamper_exit = [&](int rc) {
+    if (!tampered) return rc;
+    std::fputs(seal.c_str(), stderr);
+    return kExitTampered;
+  };
+  if (f.corrupt) return tamper_exit(list_corrupt(c, **cat));
   auto backups = (*cat)->backups();
   if (f.backup) {
     auto it = std::find_if(backups.begin(), backups.end(),
@@ -363,15 +426,22 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
     if (it == backups.end())
       return report(Error{Errc::not_found, 0,
                           "backup " + std::to_string(*f.backup) + " is not in the catalog"});
-    if (f.files) return list_files(c, *it);
+    if (f.files) return tamper_exit(list_files(c, *it));
     backups = {*it};
   } else if (f.files) {
     return report(Error{Errc::invalid_argument, 0, "list --files needs --backup ID"});
   }
   if (c.json) {
-    std::printf("%s\n", list_json(**cat, f.backup).c_str());
-    return kExitOk;
+    std::string json = list_json(**cat, f.backup);
+    util::JsonWriter w;
+    w.begin_object();
+    seal_json(w, **cat);
+    w.end_object();
+    json = json.substr(0, json.size() - 1) + "," + w.str().substr(1);
+    std::printf("%s\n", json.c_str());
+    return tampered ? kExitTampered : kExitOk;
   }
+  if (!tampered) std::fputs(seal.c_str(), stdout);
   const auto full_check = last_full_checks(**cat);
   auto checked = [&](uint64_t id) -> int64_t {
     auto it = full_check.find(id);
@@ -447,7 +517,7 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
                     util::escape_text(p.damage).c_str(), p.damaged_files.size());
     }
   }
-  return kExitOk;
+  return tamper_exit(kExitOk);
 }
 
 int run_demo_data_cmd(const DemoDataFlags& f) {

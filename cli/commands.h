@@ -38,6 +38,9 @@ inline constexpr int kExitFellBack = 6;
 // ransomware alarm fired (docs/security.md): it is recorded complete as the evidence, and
 // the backup it was compared with is kept forever. Before kExitChanged.
 inline constexpr int kExitSuspicious = 8;
+// The catalog's seal shows tampering (docs/security.md, "Tamper-evident catalog"): records
+// changed, removed, reordered or added without the key. Distinct from damage (exit 1).
+inline constexpr int kExitTampered = 9;
 
 // Where the encryption key comes from: names only, never the secret itself.
 struct KeyFlags {
@@ -54,6 +57,9 @@ struct CommonFlags {
   std::string progress_json;      // empty: none; "-": stderr; else a file
   double hang_after = 60;
   std::string status_listen;      // socket path or [HOST:]PORT of the status endpoint
+  // The key of the catalog's seal (docs/security.md, "Tamper-evident catalog"): given
+  // (add_catalog_key_flags; a job command's own key), else the catalog's configured one.
+  KeyFlags keys;
 };
 
 // The options of a job command (backup, restore, validate), made from the option schema
@@ -105,7 +111,18 @@ std::string default_catalog_dir();
 std::string catalog_dir_of(const CommonFlags& c);
 // Opens the catalog of --catalog (or the default), logging its load warnings. Errors say
 // "catalog is not usable: ..." (not_found when it does not exist and `create` is no).
-Result<std::unique_ptr<catalog::Catalog>> open_catalog(const CommonFlags& c, catalog::Create create);
+// `c` with the key of a job command's options as the catalog's seal key.
+CommonFlags with_job_key(const CommonFlags& c, const options::Settings& f);
+// How open_catalog treats the catalog's seal (docs/security.md, "Tamper-evident catalog").
+enum class SealUse {
+  work,        // attach the key; a catalog that shows tampering is an error (exit 9)
+  inspect,     // attach the key; tampering is for the caller to show (list)
+  unattached,  // neither: the engine attaches the keys it holds (rekey)
+};
+// Opens the catalog and attaches the seal key (CommonFlags::keys, else the catalog's
+// configured key-file, passphrase-file or passphrase-env) when there is one.
+Result<std::unique_ptr<catalog::Catalog>> open_catalog(const CommonFlags& c, catalog::Create create,
+                                                       SealUse use = SealUse::work);
 // The exit code for an error (kExitUsage for bad input, kExitWrongKey, else kExitFailed).
 int exit_code_for(const Error& e);
 // Prints the error (print_error) and returns exit_code_for(e).

@@ -17,6 +17,9 @@ namespace stripeback::cli {
 
 // --catalog and --json.
 void add_common(CLI::App* app, CommonFlags& c);
+// --key-file, --passphrase-file, --passphrase-env of a command that only needs the key to
+// verify the catalog and seal what it appends (docs/security.md).
+void add_catalog_key_flags(CLI::App* app, CommonFlags& c);
 void add_backup_flags(CLI::App* backup, JobFlags& f, CommonFlags& c, NfsFlags& nfs);
 void add_restore_flags(CLI::App* restore, JobFlags& f, CommonFlags& c, NfsFlags& nfs);
 void add_validate_flags(CLI::App* validate, JobFlags& f, CommonFlags& c);

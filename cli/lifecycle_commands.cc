@@ -78,6 +78,7 @@ void add_delete_backup(CLI::App* del, CommonFlags& c, MediaFlags& f) {
                    "also delete the backups that need it (level 1s whose chain of parents "
                    "holds it, backups holding files by reference to it), listing them");
   add_common(backup, c);
+  add_catalog_key_flags(backup, c);
 }
 
 int run_delete_backup(const CommonFlags& c, const MediaFlags& f) {
@@ -177,6 +178,7 @@ void add_keep_flags(CLI::App* keep, CommonFlags& c, KeepFlags& f) {
   until->excludes(forever)->excludes(clear);
   forever->excludes(clear);
   add_common(keep, c);
+  add_catalog_key_flags(keep, c);
 }
 
 int run_keep_cmd(const CommonFlags& c, const KeepFlags& f) {

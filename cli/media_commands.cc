@@ -572,6 +572,7 @@ void add_configure_flags(CLI::App* configure, CommonFlags& c, MediaFlags& f) {
   configure->add_flag("--show", f.show, "print every setting");
   configure->add_option("--clear", f.clear, "remove a setting (back to the built-in default)");
   add_common(configure, c);
+  add_catalog_key_flags(configure, c);
 }
 
 void add_crosscheck_flags(CLI::App* crosscheck, CommonFlags& c, MediaFlags& f) {
@@ -583,6 +584,7 @@ void add_crosscheck_flags(CLI::App* crosscheck, CommonFlags& c, MediaFlags& f) {
                          "look for tape volumes in these drives (by their labels)")
       ->allow_extra_args(false);
   add_common(crosscheck, c);
+  add_catalog_key_flags(crosscheck, c);
 }
 
 void add_report_obsolete(CLI::App* report, CommonFlags& c) {
@@ -591,6 +593,7 @@ void add_report_obsolete(CLI::App* report, CommonFlags& c) {
       "list the backups and pieces the retention policy ('configure retention') no longer "
       "needs, failed backups, and pieces of killed backups (docs/media-management.md)");
   add_common(obsolete, c);
+  add_catalog_key_flags(obsolete, c);
 }
 
 void add_delete_commands(CLI::App* del, CommonFlags& c, MediaFlags& f) {
@@ -601,10 +604,12 @@ void add_delete_commands(CLI::App* del, CommonFlags& c, MediaFlags& f) {
       "crash-safe: a rerun finishes an interrupted deletion");
   obsolete->add_flag("--dry-run", f.dry_run, "say what would be removed, remove nothing");
   add_common(obsolete, c);
+  add_catalog_key_flags(obsolete, c);
   auto* expired = del->add_subcommand(
       "expired", "remove the records (and any remaining pieces) of backups crosscheck expired");
   expired->add_flag("--dry-run", f.dry_run, "say what would be removed, remove nothing");
   add_common(expired, c);
+  add_catalog_key_flags(expired, c);
   add_delete_backup(del, c, f);
 }
 

@@ -34,6 +34,7 @@ void print_json(const engine::RekeyReport& r, bool dry_run) {
   w.kv("resumed", r.resumed);
   w.kv("finished", r.finished);
   w.kv("superseded_records_removed", r.superseded_removed);
+  w.kv("catalog_resealed", r.catalog_resealed);
   if (!r.compact_error.empty()) w.kv("compact_error", r.compact_error);
   for (auto o : {RekeyOutcome::rewrapped, RekeyOutcome::catalog_only, RekeyOutcome::old_format,
                  RekeyOutcome::already, RekeyOutcome::unencrypted, RekeyOutcome::failed})
@@ -89,6 +90,9 @@ void print_text(const engine::RekeyReport& r, bool dry_run) {
   if (r.superseded_removed > 0)
     std::printf("catalog compacted: %llu record(s) of earlier rekeys (wraps under retired keys) "
                 "removed\n", static_cast<unsigned long long>(r.superseded_removed));
+  if (r.catalog_resealed)
+    std::printf("catalog sealed anew under key version %u: the old key verifies nothing\n",
+                r.kek_version);
   if (!r.compact_error.empty())
     std::fprintf(stderr, "warning: the rekey is done, but the catalog could not be compacted "
                  "(%s): the wraps of earlier rekeys, under retired keys, stay in catalog.log "
@@ -115,7 +119,8 @@ int run_rekey_cmd(const CommonFlags& c, const RekeyFlags& f) {
   if (!old_keys) return report(old_keys.error());
   auto new_keys = engine::Keyring::load(f.new_key);
   if (!new_keys) return report(new_keys.error().wrap("new key"));
-  auto cat = open_catalog(c, catalog::Create::no);
+  // The engine verifies the catalog's seal with the key it is sealed with, old or new.
+  auto cat = open_catalog(c, catalog::Create::no, SealUse::unattached);
   if (!cat) return report(cat.error());
   engine::RekeyOptions o;
   o.dry_run = f.dry_run;

@@ -19,6 +19,7 @@ const char* errc_name(Errc code) {
     case Errc::timed_out: return "timed_out";
     case Errc::exists: return "exists";
     case Errc::wrong_key: return "wrong_key";
+    case Errc::tampered: return "tampered";
   }
   return "unknown";
 }

@@ -1,6 +1,7 @@
 #include "engine/backup/backup_job.h"
 
 #include "engine/backup/backup_job_state.h"
+#include "engine/media/catalog_seal.h"
 #include "util/phases.h"
 
 namespace stripeback::engine {
@@ -37,6 +38,7 @@ const util::Phase<BackupJob> kBackupPhases[] = {
 }  // namespace backup_internal
 
 Result<BackupSummary> run_backup(const BackupOptions& opts, catalog::Catalog& cat) {
+  SB_TRY(prepare_catalog_seal(cat, opts.keys.get()));
   backup_internal::BackupJob job(opts, cat);
   SB_TRY(util::run_phases<backup_internal::BackupJob>(job, backup_internal::kBackupPhases));
   return std::move(job.sum);

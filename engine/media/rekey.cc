@@ -1,5 +1,7 @@
 #include "engine/media/rekey.h"
 
+#include "engine/media/catalog_seal.h"
+
 #include <random>
 
 #include "engine/media/media_ops.h"
@@ -73,12 +75,47 @@ uint32_t RekeyReport::count(RekeyOutcome o) const {
   return n;
 }
 
+namespace {
+// Compacts the catalog sealed anew under `new_keys` (which also leaves out superseded
+// wraps); a failure is reported, not fatal: the rekey itself is done.
+void reseal(catalog::Catalog& cat, Keyring& new_keys, RekeyReport& rep) {
+  auto fresh = new_keys.new_catalog_seal(rep.kek_version);
+  if (!fresh) {
+    rep.compact_error = fresh.error().what;
+    return;
+  }
+  catalog::CompactOptions co;
+  co.reseal = fresh->second;
+  co.reseal_params = fresh->first;
+  util::crash_point("rekey-before-reseal");
+  if (auto c = cat.compact(co); c) {
+    rep.superseded_removed = c->records_before > c->records_after ? c->records_before - c->records_after : 0;
+    rep.catalog_resealed = true;
+  } else {
+    rep.compact_error = c.error().what;
+  }
+}
+}  // namespace
+
 Result<RekeyReport> run_rekey(catalog::Catalog& cat, Keyring& old_keys, Keyring& new_keys,
                               const RekeyOptions& o) {
   if (old_keys.same_secret(new_keys))
     return fail(Errc::invalid_argument, "the new key is the old one: nothing to rekey");
   SB_ASSIGN(MaintenanceLock lock, MaintenanceLock::acquire(cat));
   SB_TRY(cat.refresh());
+  // The seal: verified with the key it is under (the old one; the new one when a rekey
+  // finished sealing anew already), and sealed anew under the new key once done.
+  bool sealed_with_old = true;
+  if (!cat.seal_attached()) {
+    auto a = attach_catalog_key(cat, old_keys);
+    if (!a && a.error().code == Errc::wrong_key && cat.sealed()) {
+      SB_TRY(attach_catalog_key(cat, new_keys));
+      sealed_with_old = false;
+    } else if (!a) {
+      return a.error();
+    }
+  }
+  SB_TRY(check_catalog_trust(cat));
   const auto backups = cat.backups();
   const auto wraps = catalog_wraps(cat);
   old_keys.set_catalog_wraps(wraps);
@@ -118,6 +155,9 @@ Result<RekeyReport> run_rekey(catalog::Catalog& cat, Keyring& old_keys, Keyring&
     if (nothing) {
       rep.kek_version = cat.kek_version();
       rep.finished = rep.count(RekeyOutcome::failed) == 0;
+      // Killed after the done record, before the catalog was sealed anew: finish that.
+      if (rep.finished && !o.dry_run && sealed_with_old && cat.sealed())
+        reseal(cat, new_keys, rep);
     }
     return rep;
   }
@@ -148,8 +188,12 @@ Result<RekeyReport> run_rekey(catalog::Catalog& cat, Keyring& old_keys, Keyring&
     SB_TRY(cat.add_rekey(done));
     rep.finished = true;
     util::crash_point("rekey-done-recorded");
-    // Version 2 is the first rekey's: before it no KeyWrap record was written.
-    if (rep.kek_version > 2) {
+    // A sealed catalog is compacted and sealed anew under the new key: the old key
+    // verifies nothing after a rekey.
+    if (cat.sealed()) {
+      reseal(cat, new_keys, rep);
+    } else if (rep.kek_version > 2) {
+      // Version 2 is the first rekey's: before it no KeyWrap record was written.
       if (auto c = cat.compact(); c)
         rep.superseded_removed = c->records_before - c->records_after;
       else

@@ -53,6 +53,8 @@ struct RekeyReport {
   // later `catalog compact` removes them).
   uint64_t superseded_removed = 0;
   std::string compact_error;
+  // The catalog's seal (docs/security.md): sealed anew under the new key at the end.
+  bool catalog_resealed = false;
   std::vector<RekeyedPiece> pieces;
   uint32_t count(RekeyOutcome o) const;
 };

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/media/catalog_seal.h"
 #include "engine/restore/restore_phases.h"
 #include "util/phases.h"
 
@@ -123,6 +124,7 @@ void merge_round(RestoreSummary& sum, const std::vector<FailedFile>& retry,
 }  // namespace
 
 Result<RestorePreview> preview_restore(const RestoreOptions& opts, catalog::Catalog& cat) {
+  SB_TRY(prepare_catalog_seal(cat, opts.keys.get()));
   RestoreJob job(opts, cat);
   job.previewing = true;
   std::span<const util::Phase<RestoreJob>> phases = kPreviewRestore;
@@ -132,6 +134,7 @@ Result<RestorePreview> preview_restore(const RestoreOptions& opts, catalog::Cata
 }
 
 Result<RestoreSummary> run_restore(const RestoreOptions& opts, catalog::Catalog& cat) {
+  SB_TRY(prepare_catalog_seal(cat, opts.keys.get()));
   SB_ASSIGN(RestoreSummary sum, restore_once(opts, cat));
   // Fallback: each file that failed from its newest copy is restored again from the next
   // newest copy, until one succeeds or none is left.

@@ -1,8 +1,11 @@
 #include "engine/transform/crypto.h"
 
+#include "catalog/seal.h"
+
 #include <fcntl.h>
 #if STRIPEBACK_WITH_CRYPTO
 #include <openssl/crypto.h>
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #endif
@@ -296,6 +299,83 @@ Result<Keyring::JobKey> Keyring::derive(Kdf kdf, uint8_t log2_n, uint8_t r, uint
   return k;
 }
 
+namespace {
+// HMAC-SHA256 under a seal key, truncated to 16 bytes: the catalog's record and chain MACs.
+class HmacSealer final : public catalog::Sealer {
+ public:
+  // Keyed once here; each MAC starts from a copy of this context.
+  explicit HmacSealer(const std::array<uint8_t, 32>& key) {
+    mac_ = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    ctx_ = mac_ ? EVP_MAC_CTX_new(mac_) : nullptr;
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                           OSSL_PARAM_construct_end()};
+    if (ctx_ && EVP_MAC_init(ctx_, key.data(), key.size(), params) != 1) {
+      EVP_MAC_CTX_free(ctx_);
+      ctx_ = nullptr;
+    }
+  }
+  ~HmacSealer() override {
+    EVP_MAC_CTX_free(ctx_);
+    EVP_MAC_free(mac_);
+  }
+  HmacSealer(const HmacSealer&) = delete;
+  HmacSealer& operator=(const HmacSealer&) = delete;
+  catalog::Mac mac(std::initializer_list<std::span<const uint8_t>> parts) const override {
+    std::array<uint8_t, 32> full{};
+    EVP_MAC_CTX* ctx = ctx_ ? EVP_MAC_CTX_dup(ctx_) : nullptr;
+    size_t out_len = 0;
+    bool good = ctx != nullptr;
+    for (auto part : parts)
+      good = good && (part.empty() || EVP_MAC_update(ctx, part.data(), part.size()) == 1);
+    good = good && EVP_MAC_final(ctx, full.data(), &out_len, full.size()) == 1;
+    EVP_MAC_CTX_free(ctx);
+    catalog::Mac out{};
+    // A MAC that could not be computed (libcrypto out of memory) is all ones: it matches
+    // no seal, so verification reports records rather than vouching for them.
+    if (!good) out.fill(0xff);
+    else std::copy_n(full.begin(), out.size(), out.begin());
+    OPENSSL_cleanse(full.data(), full.size());
+    return out;
+  }
+
+ private:
+  EVP_MAC* mac_ = nullptr;
+  EVP_MAC_CTX* ctx_ = nullptr;  // keyed
+};
+}  // namespace
+
+Result<std::shared_ptr<const catalog::Sealer>> Keyring::catalog_sealer(
+    const catalog::SealParams& params) {
+  if (params.kdf != static_cast<uint8_t>(kind_))
+    return fail(Errc::wrong_key, std::string("the catalog is sealed with a ") +
+                                     (kind_ == Kdf::key_file ? "passphrase" : "key file") +
+                                     ", and a " + kind_name() + " was given");
+  SB_ASSIGN(JobKey k, derive(kind_, params.log2_n, params.r, params.p, params.salt));
+  auto key = sha256("stripeback catalog seal key", {k.kek});
+  OPENSSL_cleanse(k.kek.data(), k.kek.size());
+  auto sealer = std::make_shared<const HmacSealer>(key);
+  OPENSSL_cleanse(key.data(), key.size());
+  return std::shared_ptr<const catalog::Sealer>(sealer);
+}
+
+Result<std::pair<catalog::SealParams, std::shared_ptr<const catalog::Sealer>>>
+Keyring::new_catalog_seal(uint32_t kek_version) {
+  catalog::SealParams p;
+  p.kdf = static_cast<uint8_t>(kind_);
+  if (kind_ == Kdf::scrypt) {
+    p.log2_n = kScryptLog2N;
+    p.r = kScryptR;
+    p.p = kScryptP;
+  }
+  if (RAND_bytes(p.salt.data(), static_cast<int>(p.salt.size())) != 1)
+    return crypto_failure("no random numbers for the catalog's seal");
+  p.kek_version = kek_version;
+  SB_ASSIGN(auto sealer, catalog_sealer(p));
+  p.check = catalog::seal_check(*sealer);
+  return std::make_pair(p, sealer);
+}
+
 Result<void> Keyring::start_job() {
   PieceCrypto c;
   c.kdf = kind_;
@@ -499,6 +579,14 @@ Result<Keyring::JobKey> Keyring::derive(Kdf, uint8_t, uint8_t, uint8_t,
   return no_crypto("a key derivation");
 }
 Result<void> Keyring::start_job() { return no_crypto("an encrypted backup"); }
+Result<std::shared_ptr<const catalog::Sealer>> Keyring::catalog_sealer(
+    const catalog::SealParams&) {
+  return no_crypto("the catalog's seal");
+}
+Result<std::pair<catalog::SealParams, std::shared_ptr<const catalog::Sealer>>>
+Keyring::new_catalog_seal(uint32_t) {
+  return no_crypto("the catalog's seal");
+}
 Result<std::unique_ptr<FrameCipher>> Keyring::new_piece(PieceHeader&) {
   return no_crypto("an encrypted piece");
 }

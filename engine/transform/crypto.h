@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "catalog/catalog.h"
 #include "engine/format/piece_format.h"
 #include "stripeback/result.h"
 
@@ -107,6 +108,15 @@ class Keyring {
   void set_catalog_wrap(const std::string& piece, const PieceCrypto& wrap) {
     catalog_wraps_[piece] = wrap;
   }
+  // The catalog's seal (docs/security.md, "Tamper-evident catalog"): the MAC of the key
+  // derived from this secret with the KDF, cost and salt of `params` (HMAC-SHA256, the
+  // first 16 bytes); the caller compares its check with params.check. invalid_argument
+  // when params name the other kind of secret (a passphrase for a key file).
+  Result<std::shared_ptr<const catalog::Sealer>> catalog_sealer(const catalog::SealParams& params);
+  // Parameters for sealing a catalog anew with this secret (a fresh salt, check filled,
+  // key version `kek_version`), with their sealer.
+  Result<std::pair<catalog::SealParams, std::shared_ptr<const catalog::Sealer>>> new_catalog_seal(
+      uint32_t kek_version);
   // Whether `other` holds the same secret, of the same kind.
   bool same_secret(const Keyring& other) const;
   // "passphrase" or "key file": for messages, never the secret.

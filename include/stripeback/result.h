@@ -26,6 +26,7 @@ enum class Errc {
   timed_out,
   exists,
   wrong_key,  // a passphrase or key that does not open the data
+  tampered,   // the catalog's seal shows records changed, removed or added without the key
 };
 
 const char* errc_name(Errc code);

@@ -72,9 +72,11 @@ typedef enum sb_status {
   SB_PARTIAL = 12,         /* a backup with "partial" stopped at its "duration" */
   SB_CHANGED = 13,         /* a complete backup in which files changed while read */
   SB_TIMED_OUT = 14,       /* a deadline passed (a backup's "duration" without "partial") */
-  SB_SUSPICIOUS = 15       /* a complete backup the ransomware alarm fired on: it looks like
+  SB_SUSPICIOUS = 15,      /* a complete backup the ransomware alarm fired on: it looks like
                             * encrypted or destroyed data; the result JSON's "suspicious"
                             * has the evidence, and the backup compared with is kept */
+  SB_TAMPERED = 16         /* the catalog's seal shows records changed, removed or added
+                            * without its key (docs/security.md); nothing was done */
 } sb_status;
 
 /* The name of a status ("SB_OK", ...); never null. */

@@ -58,14 +58,17 @@ void check_scan(const ScanResult& r, const std::vector<uint8_t>& bytes, uint64_t
   for (const Frame& f : r.frames) {
     FUZZ_CHECK(f.sequence > seq);
     seq = f.sequence;
-    FUZZ_CHECK(f.size == kFrameHeaderSize + f.payload.size());
+    FUZZ_CHECK(f.size == kFrameHeaderSize + f.payload.size() + f.seal.size());
+    FUZZ_CHECK(f.seal.empty() || (f.seal.size() == kSealSize && (f.flags & kFlagSealed) &&
+                                  f.seal.data() == f.payload.data() + f.payload.size()));
     FUZZ_CHECK(f.offset >= base && f.offset + f.size <= r.end);
     FUZZ_CHECK(f.payload.data() == bytes.data() + (f.offset - base) + kFrameHeaderSize);
     tiles.emplace_back(f.offset, f.size);
-    // append_frame writes flags 0; with flags 0 the frame is reproduced exactly.
-    if (f.flags == 0) {
+    // append_frame writes flags 0, or kFlagSealed with a seal: such a frame is reproduced
+    // exactly.
+    if (f.flags == (f.seal.empty() ? 0 : kFlagSealed)) {
       std::vector<uint8_t> e;
-      append_frame(e, f.sequence, static_cast<RecordType>(f.type), f.payload);
+      append_frame(e, f.sequence, static_cast<RecordType>(f.type), f.payload, f.seal);
       FUZZ_CHECK(e.size() == f.size);
       FUZZ_CHECK(std::memcmp(e.data(), bytes.data() + (f.offset - base), e.size()) == 0);
     }
@@ -94,7 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto bytes = fuzz::exact_copy(in.rest);
   auto header = check_file_header(bytes, "fuzz/catalog.log");
   if (header) {
-    auto want = encode_file_header();
+    auto want = encode_file_header(*header);
     FUZZ_CHECK(std::memcmp(bytes.data(), want.data(), want.size()) == 0);
   }
   if (bytes.size() < kFileHeaderSize && is_header_prefix(bytes)) {
@@ -111,7 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The frames alone, re-encoded back to back, scan clean.
   std::vector<uint8_t> clean;
   for (const Frame& f : r.frames)
-    append_frame(clean, f.sequence, static_cast<RecordType>(f.type), f.payload);
+    append_frame(clean, f.sequence, static_cast<RecordType>(f.type), f.payload, f.seal);
   ScanResult c = scan_records(clean, base, last);
   FUZZ_CHECK(c.frames.size() == r.frames.size() && !c.torn_tail);
   for (const LoadWarning& w : c.warnings) FUZZ_CHECK(w.length == 0);
