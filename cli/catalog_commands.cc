@@ -190,13 +190,8 @@ void add_catalog_commands(CLI::App* cat, CatalogFlags& f, CommonFlags& common) {
   rebuild->add_option("--catalog-id", f.catalog_id,
                       "take the pieces of this catalog (16 hex digits), when the media hold "
                       "several catalogs' pieces");
-  auto* pf = rebuild->add_option("--passphrase-file", f.keys.passphrase_file,
-                                 "file whose first line is the passphrase of encrypted pieces");
-  auto* pe = rebuild->add_option("--passphrase-env", f.keys.passphrase_env,
-                                 "environment variable holding the passphrase");
-  auto* kf = rebuild->add_option("--key-file", f.keys.key_file, "key file of encrypted pieces");
-  pf->excludes(pe)->excludes(kf);
-  pe->excludes(kf);
+  add_key_flags(rebuild, f.keys,
+                "of encrypted pieces, which also seals the rebuilt catalog (docs/security.md)");
   auto* compact = cat->add_subcommand(
       "compact",
       "rewrite the catalog's record log without torn or corrupt regions (saved beside it), "

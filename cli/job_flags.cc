@@ -94,16 +94,20 @@ void add_common(CLI::App* app, CommonFlags& c) {
   app->add_flag("--json", c.json, "print the result as one JSON document on stdout");
 }
 
-void add_catalog_key_flags(CLI::App* app, CommonFlags& c) {
-  auto* kf = app->add_option("--key-file", c.keys.key_file,
-                             "key file of the catalog's seal (default: the catalog's configured "
-                             "key; see docs/security.md)");
-  auto* pf = app->add_option("--passphrase-file", c.keys.passphrase_file,
-                             "file whose first line is the passphrase of the catalog's seal");
-  auto* pe = app->add_option("--passphrase-env", c.keys.passphrase_env,
-                             "environment variable holding the passphrase of the catalog's seal");
+void add_key_flags(CLI::App* app, KeyFlags& k, const std::string& of) {
+  auto* pf = app->add_option("--passphrase-file", k.passphrase_file,
+                             "file whose first line is the passphrase " + of);
+  auto* pe = app->add_option("--passphrase-env", k.passphrase_env,
+                             "environment variable holding the passphrase " + of);
+  auto* kf = app->add_option("--key-file", k.key_file, "key file " + of);
   pf->excludes(pe)->excludes(kf);
   pe->excludes(kf);
+}
+
+void add_catalog_key_flags(CLI::App* app, CommonFlags& c) {
+  add_key_flags(app, c.keys,
+                "of the catalog's seal (default: the catalog's configured key; see "
+                "docs/security.md)");
 }
 
 void add_backup_flags(CLI::App* backup, JobFlags& f, CommonFlags& common, NfsFlags& nfs_flags) {

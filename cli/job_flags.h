@@ -6,6 +6,8 @@
 // (which must outlive the parse).
 #pragma once
 
+#include <string>
+
 #include "cli/commands.h"
 #include "cli/nfs_flags.h"
 
@@ -17,6 +19,9 @@ namespace stripeback::cli {
 
 // --catalog and --json.
 void add_common(CLI::App* app, CommonFlags& c);
+// --passphrase-file, --passphrase-env and --key-file into `k`, whose help says they are the
+// key `of` something ("of encrypted pieces").
+void add_key_flags(CLI::App* app, KeyFlags& k, const std::string& of);
 // --key-file, --passphrase-file, --passphrase-env of a command that only needs the key to
 // verify the catalog and seal what it appends (docs/security.md).
 void add_catalog_key_flags(CLI::App* app, CommonFlags& c);

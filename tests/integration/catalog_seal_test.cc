@@ -3,10 +3,15 @@
 // list, restore and validate (exit 9, nothing restored) and refused by a backup, while
 // damage stays damage; without the key the catalog is listed unverified and nothing is
 // appended to it; a configured key is used by every command; a rekey seals anew under the
-// new key; catalog rebuild into a new directory gives a verified catalog that restores.
+// new key, and one killed at random moments finishes when run again, losing nothing;
+// catalog rebuild into a new directory gives a verified catalog that restores.
+#include <csignal>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
+#include <thread>
 
 #include "catalog/record_log.h"
 #include "tests/integration/it_util.h"
@@ -17,10 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using stripeback::testing::read_file;
 
 void spill(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -32,7 +34,7 @@ void spill(const std::string& path, const std::string& bytes) {
 void edit_log(const std::string& cat, const std::string& from, const std::string& to,
               bool fix_crc) {
   const std::string path = cat + "/catalog.log";
-  std::string b = slurp(path);
+  std::string b = read_file(path);
   const size_t at = b.find(from);
   ASSERT_NE(at, std::string::npos) << from;
   const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(b.data()), b.size());
@@ -70,7 +72,7 @@ class SealedCatalog : public ::testing::Test {
   void expect_restores_identical(const std::string& cat, const std::string& to) {
     SB_ASSERT_EXIT(sb({"restore", "--catalog", cat, "--to", t_ / to, "--key-file", k1_}), 0);
     for (const char* f : {"/a.dbf", "/b.dbf"})
-      EXPECT_EQ(slurp(t_ / to + src_ + f), slurp(src_ + f)) << f;
+      EXPECT_EQ(read_file(t_ / to + src_ + f), read_file(src_ + f)) << f;
   }
   TempDir t_{"sbit-seal"};
   std::string src_ = t_ / "src", dest_ = t_ / "dest", cat_ = t_ / "cat";
@@ -191,7 +193,56 @@ TEST_F(SealedCatalog, ARekeyKilledBeforeSealingAnewFinishesOnTheRerun) {
   SB_ASSERT_EXIT(list({"--key-file", k2_}), 0);
   SB_EXPECT_EXIT(list({"--key-file", k1_}), 4);
   SB_ASSERT_EXIT(sb({"restore", "--catalog", cat_, "--to", t_ / "r", "--key-file", k2_}), 0);
-  EXPECT_EQ(slurp(t_ / "r" + src_ + "/a.dbf"), slurp(src_ + "/a.dbf"));
+  EXPECT_EQ(read_file(t_ / "r" + src_ + "/a.dbf"), read_file(src_ + "/a.dbf"));
+}
+
+// Rekeys back and forth between two keys, each killed (SIGKILL) at a random moment of its
+// run and then run again with the same keys: every run finishes, the new key restores
+// every file identical and verifies the catalog, the old key opens neither. The moments
+// are spread over the time an unkilled rekey takes; the seed is printed on failure.
+TEST_F(SealedCatalog, ARekeyKilledAtRandomMomentsFinishesAndLosesNothing) {
+  SB_ASSERT_EXIT(sb({"backup", src_, "--to", dest_, "--catalog", cat_, "--encrypt",
+                     "--key-file", k1_, "--max-piece-size", "512K", "--channels", "2"}),
+                 0);
+  ASSERT_GE(pieces_in(dest_).size(), 6u);
+  auto rekey_args = [&](const std::string& from, const std::string& to) {
+    return std::vector<std::string>{"rekey", "--catalog", cat_, "--key-file", from,
+                                    "--new-key-file", to};
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  SB_ASSERT_EXIT(sb(rekey_args(k1_, k2_)), 0);
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - t0);
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed) + ", an unkilled rekey took " +
+               std::to_string(took.count()) + " us");
+  std::mt19937_64 rng(seed);
+  std::string cur = k2_, other = k1_;
+  int killed = 0;
+  for (int round = 0; round < 8; ++round) {
+    const auto delay = std::chrono::microseconds(
+        std::uniform_int_distribution<int64_t>(0, took.count() * 6 / 5)(rng));
+    auto child = sb_start(rekey_args(cur, other));
+    ASSERT_TRUE(child->started());
+    std::this_thread::sleep_for(delay);
+    if (child->running()) child->kill(SIGKILL);
+    RunResult k = child->wait();
+    killed += k.term_signal == SIGKILL;
+    RunResult again = sb(rekey_args(cur, other));
+    SB_ASSERT_EXIT(again, 0) << "round " << round << " after a kill at " << delay.count()
+                             << " us\n" << k.describe();
+    std::swap(cur, other);
+    RunResult l = list({"--key-file", cur});
+    SB_ASSERT_EXIT(l, 0) << "round " << round;
+    EXPECT_TRUE(contains(l.out, "every record verified")) << l.out;
+    SB_EXPECT_EXIT(list({"--key-file", other}), 4);
+    const std::string to = t_ / ("r" + std::to_string(round));
+    SB_ASSERT_EXIT(sb({"restore", "--catalog", cat_, "--to", to, "--key-file", cur}), 0);
+    for (const char* f : {"/a.dbf", "/b.dbf"})
+      EXPECT_EQ(read_file(to + src_ + f), read_file(src_ + f)) << "round " << round << " " << f;
+    fs::remove_all(to);
+  }
+  EXPECT_GE(killed, 1) << "no run was killed before it ended";
 }
 
 }  // namespace

@@ -14,10 +14,7 @@
 namespace stripeback::it {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using stripeback::testing::read_file;
 
 class Encrypt : public ::testing::TestWithParam<const char*> {};
 
@@ -145,9 +142,9 @@ TEST(EncryptCli, SecretsNeverAppearInOutputCatalogOrPieces) {
     EXPECT_EQ(run->err.find(secret), std::string::npos) << run->describe();
     for (const auto& arg : run->argv) EXPECT_EQ(arg.find(secret), std::string::npos);
   }
-  for (const auto& f : entries_under(cat)) EXPECT_EQ(slurp(f).find(secret), std::string::npos) << f;
+  for (const auto& f : entries_under(cat)) EXPECT_EQ(read_file(f).find(secret), std::string::npos) << f;
   for (const auto& f : pieces_in(work / "p"))
-    EXPECT_EQ(slurp(f).find(secret), std::string::npos) << f;
+    EXPECT_EQ(read_file(f).find(secret), std::string::npos) << f;
 }
 
 // A key or passphrase file others can read gets a warning only when it is usable; when it
@@ -211,7 +208,7 @@ TEST(EncryptCli, KeygenCreatesMissingDirectories) {
   }
   ASSERT_EQ(::stat(key.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_EQ(slurp(key).size(), 65u);  // 64 hex digits and a newline
+  EXPECT_EQ(read_file(key).size(), 65u);  // 64 hex digits and a newline
   // An existing directory keeps its mode.
   ASSERT_EQ(::chmod((work / "keys").c_str(), 0750), 0);
   SB_ASSERT_EXIT(sb({"keygen", work / "keys/second.key"}), 0);

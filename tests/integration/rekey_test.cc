@@ -19,10 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using stripeback::testing::read_file;
 
 // Every file under `dir` with its bytes, but the catalog's empty lock files (flock only).
 std::map<std::string, std::string> snapshot(const std::string& dir) {
@@ -30,20 +27,20 @@ std::map<std::string, std::string> snapshot(const std::string& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir))
     if (e.is_regular_file() && e.path().filename() != "lock" &&
         e.path().filename() != "maintenance.lock")
-      out[e.path().string()] = slurp(e.path().string());
+      out[e.path().string()] = read_file(e.path().string());
   return out;
 }
 
 // A piece without its key slot blocks (bytes 4096..12287 of a version 4 piece).
 std::string without_slots(const std::string& piece) {
-  std::string b = slurp(piece);
+  std::string b = read_file(piece);
   if (b.size() > 3 * 4096) b.replace(4096, 2 * 4096, 2 * 4096, '\0');
   return b;
 }
 
 // The key version of every KeyWrap in `cat`'s catalog.log, by piece, in log order.
 std::multimap<std::string, uint32_t> wraps_in_log(const std::string& cat) {
-  const std::string b = slurp(cat + "/catalog.log");
+  const std::string b = read_file(cat + "/catalog.log");
   std::multimap<std::string, uint32_t> out;
   if (b.size() < catalog::kFileHeaderSize) return out;
   const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(b.data()), b.size());
@@ -88,7 +85,7 @@ class Rekey : public ::testing::Test {
   void expect_restores_identical(const std::string& key, const std::string& to) {
     SB_ASSERT_EXIT(restore(key, to), 0);
     for (const char* f : {"/a.dbf", "/b.dbf", "/c.dbf"})
-      EXPECT_EQ(slurp(t_ / to + src_ + f), slurp(src_ + f)) << f;
+      EXPECT_EQ(read_file(t_ / to + src_ + f), read_file(src_ + f)) << f;
   }
   void expect_old_key_refused(const std::string& to) {
     RunResult r = restore(k1_, to);
@@ -164,7 +161,7 @@ TEST_F(Rekey, PassphraseToPassphraseFromFileAndEnvironment) {
   RunResult ok = sb({"restore", "--catalog", cat_, "--to", t_ / "r", "--passphrase-env", "P"},
                     {{"P", "the second long passphrase"}});
   SB_ASSERT_EXIT(ok, 0);
-  EXPECT_EQ(slurp(t_ / "r" + src_ + "/a.dbf"), slurp(src_ + "/a.dbf"));
+  EXPECT_EQ(read_file(t_ / "r" + src_ + "/a.dbf"), read_file(src_ + "/a.dbf"));
   RunResult old = sb({"restore", "--catalog", cat_, "--to", t_ / "r1", "--passphrase-file", p1});
   SB_EXPECT_EXIT(old, 4);
   EXPECT_TRUE(contains(old.err, "wrong passphrase or key"));

@@ -609,6 +609,12 @@ class Harness:
         r = self.sb.run(["keygen", self.key])
         if r.returncode != 0:
             raise SystemExit("keygen failed:\n" + r.describe())
+        # The encrypted backups seal the catalog (docs/security.md): with the key configured
+        # every command verifies it, and `list` exits 9 if a kill ever left a record the
+        # seal does not vouch for.
+        r = self.sb.run(["configure", "key-file", self.key, "--catalog", self.cat])
+        if r.returncode != 0:
+            raise SystemExit("configure key-file failed:\n" + r.describe())
         for kind in BACKUP_KINDS:  # complete backups of each kind, and how long each takes
             bid, r, st = self.backup(kind)
             self.log(f"[setup] backup {kind}: {st} as backup {bid} in {r.elapsed:.2f} s")
