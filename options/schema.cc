@@ -1,126 +1,21 @@
 #include "options/schema.h"
 
-#include <cerrno>
 #include <charconv>
-#include <cstdio>
-#include <cstdlib>
-#include <optional>
 #include <string>
-#include <type_traits>
+#include <vector>
 
 #include "engine/backup/buffer_budget.h"
-#include "engine/backup/exclude.h"
 #include "engine/pieces/change_map.h"
 #include "engine/transform/compress.h"
 #include "engine/wiring/backends.h"
-#include "database/recovery_target.h"
-#include "database/wal_names.h"
+#include "options/schema_parts.h"
+#include "options/setters.h"
 #include "util/units.h"
 
 namespace stripeback::options {
 namespace {
 
-std::string quoted(std::string_view v) { return "'" + std::string(v) + "'"; }
-
-Error bad(const Option& o, const std::string& what) {
-  return Error{Errc::invalid_argument, 0, "option " + util::option_word(o.key) + " " + what};
-}
-
-// `v` whole as a decimal number (strtod's syntax), or nullopt.
-std::optional<double> number_in(std::string_view v) {
-  const std::string t(v);
-  if (t.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const double d = std::strtod(t.c_str(), &end);
-  if (errno != 0 || end != t.c_str() + t.size()) return std::nullopt;
-  return d;
-}
-
-Result<uint64_t> whole(const Option& o, std::string_view v) {
-  uint64_t n = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (v.empty() || ec != std::errc() || p != v.data() + v.size() || n < o.lo || n > o.hi)
-    return bad(o, "wants a whole number from " + std::to_string(o.lo) + " to " +
-                      std::to_string(o.hi) + "; got " + quoted(v));
-  return n;
-}
-
-Result<uint64_t> bytes(const Option& o, std::string_view v) {
-  auto n = util::parse_size(v);
-  if (!n) return n.error().wrap("option " + util::option_word(o.key));
-  if (*n < o.lo || *n > o.hi)
-    return bad(o, "wants a size from " + util::format_bytes(o.lo) + " to " +
-                      util::format_bytes(o.hi) + "; got " + quoted(v));
-  return *n;
-}
-
-Result<bool> boolean(const Option& o, std::string_view v) {
-  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
-  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
-  return bad(o, "wants true or false (1/0, yes/no, on/off); got " + quoted(v));
-}
-
-template <class T>
-struct value_of {
-  using type = T;
-};
-template <class T>
-struct value_of<std::optional<T>> {
-  using type = T;
-};
-template <auto F>
-using field_t = typename value_of<std::remove_cvref_t<decltype(std::declval<Settings&>().*F)>>::type;
-
-template <auto F>
-void reset(Settings& s) {
-  s.*F = Settings{}.*F;
-}
-
-template <auto F>
-Result<void> text(const Option& o, Settings& s, std::string_view v) {
-  if (v.empty()) return bad(o, "may not be empty");
-  s.*F = std::string(v);
-  return ok();
-}
-template <auto F>
-Result<void> any_text(const Option&, Settings& s, std::string_view v) {
-  s.*F = std::string(v);
-  return ok();
-}
-template <auto F>
-Result<void> add(const Option& o, Settings& s, std::string_view v) {
-  if (v.empty()) return bad(o, "may not be empty");
-  (s.*F).emplace_back(v);
-  return ok();
-}
-template <auto F>
-Result<void> yes_no(const Option& o, Settings& s, std::string_view v) {
-  SB_ASSIGN(s.*F, boolean(o, v));
-  return ok();
-}
-template <auto F>
-Result<void> count(const Option& o, Settings& s, std::string_view v) {
-  SB_ASSIGN(uint64_t n, whole(o, v));
-  s.*F = static_cast<field_t<F>>(n);
-  return ok();
-}
-template <auto F>
-Result<void> size(const Option& o, Settings& s, std::string_view v) {
-  SB_ASSIGN(uint64_t n, bytes(o, v));
-  s.*F = static_cast<field_t<F>>(n);
-  return ok();
-}
-template <std::string engine::KeySource::*F>
-Result<void> key_source(const Option& o, Settings& s, std::string_view v) {
-  if (v.empty()) return bad(o, "may not be empty");
-  s.keys.*F = std::string(v);
-  return ok();
-}
-template <std::string engine::KeySource::*F>
-void reset_key_source(Settings& s) {
-  (s.keys.*F).clear();
-}
+using namespace setters;
 
 Result<void> set_lock_mode(const Option& o, Settings& s, std::string_view v) {
   if (v == "compliance") s.lock_mode = storage::Retention::Mode::compliance;
@@ -145,11 +40,6 @@ Result<void> set_duration(const Option& o, Settings& s, std::string_view v) {
   SB_ASSIGN(auto d, util::parse_duration(v, util::option_word(o.key)));
   if (d < std::chrono::seconds(1)) return bad(o, "must be at least one second");
   s.duration = std::chrono::ceil<std::chrono::seconds>(d);
-  return ok();
-}
-
-Result<void> set_max_duration(const Option& o, Settings& s, std::string_view v) {
-  SB_ASSIGN(s.max_duration, util::parse_duration(v, util::option_word(o.key)));
   return ok();
 }
 
@@ -294,49 +184,6 @@ Result<void> set_tape_block_size(const Option&, Settings& s, std::string_view v)
 }
 
 
-// A share in percent ("1%", "0.5%"; the % may be left out), above 0 and at most 100, as a
-// fraction.
-Result<double> share_in(const Option& o, std::string_view v) {
-  std::string_view t = v;
-  if (!t.empty() && t.back() == '%') t.remove_suffix(1);
-  const auto pct = number_in(t);
-  if (!pct || !(*pct > 0) || *pct > 100)
-    return bad(o, "wants a share above 0 and at most 100%, like 1%; got " + quoted(v));
-  return *pct / 100;
-}
-
-template <double Settings::*F>
-Result<void> set_percent(const Option& o, Settings& s, std::string_view v) {
-  SB_ASSIGN(s.*F, share_in(o, v));
-  return ok();
-}
-
-Result<void> set_sample(const Option& o, Settings& s, std::string_view v) {
-  SB_ASSIGN(s.sample, share_in(o, v));
-  return ok();
-}
-
-Result<void> set_alarm_factor(const Option& o, Settings& s, std::string_view v) {
-  const auto f = number_in(v);
-  if (!f || !(*f > 1) || *f > 1e6) return bad(o, "wants a factor above 1, like 10; got " + quoted(v));
-  s.alarm_page_factor = *f;
-  return ok();
-}
-
-Result<void> set_part(const Option& o, Settings& s, std::string_view v) {
-  unsigned k = 0, n = 0;
-  char extra = 0;
-  const std::string t(v);
-  if (std::sscanf(t.c_str(), "%u/%u%c", &k, &n, &extra) != 2 || n == 0 || k == 0 || k > n ||
-      n > 1000000)
-    return fail(Errc::invalid_argument, util::option_word(o.key) +
-                                            " wants K/N with 1 <= K <= N <= 1000000, like "
-                                            "2/7; got " + quoted(v));
-  s.part = std::pair<uint32_t, uint32_t>(k, n);
-  return ok();
-}
-
-// A count, or "auto": the job chooses it for its media (engine/tuning/auto_channels.h).
 Result<void> set_channels(const Option& o, Settings& s, std::string_view v) {
   if (v == "auto") {
     s.channels_auto = true;
@@ -363,70 +210,6 @@ Result<void> set_buffer_size(const Option& o, Settings& s, std::string_view v) {
   return ok();
 }
 
-// Restore to a point in time: each target sets the one recovery target (job_options.cc
-// refuses two).
-constexpr std::string_view kPitr = "Point-in-time restore (PostgreSQL)";
-Result<void> set_target_time(const Option& o, Settings& s, std::string_view v) {
-  SB_ASSIGN(s.recovery.time_ns, database::parse_target_time(v, util::option_word(o.key)));
-  s.recovery.kind = database::TargetKind::time;
-  return ok();
-}
-Result<void> set_target_lsn(const Option& o, Settings& s, std::string_view v) {
-  SB_ASSIGN(s.recovery.lsn, database::parse_lsn(v, util::option_word(o.key)));
-  s.recovery.kind = database::TargetKind::lsn;
-  return ok();
-}
-Result<void> set_target_xid(const Option& o, Settings& s, std::string_view v) {
-  SB_ASSIGN(s.recovery.xid, database::parse_target_xid(v, util::option_word(o.key)));
-  s.recovery.kind = database::TargetKind::xid;
-  return ok();
-}
-Result<void> set_target_action(const Option& o, Settings& s, std::string_view v) {
-  SB_ASSIGN(s.recovery.action, database::parse_target_action(v, util::option_word(o.key)));
-  return ok();
-}
-Result<void> set_target_inclusive(const Option& o, Settings& s, std::string_view v) {
-  SB_ASSIGN(s.recovery.inclusive, boolean(o, v));
-  return ok();
-}
-Result<void> set_standby(const Option& o, Settings& s, std::string_view v) {
-  SB_ASSIGN(s.recovery.standby, boolean(o, v));
-  return ok();
-}
-void reset_target(Settings& s) { s.recovery.kind = database::TargetKind::none; }
-void reset_target_action(Settings& s) { s.recovery.action = database::RecoveryTarget{}.action; }
-void reset_target_inclusive(Settings& s) { s.recovery.inclusive = true; }
-void reset_standby(Settings& s) { s.recovery.standby = false; }
-
-Result<void> add_exclude(const Option& o, Settings& s, std::string_view v) {
-  if (auto r = engine::ExcludeRules::check(v); !r) return r.error().wrap("option " + util::option_word(o.key));
-  s.exclude.emplace_back(v);
-  return ok();
-}
-
-// A duration back from now (2d, 36h, 90m, HH:MM) or a time with a date, as --target-time
-// takes it (2026-12-07T14:45:32Z).
-Result<void> set_not_backed_up_since(const Option& o, Settings& s, std::string_view v) {
-  const bool is_time = v.find('-', 1) != std::string_view::npos || v.find('T') != std::string_view::npos;
-  if (is_time) {
-    SB_ASSIGN(int64_t ns, database::parse_target_time(v, util::option_word(o.key)));
-    s.not_backed_up_since_ns = ns;
-    s.not_backed_up_for.reset();
-    return ok();
-  }
-  auto d = util::parse_duration(v, util::option_word(o.key));
-  if (!d)
-    return bad(o, "wants a duration back from now (2d, 36h, 90m, HH:MM) or a time with a date "
-                  "(2026-12-07T14:45:32Z); got " + quoted(v));
-  s.not_backed_up_for = *d;
-  s.not_backed_up_since_ns.reset();
-  return ok();
-}
-void reset_not_backed_up_since(Settings& s) {
-  s.not_backed_up_since_ns.reset();
-  s.not_backed_up_for.reset();
-}
-
 Result<void> add_remap(const Option&, Settings& s, std::string_view v) {
   SB_ASSIGN(engine::PathRemap r, engine::parse_remap(v));
   s.remaps.push_back(std::move(r));
@@ -440,12 +223,9 @@ Result<void> set_destination(const Option& o, Settings& s, std::string_view v) {
   return ok();
 }
 
-constexpr unsigned kRestores = kRestore | kValidate;
-constexpr unsigned kJobs = kBackup | kRestore | kValidate;
-constexpr uint64_t kMaxSize = UINT64_MAX;
-
 // clang-format off
-const Option kSchema[] = {
+// clang-format off
+const Option kWhat[] = {
   // What and where.
   {"source", "SOURCE", Type::list, kBackup,
    "files or directories to back up, directories recursively. A SOURCE that is a symbolic "
@@ -465,24 +245,8 @@ const Option kSchema[] = {
    "skipped (without it, an unreadable directory fails the backup with exit 1 before "
    "anything is written)",
    {}, {}, {}, 0, 0, yes_no<&Settings::skip_unreadable>, reset<&Settings::skip_unreadable>},
-  {"exclude", "--exclude", Type::list, kBackup,
-   "leave out what matches this glob (repeatable): a PATTERN without '/' matches the name of "
-   "any file or directory below a SOURCE ('*.tmp', 'pgsql_tmp*'); one with '/' matches the "
-   "path relative to the SOURCE ('/cache', 'logs/*.old'); '*' and '?' stop at '/', '**' "
-   "spans directories, '[a-z]' is a class, a trailing '/' matches directories only. An "
-   "excluded directory is not read at all. Excluded paths are counted in the summary "
-   "(--json: excluded, excluded_paths); see docs/selection.md",
-   "Selection", "PATTERN", {}, 0, 0, add_exclude, reset<&Settings::exclude>},
-  {"exclude_from", "--exclude-from", Type::list, kBackup,
-   "read --exclude patterns from FILE, one a line (blank lines and lines starting with '#' "
-   "are skipped); repeatable. A FILE that cannot be read fails the backup, naming it",
-   "Selection", "FILE", {}, 0, 0, add<&Settings::exclude_from>, reset<&Settings::exclude_from>},
-  {"not_backed_up_since", "--not-backed-up-since", Type::text, kBackup,
-   "skip every file that a complete (or partial) backup begun since then holds with the size "
-   "and modification time it has now: a DURATION back from now (2d, 36h, 90m) or a TIME with a "
-   "date (2026-12-07T14:45:32Z). A rerun so backs up only what earlier runs did not finish; "
-   "this backup alone does not hold the skipped files (--json: skipped_backed_up)",
-   "Selection", "DURATION|TIME", {}, 0, 0, set_not_backed_up_since, reset_not_backed_up_since},
+};
+const Option kWhere[] = {
   {"destination", "--to", Type::list, kBackup,
    "directory that receives the backup pieces, or a tape drive tape:iscsi://HOST:PORT/IQN/LUN "
    "or tape:/dev/sgN (repeat for more drives: one channel each); not with --validate",
@@ -495,67 +259,8 @@ const Option kSchema[] = {
    {}, "TAG", {}, 0, 0, any_text<&Settings::tag>, reset<&Settings::tag>},
   {"backup_id", "--backup", Type::number, kRestores, "this backup id (not with --tag)",
    {}, "ID", {}, 1, UINT64_MAX, count<&Settings::backup_id>, reset<&Settings::backup_id>},
-  // Page checks.
-  {"validate", "--validate", Type::flag, kBackup,
-   "read every block as a backup would (channels, multiplexing, sections, rate, duration, NFS "
-   "sources) and report every problem found, writing nothing: no --to, no piece, no backup "
-   "record (with --check-logical the catalog records the pages found corrupt: list "
-   "--corrupt). Exit 0 when clean, 1 when corruption was found (docs/page-checks.md)",
-   "Validation", {}, {}, 0, 0, yes_no<&Settings::validate>, reset<&Settings::validate>, false},
-  {"check_logical", "--check-logical", Type::text, kBackup,
-   "check the pages inside each block as they are read: --check-logical=postgres (page "
-   "header, and the page checksum when the cluster has data checksums; relation files only), "
-   "or bare/auto to detect a PostgreSQL data directory among the sources. Corrupt pages are "
-   "listed in the summary and --json (file, block, offset, reason)",
-   "Validation", "[=FORMAT]", {}, 0, 0, text<&Settings::check_logical>,
-   reset<&Settings::check_logical>, true, false, false, 0, "auto"},
-  {"max_corrupt", "--max-corrupt", Type::number, kBackup,
-   "with --check-logical: corrupt pages a file may have before the backup fails (default 0); "
-   "up to it they are listed",
-   "Validation", "N", {}, 0, UINT64_MAX, count<&Settings::max_corrupt>,
-   reset<&Settings::max_corrupt>},
-  {"page_size", "--page-size", Type::number, kBackup,
-   "with --check-logical: the page size, instead of the one the database's control file "
-   "gives (e.g. 8K)",
-   "Validation", "SIZE", {}, 1, 65536, size<&Settings::page_size>, reset<&Settings::page_size>},
-  // The ransomware alarm (docs/security.md).
-  {"alarm", "--no-alarm", Type::flag, kBackup,
-   "do not compare this backup's file profiles (the share of pages failing their checks "
-   "with --check-logical, the compression ratio with --compress) with the previous backup "
-   "of the same files. With the alarm on (the default), a jump makes the backup "
-   "suspicious: exit 8, the previous backup kept forever, --json: suspicious",
-   "Validation", {}, {}, 0, 0, yes_no<&Settings::alarm>, reset<&Settings::alarm>, true, true},
-  {"alarm_page_share", "--alarm-page-share", Type::text, kBackup,
-   "the alarm fires when the share of pages failing their checks rose by more than this "
-   "many percentage points over the files both backups checked (and at least 8 more pages "
-   "fail)",
-   "Validation", "PERCENT", "1%", 0, 0, set_percent<&Settings::alarm_page_share>,
-   reset<&Settings::alarm_page_share>, true, false, false, 0, {},
-   "a string, \"1%\""},
-  {"alarm_page_factor", "--alarm-page-factor", Type::text, kBackup,
-   "the alarm fires when the share of pages failing their checks grew more than this many "
-   "times (and at least 8 more pages fail)",
-   "Validation", "FACTOR", "10", 0, 0, set_alarm_factor,
-   reset<&Settings::alarm_page_factor>, true, false, false, 0, {}, "a string, \"10\""},
-  {"alarm_compression_drop", "--alarm-compression-drop", Type::text, kBackup,
-   "the alarm fires when the compression ratio of the files both backups compressed fell "
-   "by more than this share (from a ratio of at least 1.5)",
-   "Validation", "PERCENT", "50%", 0, 0, set_percent<&Settings::alarm_compression_drop>,
-   reset<&Settings::alarm_compression_drop>, true, false, false, 0, {},
-   "a string, \"50%\""},
-  // Databases (docs/postgresql.md).
-  {"hot", "--hot", Type::flag, kBackup,
-   "the sources are in a database's backup mode (a hot backup): files that change while they "
-   "are read are expected, recorded as fuzzy (--json: fuzzy_files) and the backup exits 0; "
-   "restoring it needs the database's log (WAL) from the backup's time",
-   "Database", {}, {}, 0, 0, yes_no<&Settings::hot>, reset<&Settings::hot>},
-  {"pg", "--pg", Type::text, kBackup,
-   "a hot backup of the PostgreSQL cluster whose data directory is the SOURCE, through a libpq "
-   "connection string (e.g. 'host=/run/postgresql port=5432 user=postgres'): pg_backup_start "
-   "and pg_backup_stop on one session, the backup_label and tablespace_map kept in the "
-   "catalog, tablespaces followed, what a base backup leaves out left out (pg_wal/, "
-   "postmaster.pid, ...), and the start and stop LSN and WAL range recorded. Implies --hot",
-   "Database", "CONNINFO", {}, 0, 0, any_text<&Settings::pg>, reset<&Settings::pg>, false},
+};
+const Option kWork[] = {
   // How the work is cut.
   {"channels", "--channels", Type::number, kJobs,
    "parallel channels, each with its own I/O ring (and, backing up, its own pieces; a backup "
@@ -688,57 +393,8 @@ const Option kSchema[] = {
    "estimate from the catalog's history of such jobs on that medium. Exits as the job "
    "would refuse to start",
    {}, {}, {}, 0, 0, yes_no<&Settings::preview>, reset<&Settings::preview>, false},
-  // Restore to a point in time (PostgreSQL): the CLI's alone.
-  {"target_time", "--target-time", Type::text, kRestore,
-   "recover the restored PostgreSQL cluster to this time: restore the newest backup taken "
-   "with --pg that ended at or before it and write recovery.signal and the recovery settings "
-   "(restore_command, recovery_target_time) into its data directory. ISO 8601 with a zone "
-   "(2026-12-07T14:45:32Z, 2026-12-07 14:45:32.5+01:00) or seconds since the epoch. Refused, "
-   "before anything is written, when no backup ends before it or the archive lacks a WAL "
-   "segment recovery needs",
-   kPitr, "TIME", {}, 0, 0, set_target_time, reset_target, false},
-  {"target_lsn", "--target-lsn", Type::text, kRestore,
-   "recover to this WAL position (as PostgreSQL writes it, 0/3000028): the newest --pg "
-   "backup that stopped at or before it, and the archive must hold every WAL segment up to "
-   "the one holding it",
-   kPitr, "LSN", {}, 0, 0, set_target_lsn, reset_target, false},
-  {"target_xid", "--target-xid", Type::text, kRestore,
-   "recover to this transaction id (its commit): from the newest --pg backup, as no record "
-   "tells where a transaction id lies",
-   kPitr, "XID", {}, 0, 0, set_target_xid, reset_target, false},
-  {"target_action", "--target-action", Type::text, kRestore,
-   "what the server does on reaching the target, as PostgreSQL's recovery_target_action: "
-   "pause (PostgreSQL's default: stays read-only for inspection, pg_wal_replay_resume() "
-   "promotes; with hot_standby off it shuts down), promote (opens for writes on a new "
-   "timeline) or shutdown",
-   kPitr, "ACTION", "pause", 0, 0, set_target_action, reset_target_action, false},
-  {"target_inclusive", "--target-inclusive", Type::text, kRestore,
-   "stop just after the target (true, PostgreSQL's default) or just before it "
-   "(--target-inclusive=false)",
-   kPitr, "[=BOOL]", {}, 0, 0, set_target_inclusive, reset_target_inclusive, false,
-   false, false, 0, "true"},
-  {"standby", "--standby", Type::flag, kRestore,
-   "make the restored PostgreSQL cluster a standby that replays the archived WAL without end: "
-   "standby.signal and restore_command instead of recovery.signal and a target",
-   kPitr, {}, {}, 0, 0, set_standby, reset_standby, false},
-  // Validate: some frames.
-  {"sample", "--sample", Type::text, kValidate,
-   "check a random share of the data frames, e.g. 10% (chosen by a hash of --seed, the piece "
-   "and the frame: the same seed picks the same frames); whole-file digests are checked "
-   "against the index, pieces are not walked whole",
-   {}, "PERCENT", {}, 0, 0, set_sample, reset<&Settings::sample>},
-  {"seed", "--seed", Type::number, kValidate,
-   "seed of --sample (default: a random one, reported in the summary)",
-   {}, "N", {}, 0, UINT64_MAX, count<&Settings::seed>, reset<&Settings::seed>},
-  {"part", "--part", Type::text, kValidate,
-   "check part K of N: one deterministic N-th of the frames (16 MiB runs of each piece); N "
-   "runs with K = 1..N check every frame once",
-   {}, "K/N", {}, 0, 0, set_part, reset<&Settings::part>},
-  {"max_duration", "--max-duration", Type::text, kValidate,
-   "stop beginning new work after this long (\"30m\", \"90s\", \"01:30\"), checking first the "
-   "frames that have gone longest without a check; the catalog remembers what was checked "
-   "when, so repeated runs cover every backup (list shows when each was last fully checked)",
-   {}, "DURATION", {}, 0, 0, set_max_duration, reset<&Settings::max_duration>},
+};
+const Option kKeysMediaAndIo[] = {
   // Encryption.
   {"encrypt", "--encrypt", Type::flag, kBackup,
    "encrypt every piece with AES-256-GCM (a random key per piece, wrapped with the passphrase "
@@ -873,10 +529,21 @@ const Option kSchema[] = {
 
 }  // namespace
 
-std::span<const Option> schema() { return kSchema; }
+// Every option in --help's order: the entries here and the parts' between them.
+std::span<const Option> schema() {
+  static const std::vector<Option> table = [] {
+    const std::span<const Option> parts[] = {
+        kWhat, selection_options(), kWhere, validation_options(), database_options(), kWork,
+        pitr_options(), validate_frame_options(), kKeysMediaAndIo};
+    std::vector<Option> all;
+    for (const auto& part : parts) all.insert(all.end(), part.begin(), part.end());
+    return all;
+  }();
+  return table;
+}
 
 const Option* find_option(std::string_view key) {
-  for (const auto& o : kSchema)
+  for (const auto& o : schema())
     if (o.key == key) return &o;
   return nullptr;
 }
