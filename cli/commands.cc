@@ -432,13 +432,7 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
     return report(Error{Errc::invalid_argument, 0, "list --files needs --backup ID"});
   }
   if (c.json) {
-    std::string json = list_json(**cat, f.backup);
-    util::JsonWriter w;
-    w.begin_object();
-    seal_json(w, **cat);
-    w.end_object();
-    json = json.substr(0, json.size() - 1) + "," + w.str().substr(1);
-    std::printf("%s\n", json.c_str());
+    std::printf("%s\n", list_json(**cat, f.backup).c_str());
     return tampered ? kExitTampered : kExitOk;
   }
   if (!tampered) std::fputs(seal.c_str(), stdout);

@@ -1,4 +1,5 @@
 #include "cli/render.h"
+#include "cli/render_seal.h"
 
 #include <sys/stat.h>
 
@@ -168,6 +169,7 @@ std::string list_json(const catalog::Catalog& cat, std::optional<uint64_t> only)
     w.end_object();
   }
   w.end_array();
+  seal_json(w, cat);
   w.end_object();
   return w.str();
 }
