@@ -38,19 +38,27 @@ before each timed step:
                  DIR/pg/data/global --channels N: reads the files pg_checksums reads (no
                  WAL) and checks every page of the relation files; must find no corrupt
                  page
-  fio            fio reading the same files once (those of 1 MiB or more; io_uring,
-                 O_DIRECT, 1 MiB blocks, iodepth $IODEPTH); its I/O time scaled to the data
-                 set's bytes is the read ceiling
-  fio-small      fio reading the files under 1 MiB (8 KiB blocks, the page size, iodepth
-                 $IODEPTH, in jobs of at most 4000 characters of file names run one after
-                 the other; fio ignores files smaller than its block size, so those under
-                 8 KiB are left out): with the fio step's unscaled I/O time, the time fio
-                 takes to read every file, the like-for-like ceiling
+  fio            fio reading every file the validation reads, once, one file after the
+                 other (io_uring, iodepth $IODEPTH; one job file, DIR/out/all.fio): the
+                 files whose size is a multiple of 4 KiB in one job with O_DIRECT, then
+                 each of the others buffered. A fio job reads only whole blocks of a size
+                 it is given and ignores a file smaller than its smallest one, so the
+                 O_DIRECT job gets a block size split (bssplit): 1 MiB for 99% of its
+                 reads and, where 1 MiB no longer fits, the largest power of two dividing
+                 every O_DIRECT file's size (8 KiB in a PostgreSQL cluster); a buffered
+                 file of up to 1 MiB is a job of its own reading it in one read of its
+                 size (larger ones share a job of 1 MiB, 4 KiB and 1-byte blocks). Files
+                 of 0 bytes hold nothing to read and are left out (fio ignores them). Its
+                 I/O time (the jobs' runtime added) is the read ceiling; the bytes it
+                 read must be the data set's
+  fio-large      the former ceiling, reported beside it: fio reading only the files of
+                 1 MiB or more (O_DIRECT, 1 MiB blocks, iodepth $IODEPTH), its I/O time
+                 scaled to the data set's bytes
   pg_checksums   pg_checksums --check -D DIR/pg/data as postgres (one process, buffered
                  8 KiB reads)
 
-Ratios: validate MB/s against fio's (and the job's own time against fio's time for every
-file) and against pg_checksums's, CPU seconds per GiB of
+Ratios: validate MB/s against fio's reading every file (and the job's own time against
+fio's I/O time) and against pg_checksums's, CPU seconds per GiB of
 each (targets: >= 0.9 x fio; >= 1.2 x pg_checksums at no more CPU per GiB; <= 0.3 CPU s
 per GiB). The Markdown table goes to stdout and --results FILE.
 
@@ -82,7 +90,7 @@ Options:
   --repeat N         rounds (default $REPEAT). Locally the steps' order rotates from round to
                      round (the first read after pg_checksums is the slowest, whoever
                      makes it) and every figure is the median of its step; give a multiple
-                     of the number of steps (2, or 3 with --bin-before). With --nfs the
+                     of the number of steps (3, or 4 with --bin-before). With --nfs the
                      median round by validate time is shown
   --bin PATH         stripeback binary (default: build/release/cli/stripeback, built when
                      missing)
@@ -178,15 +186,33 @@ DATA_BYTES=$(find "${SOURCES[@]}" -type f -printf '%s\n' | awk '{s += $1} END {p
 DATA_FILES=$(find "${SOURCES[@]}" -type f | wc -l)
 FIO_FILES=$(find "${SOURCES[@]}" -type f -size +1023k -printf '%p:' | sed 's/:$//')
 [[ -n "$FIO_FILES" ]] || die "no file of 1 MiB or more in $DATA"
-# The files under 1 MiB for fio-small: a job file (fio takes at most 4096 characters of
-# file names per job), its jobs one after the other.
+# fio's pass over every file: one job file, one filename= line a file (fio adds each).
 if ((NFS == 0)); then
-  find "${SOURCES[@]}" -type f -size -1024k -size +8191c | sort | awk -v qd="$IODEPTH" '
-    BEGIN {print "[global]\nioengine=io_uring\ndirect=1\nbs=8k\niodepth=" qd "\nrw=read\nfile_service_type=sequential"}
-    function flush() { if (list == "") return; n++; print "[small" n "]"; if (n > 1) print "stonewall"; print "filename=" list; list = "" }
-    { if (length(list) + length($0) + 1 > 4000) flush(); list = (list == "" ? $0 : list ":" $0) }
-    END {flush()}' >"$OUT/small.fio"
-  SMALL_FIO_FILES=$(find "${SOURCES[@]}" -type f -size -1024k -size +8191c | wc -l)
+  find "${SOURCES[@]}" -type f -printf '%s %p\n' | sort -k2 | awk -v qd="$IODEPTH" '
+    # The largest power of two up to 1 MiB dividing n.
+    function pow2(n,   b) { b = 1048576; while (b > 1 && n % b) b /= 2; return b }
+    { size[NR] = $1; name[NR] = substr($0, index($0, " ") + 1)
+      if ($1 > 0 && $1 % 4096 == 0) { b = pow2($1); if (!step || b < step) step = b } }
+    END {
+      print "[global]\nioengine=io_uring\nrw=read\niodepth=" qd "\nfile_service_type=sequential"
+      if (!step) step = 4096
+      print "[direct]\ndirect=1\nbssplit=1M/99:" step "/1"
+      for (i = 1; i <= NR; i++) if (size[i] > 0 && size[i] % 4096 == 0) print "filename=" name[i]
+      # The others buffered: one job a file read in one read of its size, as the validation
+      # reads a file that fits in a buffer; larger ones in blocks of 1 MiB, 4 KiB and 1 byte.
+      for (i = 1; i <= NR; i++)
+        if (size[i] % 4096 && size[i] <= 1048576)
+          print "[buffered" ++jobs "]\nstonewall\ndirect=0\nbs=" size[i] "\nfilename=" name[i]
+      for (i = 1; i <= NR; i++)
+        if (size[i] % 4096 && size[i] > 1048576) {
+          if (!big++) print "[buffered-large]\nstonewall\ndirect=0\nbssplit=1M/98:4k/1:1/1"
+          print "filename=" name[i]
+        }
+    }' >"$OUT/all.fio"
+  FIO_DIRECT_FILES=$(find "${SOURCES[@]}" -type f -printf '%s\n' | awk '$1 > 0 && $1 % 4096 == 0' | wc -l)
+  FIO_EMPTY_FILES=$(find "${SOURCES[@]}" -type f -empty | wc -l)
+  FIO_STEP=$(awk -F'[:/]' '/^bssplit=1M\/99:/ {print $3}' "$OUT/all.fio")
+  FIO_BUFFERED_FILES=$((DATA_FILES - FIO_DIRECT_FILES - FIO_EMPTY_FILES))
 fi
 note "cluster: $DATA_FILES files, $DATA_BYTES bytes below $DATA/base and $DATA/global"
 
@@ -221,7 +247,11 @@ else
 fi
 
 jq_py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-declare -A FIO_IO FIO_ALL PAGES JOB_EL
+# The same for a fio report, which starts with the lines fio writes about ignored files.
+fio_py() {
+  python3 -c "import json,re,sys; t=open(sys.argv[1]).read(); d=json.loads(t[re.search(r'^\{', t, re.M).start():]); print($2)" "$1"
+}
+declare -A FIO_IO FIO_LARGE PAGES JOB_EL
 # One validation: KEY is validate (--bin) or validate_before (--bin-before).
 step_validate() {
   local key=$1 round=$2 bin=$BIN n
@@ -235,22 +265,24 @@ step_validate() {
   # The job's own elapsed time: the reading, without starting the process and the plan.
   JOB_EL[$key.$round]=$(jq_py "$LOGS/$key.$round.out" "'%.3f' % d['elapsed_s']")
 }
-# fio over the large files, then over the small ones.
+# fio over every file: its I/O time, the jobs' runtime added.
 step_fio() {
+  local round=$1 got
+  measure fio "$round" fio --output-format=json "$OUT/all.fio"
+  got=$(fio_py "$LOGS/fio.$round.out" "'%d' % sum(j['read']['io_bytes'] for j in d['jobs'])")
+  [[ "$got" == "$DATA_BYTES" ]] || die "fio read $got bytes of the $DATA_BYTES in the files (see $OUT/all.fio)"
+  FIO_IO[fio.$round]=$(fio_py "$LOGS/fio.$round.out" "'%.3f' % (sum(j['read']['runtime'] for j in d['jobs']) / 1000)")
+}
+# fio over the files of 1 MiB or more only, its I/O time scaled to the data set.
+step_fio_large() {
   local round=$1
-  measure fio "$round" fio --output-format=json --ioengine=io_uring --direct=1 --bs=1M \
+  measure fio_large "$round" fio --output-format=json --ioengine=io_uring --direct=1 --bs=1M \
     --iodepth="$IODEPTH" --name=read --filename="$FIO_FILES" --file_service_type=sequential --rw=read
-  FIO_IO[fio.$round]=$(jq_py "$LOGS/fio.$round.out" \
+  FIO_LARGE[fio.$round]=$(jq_py "$LOGS/fio_large.$round.out" \
     "'%.3f' % (max(j['read']['runtime'] for j in d['jobs']) / 1000 * $DATA_BYTES / sum(j['read']['io_bytes'] for j in d['jobs']))")
-  measure fio_small "$round" fio --output-format=json "$OUT/small.fio"
-  # Every file: the large ones' I/O time as measured (not scaled) and the small ones'.
-  FIO_ALL[fio.$round]=$(python3 -c "
-import json, sys
-big = json.load(open(sys.argv[1]))['jobs']; small = json.load(open(sys.argv[2]))['jobs']
-print('%.3f' % ((max(j['read']['runtime'] for j in big) + sum(j['read']['runtime'] for j in small)) / 1000))" \
-    "$LOGS/fio.$round.out" "$LOGS/fio_small.$round.out")
 }
 declare -A ORDER
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((round = 1; round <= REPEAT; round++)); do
   note "round $round of $REPEAT"
   if ((NFS)); then
@@ -264,13 +296,17 @@ for ((round = 1; round <= REPEAT; round++)); do
   # The first read of the data set after pg_checksums is the slowest on a virtual disk
   # (the host's cache), whoever makes it: the order of the steps rotates from round to
   # round, so each takes each place as often (with --repeat a multiple of their number).
-  steps=(validate fio)
-  [[ -z "$BIN_BEFORE" ]] || steps=(validate validate_before fio)
+  steps=(validate fio fio_large)
+  [[ -z "$BIN_BEFORE" ]] || steps=(validate validate_before fio fio_large)
   ORDER[$round]=""
   for ((i = 0; i < ${#steps[@]}; i++)); do
     key=${steps[(i + round - 1) % ${#steps[@]}]}
     ORDER[$round]+="${ORDER[$round]:+, }$key"
-    if [[ "$key" == fio ]]; then step_fio "$round"; else step_validate "$key" "$round"; fi
+    case "$key" in
+      fio) step_fio "$round" ;;
+      fio_large) step_fio_large "$round" ;;
+      *) step_validate "$key" "$round" ;;
+    esac
   done
   PAGES[$round]=$(jq_py "$LOGS/validate.$round.out" "d['pages_checked']")
   measure pg_checksums "$round" runuser -u postgres -- "$PG/pg_checksums" --check -D "$DATA"
@@ -364,6 +400,7 @@ fi
 
 V_MBS=$(mbs "$(el validate)")
 F_MBS=$(mbs "$(median FIO_IO fio)")
+L_MBS=$(mbs "$(median FIO_LARGE fio)")
 P_MBS=$(mbs "$(el pg_checksums)")
 V_CPU=$(per_gib "$(cpu validate)")
 P_CPU=$(per_gib "$(cpu pg_checksums)")
@@ -373,6 +410,8 @@ R_PG=$(ratio "$V_MBS" "$P_MBS")
   echo "## backup --validate --check-logical against fio and pg_checksums"
   echo
   header
+  echo "- fio, every file: $FIO_DIRECT_FILES files with O_DIRECT (bssplit 1M/99:$FIO_STEP/1), $FIO_BUFFERED_FILES buffered (sizes not a multiple of 4 KiB), $FIO_EMPTY_FILES empty left out (nothing to read); $DATA_BYTES bytes read in every round"
+  echo "- load before the run: $LOAD_BEFORE; after: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
   echo "| Measurement | Elapsed s | MB/s | CPU s | CPU s/GiB | Peak RSS MiB |"
   echo "|---|---:|---:|---:|---:|---:|"
@@ -380,27 +419,27 @@ R_PG=$(ratio "$V_MBS" "$P_MBS")
   [[ -z "$BIN_BEFORE" ]] || echo "| stripeback backup --validate --check-logical (before) | $(el validate_before) | $(mbs "$(el validate_before)") | $(cpu validate_before) | $(per_gib "$(cpu validate_before)") | $(rss validate_before) |"
   echo "| validate, the job's own elapsed time (--json elapsed_s: no process start, no plan) | $(median JOB_EL validate) | $(mbs "$(median JOB_EL validate)") | - | - | - |"
   [[ -z "$BIN_BEFORE" ]] || echo "| validate, the job's own elapsed time (before) | $(median JOB_EL validate_before) | $(mbs "$(median JOB_EL validate_before)") | - | - | - |"
-  echo "| fio read pass, I/O time scaled to the data set | $(median FIO_IO fio) | $F_MBS | - | - | - |"
-  echo "| fio read pass, elapsed | $(el fio) | $(mbs "$(el fio)") | $(cpu fio) | $(per_gib "$(cpu fio)") | $(rss fio) |"
-  echo "| fio, every file: the large files' I/O time + the small files' ($SMALL_FIO_FILES of 8 KiB to 1 MiB, 8 KiB blocks) | $(median FIO_ALL fio) | $(mbs "$(median FIO_ALL fio)") | - | - | - |"
+  echo "| fio, every file: I/O time | $(median FIO_IO fio) | $F_MBS | - | - | - |"
+  echo "| fio, every file: elapsed | $(el fio) | $(mbs "$(el fio)") | $(cpu fio) | $(per_gib "$(cpu fio)") | $(rss fio) |"
+  echo "| fio, the files of 1 MiB or more only: I/O time scaled to the data set | $(median FIO_LARGE fio) | $L_MBS | - | - | - |"
   echo "| pg_checksums --check | $(el pg_checksums) | $P_MBS | $(cpu pg_checksums) | $P_CPU | $(rss pg_checksums) |"
   echo
   echo "| Ratio | Value | Target | Result |"
   echo "|---|---:|---|---|"
-  echo "| validate MB/s / fio read MB/s (I/O time) | $R_FIO | >= 0.9 | $(verdict "$R_FIO" ">=" 0.9) |"
-  [[ -z "$BIN_BEFORE" ]] || echo "| validate MB/s / fio read MB/s (I/O time), before | $(ratio "$(mbs "$(el validate_before)")" "$F_MBS") | - | - |"
-  echo "| validate's job elapsed / fio I/O time, as rates (both without process start) | $(ratio "$(median FIO_IO fio)" "$(median JOB_EL validate)") | - | - |"
-  echo "| validate's job elapsed / fio's I/O time for every file, as rates (like for like: the same files, no process start) | $(ratio "$(median FIO_ALL fio)" "$(median JOB_EL validate)") | - | - |"
-  echo "| validate MB/s / fio elapsed MB/s (both with process start) | $(ratio "$(el fio)" "$(el validate)") | - | - |"
+  echo "| validate MB/s / fio MB/s, every file (I/O time) | $R_FIO | >= 0.9 | $(verdict "$R_FIO" ">=" 0.9) |"
+  [[ -z "$BIN_BEFORE" ]] || echo "| validate MB/s / fio MB/s, every file (I/O time), before | $(ratio "$(mbs "$(el validate_before)")" "$F_MBS") | - | - |"
+  echo "| validate MB/s / fio MB/s, large files only (I/O time scaled) | $(ratio "$V_MBS" "$L_MBS") | - | - |"
+  echo "| validate's job elapsed / fio's I/O time, every file, as rates (both without process start) | $(ratio "$(median FIO_IO fio)" "$(median JOB_EL validate)") | - | - |"
+  echo "| validate MB/s / fio elapsed MB/s, every file (both with process start) | $(ratio "$(el fio)" "$(el validate)") | - | - |"
   echo "| validate MB/s / pg_checksums MB/s | $R_PG | >= 1.2 | $(verdict "$R_PG" ">=" 1.2) |"
   echo "| validate CPU s/GiB / pg_checksums CPU s/GiB | $(ratio "$V_CPU" "$P_CPU") | <= 1 | $(verdict "$(ratio "$V_CPU" "$P_CPU")" "<=" 1) |"
   echo "| validate CPU s/GiB | $V_CPU | <= 0.3 | $(verdict "$V_CPU" "<=" 0.3) |"
   echo
   # The disk's speed changes between the steps of one round: every round's figures.
-  echo "Per round (the order of its steps; elapsed s: validate$([[ -z "$BIN_BEFORE" ]] || echo ', validate (before)'), fio I/O time, fio elapsed, pg_checksums; validate / fio (I/O time) as rates; validate's job time / fio's time for every file as rates):"
+  echo "Per round (the order of its steps; elapsed s: validate$([[ -z "$BIN_BEFORE" ]] || echo ', validate (before)'), fio every file I/O time, fio every file elapsed, fio large files I/O time scaled, pg_checksums; validate / fio every file (I/O time) as rates; the job's own time):"
   echo
   for ((r = 1; r <= REPEAT; r++)); do
-    echo "- round $r (${ORDER[$r]}): ${R_EL[validate.$r]}$([[ -z "$BIN_BEFORE" ]] || echo ", ${R_EL[validate_before.$r]}"), ${FIO_IO[fio.$r]}, ${R_EL[fio.$r]}, ${R_EL[pg_checksums.$r]} s; $(ratio "${FIO_IO[fio.$r]}" "${R_EL[validate.$r]}")$([[ -z "$BIN_BEFORE" ]] || echo " (before $(ratio "${FIO_IO[fio.$r]}" "${R_EL[validate_before.$r]}"))"); $(ratio "${FIO_ALL[fio.$r]}" "${JOB_EL[validate.$r]}")$([[ -z "$BIN_BEFORE" ]] || echo " (before $(ratio "${FIO_ALL[fio.$r]}" "${JOB_EL[validate_before.$r]}"))")"
+    echo "- round $r (${ORDER[$r]}): ${R_EL[validate.$r]}$([[ -z "$BIN_BEFORE" ]] || echo ", ${R_EL[validate_before.$r]}"), ${FIO_IO[fio.$r]}, ${R_EL[fio.$r]}, ${FIO_LARGE[fio.$r]}, ${R_EL[pg_checksums.$r]} s; $(ratio "${FIO_IO[fio.$r]}" "${R_EL[validate.$r]}")$([[ -z "$BIN_BEFORE" ]] || echo " (before $(ratio "${FIO_IO[fio.$r]}" "${R_EL[validate_before.$r]}"))"); ${JOB_EL[validate.$r]} s"
   done
 } | tee "$RESULTS"
 note "results in $RESULTS; logs in $LOGS"
