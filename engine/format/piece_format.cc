@@ -448,17 +448,6 @@ void PieceChecksum::add_frame_header(std::span<const std::byte> block) {
   crc_ = util::crc32c_extend(crc_, block.data(), kFrameHeaderSize);
 }
 
-bool all_zero(const std::byte* p, size_t n) {
-  // Datafile blocks almost always have a non-zero header: test the first word first.
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t v;
-    std::memcpy(&v, p + i, 8);
-    if (v) return false;
-  }
-  for (; i < n; ++i)
-    if (p[i] != std::byte{0}) return false;
-  return true;
-}
+bool all_zero(const std::byte* p, size_t n) { return util::all_zero(p, n); }
 
 }  // namespace stripeback::engine

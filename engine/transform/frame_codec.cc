@@ -20,12 +20,12 @@ Result<EncodedFrame> encode_frame(FrameHeader h, FramePosition at, const FrameBu
   std::byte* block = b.frame;
   if (h.type == FrameType::data) {
     const std::byte* raw = b.frame + kBlock;
-    if (all_zero(raw, h.raw_len)) {
+    const util::BlockDigest scan = util::digest_block(raw, h.raw_len);
+    h.raw_digest = scan.digest;
+    if (scan.zero) {
       h.type = FrameType::zero;
       h.stored_len = 0;
-      h.raw_digest = util::zero_digest(h.raw_len);
     } else {
-      h.raw_digest = util::digest(raw, h.raw_len);
       h.stored_len = h.raw_len;
       if (codec.compressor && b.packed) {
         double t0 = thread_cpu_seconds();
