@@ -99,6 +99,12 @@ void piece_format_seeds() {
   f.raw_digest = pattern_digest(1);
   encode_frame_header(f, b);
   put("frame_header", "data", 0, b);
+  f.digest_only = true;  // version 5: no payload CRC32C, the digest covers it
+  f.stored_crc = 0;
+  encode_frame_header(f, b);
+  put("frame_header", "data_digest_only", 0, b);
+  f.digest_only = false;
+  f.stored_crc = 0x12345678;
   f.compressed = true;
   f.stored_len = 4000;
   encode_frame_header(f, b);
