@@ -76,6 +76,7 @@ void piece_format_seeds() {
   encode_piece_header(h, b);
   put("piece_header", "key_file_long_name", 0, b);
   PieceHeader v2;  // version 2: the catalog id after the name (and key section)
+  v2.version = 2;
   v2.backup_id = 7;
   v2.channel = 1;
   v2.piece_number = 2;
