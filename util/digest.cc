@@ -16,6 +16,8 @@
 #endif
 #endif
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -27,6 +29,19 @@ namespace stripeback::util {
 #if STRIPEBACK_XXHASH_HEADER_ONLY && defined(__x86_64__)
 XXH128_hash_t xxh3_128_avx2(const void* data, size_t len);  // digest_avx2.cc
 #endif
+
+namespace {
+
+Digest canonical(XXH128_hash_t h) {
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, h);
+  Digest d;
+  static_assert(sizeof(c.digest) == 16);
+  for (size_t i = 0; i < 16; ++i) d[i] = c.digest[i];
+  return d;
+}
+
+}  // namespace
 
 Digest digest(const void* data, size_t len) {
 #if STRIPEBACK_XXHASH_HEADER_ONLY && defined(__x86_64__)
@@ -40,12 +55,7 @@ Digest digest(const void* data, size_t len) {
 #else
   XXH128_hash_t h = XXH3_128bits(data, len);
 #endif
-  XXH128_canonical_t c;
-  XXH128_canonicalFromHash(&c, h);
-  Digest d;
-  static_assert(sizeof(c.digest) == 16);
-  for (size_t i = 0; i < 16; ++i) d[i] = c.digest[i];
-  return d;
+  return canonical(h);
 }
 
 Digest zero_digest(size_t len) {
@@ -58,6 +68,64 @@ Digest zero_digest(size_t len) {
   Digest d = digest(zeros.data(), zeros.size());
   if (cache.size() < 64) cache.emplace(len, d);
   return d;
+}
+
+bool all_zero(const void* data, size_t len) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  size_t i = 0;
+  // A datafile block almost always starts with a non-zero header: its first word decides.
+  if (len >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if (w != 0) return false;
+  }
+  // A cache line at a time: eight words or'ed together take one branch, and the compiler
+  // may use vector loads; memory, not instructions, bounds the rest.
+  for (; i + 64 <= len; i += 64) {
+    uint64_t w[8];
+    std::memcpy(w, p + i, sizeof w);
+    if ((w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) != 0) return false;
+  }
+  for (; i < len; ++i)
+    if (p[i] != 0) return false;
+  return true;
+}
+
+namespace {
+
+// The digest of the `len` bytes at `p`, of which the first `zeros` are known to be zero,
+// streamed: those come from a static block (untouched zero pages, always in cache).
+Digest digest_after_zeros(const unsigned char* p, size_t zeros, size_t len) {
+  static const unsigned char kZeros[kZeroTestChunk] = {};
+  XXH3_state_t* st = XXH3_createState();
+  if (!st) return digest(p, len);
+  XXH3_128bits_reset(st);
+  for (size_t done = 0; done < zeros;) {
+    const size_t n = std::min(kZeroTestChunk, zeros - done);
+    XXH3_128bits_update(st, kZeros, n);
+    done += n;
+  }
+  XXH3_128bits_update(st, p + zeros, len - zeros);
+  Digest d = canonical(XXH3_128bits_digest(st));
+  XXH3_freeState(st);
+  return d;
+}
+
+}  // namespace
+
+BlockDigest digest_block(const void* data, size_t len) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  size_t zeros = 0;  // leading bytes in whole chunks found zero
+  while (zeros < len) {
+    const size_t n = std::min(kZeroTestChunk, len - zeros);
+    if (!all_zero(p + zeros, n)) break;
+    zeros += n;
+  }
+  if (zeros == len) return {true, zero_digest(len)};
+  // Most blocks: the first chunk has data, and the test stopped at its first non-zero
+  // line. The digest reads the block from there on; what it reads twice is in cache.
+  if (zeros == 0) return {false, digest(p, len)};
+  return {false, digest_after_zeros(p, zeros, len)};
 }
 
 std::string to_hex(const Digest& d) {
@@ -86,12 +154,7 @@ void DigestCombiner::add(uint64_t offset, uint32_t length, const Digest& block) 
 }
 
 Digest DigestCombiner::finish() {
-  XXH128_hash_t h = XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_));
-  XXH128_canonical_t c;
-  XXH128_canonicalFromHash(&c, h);
-  Digest d;
-  for (size_t i = 0; i < 16; ++i) d[i] = c.digest[i];
-  return d;
+  return canonical(XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_)));
 }
 
 }  // namespace stripeback::util

@@ -150,7 +150,8 @@ Result<void> BackupChannel::emit_frame(uint32_t slot, uint32_t pos, uint32_t len
   FrameBuffers buffers{frame_at, compress ? packed : nullptr, compress ? packed_cap : 0};
   SB_ASSIGN(EncodedFrame ef,
             encode_frame(fh, p->writer->next(), buffers,
-                         {compress ? framing_.compressor.get() : nullptr, p->writer->cipher()}));
+                         {compress ? framing_.compressor.get() : nullptr, p->writer->cipher(),
+                          p->writer->version()}));
   const FrameHeader& h = ef.header;
   if (h.type == FrameType::zero) {
     ++out_.stats.zero_frames;

@@ -141,7 +141,8 @@ void encode_frame_header(const FrameHeader& h, std::span<std::byte, kBlock> out)
   uint8_t* p = raw(out);
   util::put_le32(p, kFrameMagic);
   p[4] = static_cast<uint8_t>(h.type);
-  p[5] = static_cast<uint8_t>((h.compressed ? 1 : 0) | (h.sealed ? 2 : 0));  // flags
+  p[5] = static_cast<uint8_t>((h.compressed ? 1 : 0) | (h.sealed ? 2 : 0) |
+                              (h.digest_only ? 4 : 0));  // flags
   util::put_le16(p + 6, static_cast<uint16_t>(kFrameHeaderSize));
   util::put_le32(p + 8, h.file_id);
   util::put_le32(p + 12, h.sequence);
@@ -166,7 +167,8 @@ Result<FrameHeader> decode_frame_header(std::span<const std::byte> block) {
     return fail(Errc::corrupt, "unknown frame type " + std::to_string(p[4]));
   h.compressed = (p[5] & 1) != 0;
   h.sealed = (p[5] & 2) != 0;
-  if ((p[5] & ~3) != 0) return fail(Errc::unsupported, "frame uses unknown flags");
+  h.digest_only = (p[5] & 4) != 0;
+  if ((p[5] & ~7) != 0) return fail(Errc::unsupported, "frame uses unknown flags");
   h.file_id = util::get_le32(p + 8);
   h.sequence = util::get_le32(p + 12);
   h.offset = util::get_le64(p + 16);
@@ -181,6 +183,8 @@ Result<FrameHeader> decode_frame_header(std::span<const std::byte> block) {
     return fail(Errc::corrupt, "frame lengths are inconsistent");
   if (h.compressed && h.type != FrameType::data)
     return fail(Errc::corrupt, "only data frames may be compressed");
+  if (h.digest_only && (h.type != FrameType::data || h.sealed || h.stored_crc != 0))
+    return fail(Errc::corrupt, "only unsealed data frames may go without a payload checksum");
   return h;
 }
 
@@ -448,17 +452,6 @@ void PieceChecksum::add_frame_header(std::span<const std::byte> block) {
   crc_ = util::crc32c_extend(crc_, block.data(), kFrameHeaderSize);
 }
 
-bool all_zero(const std::byte* p, size_t n) {
-  // Datafile blocks almost always have a non-zero header: test the first word first.
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t v;
-    std::memcpy(&v, p + i, 8);
-    if (v) return false;
-  }
-  for (; i < n; ++i)
-    if (p[i] != std::byte{0}) return false;
-  return true;
-}
+bool all_zero(const std::byte* p, size_t n) { return util::all_zero(p, n); }
 
 }  // namespace stripeback::engine

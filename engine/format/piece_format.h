@@ -1,6 +1,6 @@
-// The backup piece format, version 3, and version 4 for encrypted pieces (docs/piece-format.md
-// is the normative description; versions 1, without the catalog id, and 2, without map
-// frames, are still read).
+// The backup piece format, version 5, and version 4 for encrypted pieces (docs/piece-format.md
+// is the normative description; versions 1, without the catalog id, 2, without map frames,
+// and 3, with a CRC32C over every payload, are still read).
 //
 //   offset 0        piece header block (kBlock bytes)
 //   version 4       kKeySlots key slot blocks (encrypted pieces): the wrapped data key,
@@ -28,10 +28,18 @@
 namespace stripeback::engine {
 
 inline constexpr uint32_t kBlock = 4096;        // alignment of every structure in a piece
-inline constexpr uint16_t kPieceVersion = 3;       // written for pieces without a cipher
+inline constexpr uint16_t kPieceVersion = 5;       // written for pieces without a cipher
 inline constexpr uint16_t kSlottedPieceVersion = 4;  // written for encrypted pieces: key slots
-inline constexpr uint16_t kNewestPieceVersion = 4;   // read, down to kOldestPieceVersion
+inline constexpr uint16_t kNewestPieceVersion = 5;   // read, down to kOldestPieceVersion
 inline constexpr uint16_t kOldestPieceVersion = 1;
+inline constexpr uint16_t kMapPieceVersion = 3;  // map frames and the trailer's map index
+// The header version of the key block that sealed files other than pieces (catalog
+// autobackups, change map files) start with: the wrapped key in the header itself, as in
+// version 3; key slots are blocks of a piece.
+inline constexpr uint16_t kKeyBlockVersion = 3;
+// From this version an unsealed data frame carries no CRC32C of its payload: the digest in
+// its header, checked after decompression, covers the payload (FrameHeader::digest_only).
+inline constexpr uint16_t kDigestOnlyPieceVersion = 5;
 inline constexpr uint32_t kKeySlots = 2;  // key slot blocks after the header (version 4)
 inline constexpr uint32_t kFrameHeaderSize = 64;  // bytes used in a frame header block
 
@@ -111,11 +119,20 @@ struct FrameHeader {
   uint64_t offset = 0;      // byte offset of the raw data within the file
   uint32_t raw_len = 0;     // bytes of file data the frame stands for
   uint32_t stored_len = 0;  // payload bytes on the medium (0 for zero frames)
-  uint32_t stored_crc = 0;  // CRC32C of the stored payload bytes
+  uint32_t stored_crc = 0;  // CRC32C of the stored payload bytes (0 when digest_only)
   util::Digest raw_digest{};  // strong hash of the raw bytes
   bool compressed = false;    // payload is zstd (data frames only; stored_len < raw_len)
   bool sealed = false;        // payload is AES-256-GCM ciphertext + kTagSize tag
+  // Flag bit 2, in pieces of kDigestOnlyPieceVersion on: an unsealed data frame without a
+  // CRC32C of its payload; raw_digest, checked on the raw bytes, covers it instead.
+  bool digest_only = false;
 };
+
+// Whether a frame of a piece of this version must carry a CRC32C of its payload: all
+// before kDigestOnlyPieceVersion; from it, all but unsealed data frames.
+inline bool needs_payload_crc(uint16_t piece_version, FrameType type, bool sealed) {
+  return piece_version < kDigestOnlyPieceVersion || type != FrameType::data || sealed;
+}
 
 // File metadata as recorded in FILE frames and in the trailer's file table.
 struct FileMeta {
@@ -211,8 +228,9 @@ Result<Trailer> decode_trailer(std::span<const uint8_t> payload);
 
 // The whole-piece checksum: CRC32C over the piece header block, then the first
 // kFrameHeaderSize bytes of every frame header block in piece order, trailer included.
-// Each frame header carries its payload's CRC32C, so this covers every byte transitively
-// at the cost of a few bytes per frame instead of a second pass over the data.
+// Each frame header carries its payload's CRC32C, or (a digest_only frame) the digest of
+// its raw bytes, so this covers every byte transitively at the cost of a few bytes per
+// frame instead of a second pass over the data.
 class PieceChecksum {
  public:
   void add_piece_header(std::span<const std::byte> block);

@@ -2,9 +2,29 @@
 
 #include <cstring>
 
+#include "engine/transform/compress.h"
 #include "util/crc32c.h"
 
 namespace stripeback::engine {
+namespace {
+
+// Whether a frame's stored payload holds: its CRC32C, or for a digest_only frame (which has
+// none) the digest of its raw bytes, decoded into `raw` first when it is compressed. No key
+// is needed: a sealed frame always has its CRC32C.
+bool payload_holds(const FrameHeader& h, std::span<const std::byte> payload, Decompressor& dz,
+                   std::vector<std::byte>& raw) {
+  if (!h.digest_only) return util::crc32c(payload.data(), h.stored_len) == h.stored_crc;
+  const std::byte* bytes = payload.data();
+  if (h.compressed) {
+    raw.resize(h.raw_len);
+    if (!dz.decompress(payload.data(), h.stored_len, raw.data(), h.raw_len)) return false;
+    bytes = raw.data();
+  }
+  return util::digest(bytes, h.raw_len) == h.raw_digest;
+}
+
+}  // namespace
+
 Result<void> read_exact(storage::ReadFile& f, std::byte* buf, size_t len, uint64_t offset,
                         uint64_t* bytes, const std::string& what) {
   SB_ASSIGN(size_t got, f.read_at(buf, len, offset));
@@ -21,10 +41,12 @@ Result<WalkedPiece> walk_piece(storage::ReadFile& f, std::span<const std::byte> 
                                std::vector<BadFrame>* bad) {
   PieceChecksum sum;
   sum.add_piece_header(head);
-  std::vector<std::byte> block(kBlock), payload;
+  std::vector<std::byte> block(kBlock), payload, raw;
+  Decompressor dz;
   // Frames begin after the header block, and after the key slots of a version 4 piece.
   auto header = decode_piece_header(head);
   uint64_t at = header ? first_frame_offset(*header) : kBlock;
+  const uint16_t version = header ? header->version : kNewestPieceVersion;
   uint32_t n = 0;
   for (;; ++n) {
     if (at + 2 * kBlock > limit)
@@ -35,12 +57,16 @@ Result<WalkedPiece> walk_piece(storage::ReadFile& f, std::span<const std::byte> 
     if (h->sequence != n)
       return fail(Errc::corrupt, "frame at offset " + std::to_string(at) + " has sequence " +
                                      std::to_string(h->sequence) + ", expected " + std::to_string(n));
+    if (h->digest_only && version < kDigestOnlyPieceVersion)
+      return fail(Errc::corrupt, "frame at offset " + std::to_string(at) +
+                                     " has no payload checksum, which a version " +
+                                     std::to_string(version) + " piece must have");
     sum.add_frame_header(block);
     const uint64_t padded = align_up(h->stored_len);
     payload.resize(padded);
     if (padded) {
       SB_TRY(read_exact(f, payload.data(), padded, at + kBlock, bytes, "frame payloads"));
-      if (util::crc32c(payload.data(), h->stored_len) != h->stored_crc) {
+      if (!payload_holds(*h, payload, dz, raw)) {
         if (!bad || h->type == FrameType::trailer)
           return fail(Errc::corrupt,
                       "payload checksum mismatch in the frame at offset " + std::to_string(at));

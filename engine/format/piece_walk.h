@@ -1,5 +1,6 @@
-// Walking a piece front to back: every frame header and payload checksum, the trailer as
-// the last frame, the footer after it, and the whole-piece checksum recomputed. It reads at
+// Walking a piece front to back: every frame header and payload checksum (the raw digest
+// of a digest_only frame, decompressed first when compressed), the trailer as the last
+// frame, the footer after it, and the whole-piece checksum recomputed. It reads at
 // increasing offsets only, so a piece read as a stream (from removable media) serves. Used
 // by crosscheck --deep, and by catalog rebuild on media that have no random reads, where
 // the frames a PieceReader needs (header, map frames, trailer, footer) are kept as they
@@ -37,7 +38,7 @@ using FrameObserver = std::function<void(uint64_t offset, const FrameHeader& h,
                                          std::span<const std::byte> header_block,
                                          std::span<const std::byte> payload)>;
 
-// A frame whose header is valid but whose stored payload fails its checksum.
+// A frame whose header is valid but whose stored payload fails its checksum (or digest).
 struct BadFrame {
   uint64_t offset = 0;  // of its header block
   FrameHeader header;

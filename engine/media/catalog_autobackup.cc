@@ -104,6 +104,7 @@ Result<std::string> write_catalog_autobackup(const catalog::Catalog& cat, const 
     // Sealed as a piece's frame is: a piece header with a fresh wrapped data key, then the
     // records encrypted with it and their tag.
     PieceHeader h;
+    h.version = kKeyBlockVersion;
     h.backup_id = backup_id;
     h.catalog_id = catalog_id;
     h.name = name;

@@ -4,8 +4,9 @@
 // block (magic, version, checksum, and that it names this piece and backup), its footer
 // (checksum, and the whole-piece checksum the catalog recorded) and its trailer frame (header
 // and payload checksums). With `deep`, every frame of the piece is read and its header and
-// payload checksums checked, and the whole-piece checksum is recomputed. No key is needed:
-// the checksums cover the stored (sealed) bytes. A piece on removable media is checked by
+// payload checksums checked (an unsealed data frame of version 5, which has no payload
+// checksum, against its raw digest), and the whole-piece checksum is recomputed. No key is
+// needed: the checksums cover the stored (sealed) bytes. A piece on removable media is checked by
 // its header block (its drive must hold the volume); with `deep`, read whole.
 //
 // The outcome of each piece is recorded (catalog::Crosscheck): `expired` when it is missing

@@ -172,6 +172,7 @@ Result<void> save_media_maps(const std::string& catalog_dir, uint64_t backup_id,
   if (keys) {
     // Sealed: a piece header with the wrapped key, then the maps and their tag.
     PieceHeader h;
+    h.version = kKeyBlockVersion;
     h.backup_id = backup_id;
     h.name = maps_name(backup_id);
     SB_ASSIGN(auto cipher, keys->new_piece(h));

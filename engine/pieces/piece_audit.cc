@@ -112,6 +112,9 @@ Result<uint64_t> audit_piece(const PieceReader& piece,
     if (h->sequence != frames)
       return bad(p, "frame " + std::to_string(frames) + " carries sequence number " +
                         std::to_string(h->sequence));
+    if (h->digest_only && piece.header().version < kDigestOnlyPieceVersion)
+      return bad(p, "frame has no payload checksum, which a version " +
+                        std::to_string(piece.header().version) + " piece must have");
     uint64_t len = kBlock + align_up(h->stored_len);
     if (p + len > end) return bad(p, "frame runs into the trailer");
     if (next < index.size() && index[next].frame_offset < p)

@@ -62,18 +62,19 @@ class PieceReader {
 class Decompressor;
 
 // The inverse of encode_frame() (frame_codec.h), the backup's frame transform,
-// pure: checks the stored payload's CRC32C, authenticates and decrypts a sealed frame in
-// place with `cipher`, decodes a compressed payload into `scratch` (raw_len bytes). Returns
-// where the raw bytes are; the caller compares their digest. Errors (corrupt) read
-// "at offset N: <what>".
+// pure: checks the stored payload's CRC32C (not a digest_only frame's: it has none),
+// authenticates and decrypts a sealed frame in place with `cipher`, decodes a compressed
+// payload into `scratch` (raw_len bytes). Returns where the raw bytes are; the caller must
+// compare their digest, which is all that checks a digest_only frame's payload. Errors
+// (corrupt) read "at offset N: <what>".
 Result<const std::byte*> open_frame(std::byte* frame, const FrameHeader& h, uint64_t frame_offset,
                                     Decompressor* dz, std::byte* scratch,
                                     const FrameCipher* cipher);
 
 // Checks a frame read from a piece (header block followed by its padded payload) against
 // the extent the index promised: header checksum, type, file id, offset and lengths, the
-// payload's CRC32C; decodes a compressed payload into `scratch` (raw_len bytes); then checks
-// the raw digest. Returns where the raw bytes are (the payload itself, or `scratch`). The
+// payload's CRC32C (where the frame has one); decodes a compressed payload into `scratch`
+// (raw_len bytes); then checks the raw digest. Returns where the raw bytes are (the payload itself, or `scratch`). The
 // error names the piece, the byte offset and `file_path`.
 // Checks one frame read from a piece against its index entry and returns its raw bytes
 // (in the frame's own buffer, or in `scratch` when it was compressed). Sealed frames are

@@ -32,9 +32,12 @@ Result<std::unique_ptr<PieceWriter>> PieceWriter::start(std::unique_ptr<storage:
   w->can_preallocate_ = caps.preallocate;
   if (keys) {
     // Encrypted pieces are written in version 4: the data key's wrap goes to a key slot
-    // that `rekey` can rewrite without touching what the piece checksum covers. (A header
-    // that asks for an older version, 1 or 2, gets it: the format tests write those.)
-    if (w->header_.version >= kPieceVersion) w->header_.version = kSlottedPieceVersion;
+    // that `rekey` can rewrite without touching what the piece checksum covers. Every
+    // frame of such a piece is sealed and keeps its payload CRC32C (crosscheck --deep
+    // checks it without the key), so a version 5 encrypted piece would be a version 4
+    // one with another number. (A header that asks for an older version, 1 or 2, gets it:
+    // the format tests write those.)
+    if (w->header_.version >= kMapPieceVersion) w->header_.version = kSlottedPieceVersion;
     SB_ASSIGN(w->cipher_, keys->new_piece(w->header_));
   }
   w->next_offset_ = first_frame_offset(w->header_);  // the header block (and key slots)
@@ -99,7 +102,7 @@ FramePlacement PieceWriter::add(const EncodedFrame& f) {
 }
 
 Result<FramePlacement> PieceWriter::place_meta(FrameHeader h, std::byte* block) {
-  auto f = encode_frame(h, next(), {block, nullptr, 0}, {nullptr, cipher_.get()});
+  auto f = encode_frame(h, next(), {block, nullptr, 0}, {nullptr, cipher_.get(), header_.version});
   if (!f) return f.error().wrap("piece '" + path() + "'");
   return add(*f);
 }
@@ -127,7 +130,7 @@ Result<PieceWriter::PlacedBlock> PieceWriter::map_frame(uint32_t file_id, const 
   h.file_id = file_id;
   h.offset = map.offset;
   h.stored_len = static_cast<uint32_t>(payload.size());
-  auto f = encode_frame(h, next(), {block->data, nullptr, 0}, {nullptr, cipher_.get()});
+  auto f = encode_frame(h, next(), {block->data, nullptr, 0}, {nullptr, cipher_.get(), header_.version});
   if (!f) return f.error().wrap("piece '" + path() + "'");
   FramePlacement placement = add(*f);
   maps_[file_id].push_back({map.offset, map.unit, static_cast<uint32_t>(map.digests.size()),

@@ -70,6 +70,8 @@ class PieceWriter {
   FramePlacement add(const EncodedFrame& f);
   // The piece's cipher (null when it is not encrypted), for encode_frame().
   const FrameCipher* cipher() const { return cipher_.get(); }
+  // The piece's format version, for encode_frame() (FrameCodec::piece_version).
+  uint16_t version() const { return header_.version; }
   bool sealed() const { return cipher_ != nullptr; }
   // Allocates space ahead of the write offset in large steps (where the medium can), so
   // frame writes land inside the file instead of extending it (an extending O_DIRECT write

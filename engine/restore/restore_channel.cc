@@ -193,11 +193,13 @@ class ChunkRestore {
       if (io_ >= 0) add_io(stats_.file_io[static_cast<size_t>(io_)].read, len, waited);
     }
     stats_.direct_source = stats_.direct_source || piece.direct();
-    double t0 = thread_cpu_seconds();
+    // The thread's CPU clock is a system call: read only around a decompression.
+    const bool compressed = e.stored_len < e.raw_len;
+    const double t0 = compressed ? thread_cpu_seconds() : 0;
     SB_ASSIGN(const std::byte* raw,
               verify_frame(pool_.header(slot), e, s.pe->part->file_id, piece.path(),
                            file_->item->file.path, &dz_, scratch_.data(slot), piece.cipher()));
-    if (e.stored_len < e.raw_len) {
+    if (compressed) {
       stats_.compress_s += thread_cpu_seconds() - t0;
       stats_.bytes_compressed_in += e.raw_len;
       stats_.bytes_compressed_out += e.stored_len;

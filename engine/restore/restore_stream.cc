@@ -171,7 +171,8 @@ class PieceStream {
       scratch = AlignedBlock::make(align_up(h.raw_len));
       if (!scratch) return fail(Errc::no_space, "out of memory reading '" + name_ + "'");
     }
-    double t0 = thread_cpu_seconds();
+    // The thread's CPU clock is a system call: read only around a decompression.
+    const double t0 = h.compressed ? thread_cpu_seconds() : 0;
     auto raw = open_frame(b->data, h, off, &dz_, scratch ? scratch->data : nullptr, p_.cipher.get());
     if (!raw)
       return fail(Errc::corrupt, "piece '" + name_ + "' is corrupt " + raw.error().what +

@@ -20,12 +20,12 @@ Result<EncodedFrame> encode_frame(FrameHeader h, FramePosition at, const FrameBu
   std::byte* block = b.frame;
   if (h.type == FrameType::data) {
     const std::byte* raw = b.frame + kBlock;
-    if (all_zero(raw, h.raw_len)) {
+    const util::BlockDigest scan = util::digest_block(raw, h.raw_len);
+    h.raw_digest = scan.digest;
+    if (scan.zero) {
       h.type = FrameType::zero;
       h.stored_len = 0;
-      h.raw_digest = util::zero_digest(h.raw_len);
     } else {
-      h.raw_digest = util::digest(raw, h.raw_len);
       h.stored_len = h.raw_len;
       if (codec.compressor && b.packed) {
         double t0 = thread_cpu_seconds();
@@ -51,7 +51,14 @@ Result<EncodedFrame> encode_frame(FrameHeader h, FramePosition at, const FrameBu
     SB_TRY(codec.cipher->seal(payload, h.stored_len - kTagSize, h.sequence, aad));
     out.seal_cpu_s = thread_cpu_seconds() - t0;
   }
-  h.stored_crc = h.stored_len ? util::crc32c(payload, h.stored_len) : 0;
+  if (h.stored_len == 0) {
+    h.stored_crc = 0;
+  } else if (needs_payload_crc(codec.piece_version, h.type, h.sealed)) {
+    h.stored_crc = util::crc32c(payload, h.stored_len);
+  } else {
+    h.digest_only = true;  // the raw digest in the header covers the payload
+    h.stored_crc = 0;
+  }
   const uint64_t padded = align_up(h.stored_len);
   if (padded > h.stored_len) std::memset(payload + h.stored_len, 0, padded - h.stored_len);
   encode_frame_header(h, std::span<std::byte, kBlock>(block, kBlock));

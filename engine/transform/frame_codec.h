@@ -1,12 +1,14 @@
 // The transform of one block into a frame on backup; its exact inverse on restore is
 // open_frame() (piece_reader.h). Both are pure: no I/O, every buffer the caller's.
 //
-// encode_frame, in order: for a data block the zero test (an all-zero block becomes a zero
-// frame without payload), the digest of the raw bytes (XXH3-128), zstd into `packed` (kept
-// when it saves enough); then for every frame: AES-256-GCM sealing in place (associated
-// data: the frame's piece offset, sequence and header fields), the CRC32C of the stored
-// payload, the padding zeroed, and the frame header encoded in the block before the
-// payload. The piece writer decides where the frame goes (FramePosition) and records it.
+// encode_frame, in order: for a data block the zero test and the digest of the raw bytes
+// (XXH3-128) in one pass (util::digest_block: an all-zero block becomes a zero frame
+// without payload), zstd into `packed` (kept when it saves enough); then for every frame:
+// AES-256-GCM sealing in place (associated data: the frame's piece offset, sequence and
+// header fields), the CRC32C of the stored payload where the piece's version asks for one
+// (needs_payload_crc: not for an unsealed data frame from version 5, whose digest covers
+// it), the padding zeroed, and the frame header encoded in the block before the payload.
+// The piece writer decides where the frame goes (FramePosition) and records it.
 #pragma once
 
 #include <cstddef>
@@ -39,6 +41,7 @@ struct FrameBuffers {
 struct FrameCodec {
   Compressor* compressor = nullptr;     // null: no compression
   const FrameCipher* cipher = nullptr;  // null: not sealed
+  uint16_t piece_version = kPieceVersion;  // of the piece the frame goes to
 };
 
 struct EncodedFrame {

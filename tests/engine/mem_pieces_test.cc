@@ -105,7 +105,8 @@ uint64_t write_piece(MemStorage& mem, const std::string& path, const std::string
     fh.offset = off;
     fh.raw_len = n;
     w.preallocate_ahead();
-    auto f = encode_frame(fh, w.next(), {buf->data, nullptr, 0}, {nullptr, w.cipher()});
+    auto f = encode_frame(fh, w.next(), {buf->data, nullptr, 0},
+                          {nullptr, w.cipher(), w.version()});
     EXPECT_TRUE(f.has_value());
     const FramePlacement p = w.add(*f);
     out.send(std::move(buf), p);

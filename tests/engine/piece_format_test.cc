@@ -149,6 +149,58 @@ TEST(PieceFormat, CompressedFlagRoundTripsAndLengthsAreChecked) {
   EXPECT_FALSE(decode_frame_header(b).has_value());
 }
 
+// Version 5: an unsealed data frame may go without a payload CRC32C (flag bit 2), and
+// nothing else may.
+TEST(PieceFormat, DigestOnlyFlagRoundTripsOnUnsealedDataFramesOnly) {
+  FrameHeader h;
+  h.type = FrameType::data;
+  h.raw_len = 1 << 20;
+  h.stored_len = 1 << 20;
+  h.digest_only = true;
+  h.raw_digest[3] = 9;
+  auto b = block();
+  encode_frame_header(h, span_of(b));
+  EXPECT_EQ(std::to_integer<int>(b[5]), 4);
+  auto d = decode_frame_header(b);
+  ASSERT_TRUE(d.has_value()) << d.error().what;
+  EXPECT_TRUE(d->digest_only);
+  EXPECT_EQ(d->stored_crc, 0u);
+  h.compressed = true;
+  h.stored_len = 1000;
+  encode_frame_header(h, span_of(b));
+  ASSERT_TRUE(decode_frame_header(b).has_value());
+  EXPECT_TRUE(decode_frame_header(b)->compressed);
+  // A checksum beside the flag, a sealed frame, or any other type is refused.
+  FrameHeader with_crc = h;
+  with_crc.stored_crc = 1;
+  encode_frame_header(with_crc, span_of(b));
+  EXPECT_FALSE(decode_frame_header(b).has_value());
+  FrameHeader sealed = h;
+  sealed.sealed = true;
+  sealed.stored_len = 1000 + kTagSize;
+  encode_frame_header(sealed, span_of(b));
+  EXPECT_FALSE(decode_frame_header(b).has_value());
+  for (FrameType t : {FrameType::zero, FrameType::file, FrameType::trailer, FrameType::map}) {
+    FrameHeader o;
+    o.type = t;
+    o.digest_only = true;
+    encode_frame_header(o, span_of(b));
+    EXPECT_FALSE(decode_frame_header(b).has_value()) << static_cast<int>(t);
+  }
+}
+
+TEST(PieceFormat, OnlyUnsealedDataFramesFromVersion5GoWithoutAPayloadChecksum) {
+  for (uint16_t v = kOldestPieceVersion; v < kDigestOnlyPieceVersion; ++v)
+    for (FrameType t : {FrameType::data, FrameType::file, FrameType::map, FrameType::trailer})
+      EXPECT_TRUE(needs_payload_crc(v, t, false)) << v;
+  EXPECT_FALSE(needs_payload_crc(kDigestOnlyPieceVersion, FrameType::data, false));
+  EXPECT_TRUE(needs_payload_crc(kDigestOnlyPieceVersion, FrameType::data, true));
+  for (FrameType t : {FrameType::file, FrameType::map, FrameType::trailer})
+    EXPECT_TRUE(needs_payload_crc(kDigestOnlyPieceVersion, t, false));
+  EXPECT_EQ(kPieceVersion, kDigestOnlyPieceVersion);
+  EXPECT_EQ(kNewestPieceVersion, kDigestOnlyPieceVersion);
+}
+
 TEST(PieceFormat, FooterRoundTripAndDamage) {
   Footer f{8192 * 5, 17, 0x12345678};
   auto b = block();

@@ -73,7 +73,8 @@ Written write_piece(const std::string& dir, uint64_t size, Keyring* keys = nullp
     fh.file_id = id;
     fh.offset = off;
     fh.raw_len = n;
-    auto f = encode_frame(fh, writer.next(), {buf->data, nullptr, 0}, {nullptr, writer.cipher()});
+    auto f = encode_frame(fh, writer.next(), {buf->data, nullptr, 0},
+                          {nullptr, writer.cipher(), writer.version()});
     EXPECT_TRUE(f.has_value());
     EXPECT_EQ(f->header.type, all_zero(buf->data + kBlock, n) ? FrameType::zero : FrameType::data);
     FramePlacement p = writer.add(*f);
@@ -138,6 +139,77 @@ TEST(PieceIo, FlippedPayloadByteIsReportedWithPieceOffsetAndFile) {
   EXPECT_NE(v.error().what.find(std::to_string(e.frame_offset + kBlock)), std::string::npos)
       << v.error().what;
   EXPECT_NE(v.error().what.find("/src/file.dbf"), std::string::npos);
+}
+
+// The frames of a piece, from its index, read back and decoded.
+std::vector<std::pair<Extent, FrameHeader>> frames_of(const std::string& path, Keyring* keys) {
+  std::vector<std::pair<Extent, FrameHeader>> out;
+  auto r = PieceReader::open(path, io::Direct::no, keys);
+  EXPECT_TRUE(r.has_value()) << r.error().what;
+  if (!r) return out;
+  auto buf = AlignedBlock::make(kBlock);
+  for (const Extent& e : (*r)->trailer().extents[0]) {
+    EXPECT_EQ(*(*r)->file()->read_at(buf->data, kBlock, e.frame_offset), kBlock);
+    auto h = decode_frame_header({buf->data, kBlock});
+    EXPECT_TRUE(h.has_value());
+    if (h) out.emplace_back(e, *h);
+  }
+  return out;
+}
+
+// Version 5 data frames carry no payload CRC32C (their digest covers the payload); a
+// version 3 piece written by the same code keeps one in every frame.
+TEST(PieceIo, Version5DataFramesHaveNoPayloadChecksumAndVersion3OnesDo) {
+  testing::TempDir dir;
+  auto v5 = write_piece(dir.path(), 2 * (1 << 20) + 777, nullptr, "v5.sbp");
+  auto v3 = write_piece(dir.path(), 2 * (1 << 20) + 777, nullptr, "v3.sbp", kMapPieceVersion);
+  size_t data = 0;
+  for (const auto& [e, h] : frames_of(v5.path, nullptr)) {
+    if (h.type != FrameType::data) continue;
+    ++data;
+    EXPECT_TRUE(h.digest_only);
+    EXPECT_EQ(h.stored_crc, 0u);
+  }
+  EXPECT_EQ(data, 2u);
+  for (const auto& [e, h] : frames_of(v3.path, nullptr)) {
+    if (h.type != FrameType::data) continue;
+    EXPECT_FALSE(h.digest_only);
+    EXPECT_NE(h.stored_crc, 0u);
+  }
+  auto r = PieceReader::open(v3.path, io::Direct::no);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ((*r)->header().version, kMapPieceVersion);
+}
+
+// A flipped payload byte: a version 3 frame fails its CRC32C, a version 5 frame (no CRC32C)
+// its digest; both name the piece, the payload's offset and the file.
+TEST(PieceIo, FlippedPayloadByteOfAFrameWithOrWithoutChecksumIsRejected) {
+  testing::TempDir dir;
+  for (uint16_t version : {kMapPieceVersion, kPieceVersion}) {
+    const std::string name = "v" + std::to_string(version) + ".sbp";
+    auto w = write_piece(dir.path(), 2 * (1 << 20), nullptr, name, version);
+    auto r = PieceReader::open(w.path, io::Direct::no);
+    ASSERT_TRUE(r.has_value());
+    const Extent e = (*r)->trailer().extents[0][0];
+    ASSERT_EQ(e.type, FrameType::data);
+    for (uint64_t at : {e.frame_offset + kBlock, e.frame_offset + kBlock + e.stored_len - 1}) {
+      auto buf = AlignedBlock::make(kBlock + (1 << 20));
+      size_t len = kBlock + align_up(e.stored_len);
+      ASSERT_EQ(*(*r)->file()->read_at(buf->data, len, e.frame_offset), len);
+      buf->data[at - e.frame_offset] ^= std::byte{0x01};
+      auto v = verify_frame(buf->data, e, 0, w.path, "/src/file.dbf");
+      ASSERT_FALSE(v.has_value()) << "version " << version << ", offset " << at;
+      EXPECT_EQ(v.error().code, Errc::corrupt);
+      EXPECT_NE(v.error().what.find(version == kPieceVersion ? "data digest mismatch"
+                                                             : "data checksum mismatch"),
+                std::string::npos)
+          << v.error().what;
+      EXPECT_NE(v.error().what.find("at offset " + std::to_string(e.frame_offset + kBlock)),
+                std::string::npos)
+          << v.error().what;
+      EXPECT_NE(v.error().what.find("/src/file.dbf"), std::string::npos);
+    }
+  }
 }
 
 TEST(PieceIo, TruncatedPieceIsRefused) {
@@ -254,7 +326,14 @@ TEST(EncryptedPiece, ReadsBackWithTheKeyAndHidesTheData) {
   ASSERT_TRUE(r.has_value()) << r.error().what;
   const auto& pr = **r;
   EXPECT_EQ(pr.header().cipher, Cipher::aes256gcm);
+  EXPECT_EQ(pr.header().version, kSlottedPieceVersion);
   EXPECT_EQ(pr.find_file("/src/file.dbf"), 0);
+  // Sealed frames keep their payload CRC32C: a deep crosscheck checks them without the key.
+  for (const auto& [e, h] : frames_of(w.path, reader->get())) {
+    if (h.type == FrameType::data) {
+      EXPECT_TRUE(h.sealed && !h.digest_only && h.stored_crc != 0);
+    }
+  }
   auto buf = AlignedBlock::make(2 * kBlock + (1 << 20));
   for (const Extent& e : pr.trailer().extents[0]) {
     auto v = read_and_verify(pr, e, *buf);

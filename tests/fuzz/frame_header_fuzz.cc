@@ -32,6 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(h->type >= FrameType::data && h->type <= FrameType::map);
   if (h->compressed) FUZZ_CHECK(h->type == FrameType::data);
   if (h->sealed) FUZZ_CHECK(h->type != FrameType::zero && h->stored_len >= kTagSize);
+  if (h->digest_only) FUZZ_CHECK(h->type == FrameType::data && !h->sealed && h->stored_crc == 0);
   uint32_t payload = h->stored_len - (h->sealed ? kTagSize : 0);
   if (h->type == FrameType::data) {
     if (h->compressed) FUZZ_CHECK(payload < h->raw_len);

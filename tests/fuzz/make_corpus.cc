@@ -76,6 +76,7 @@ void piece_format_seeds() {
   encode_piece_header(h, b);
   put("piece_header", "key_file_long_name", 0, b);
   PieceHeader v2;  // version 2: the catalog id after the name (and key section)
+  v2.version = 2;
   v2.backup_id = 7;
   v2.channel = 1;
   v2.piece_number = 2;
@@ -99,6 +100,12 @@ void piece_format_seeds() {
   f.raw_digest = pattern_digest(1);
   encode_frame_header(f, b);
   put("frame_header", "data", 0, b);
+  f.digest_only = true;  // version 5: no payload CRC32C, the digest covers it
+  f.stored_crc = 0;
+  encode_frame_header(f, b);
+  put("frame_header", "data_digest_only", 0, b);
+  f.digest_only = false;
+  f.stored_crc = 0x12345678;
   f.compressed = true;
   f.stored_len = 4000;
   encode_frame_header(f, b);

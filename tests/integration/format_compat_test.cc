@@ -6,6 +6,8 @@
 //       catalog payload version 3): each of the three backups is a level 0
 //   v4  key slots (the encrypted backup's pieces in piece format 4, the others still 3);
 //       the catalog autobackups the backups wrote beside their pieces were left out
+//   v5  data frames without a payload CRC32C (the plain and compressed backups' pieces in
+//       piece format 5, the encrypted one's still 4); autobackups left out as in v4
 //
 // The fixtures were made by this file's FormatFixtures.DISABLED_Write with
 //   SB_FIXTURE_VERSION=v2 SB_FIXTURE_BIN=<that build's stripeback>
@@ -20,6 +22,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "engine/format/piece_format.h"
 #include "tests/integration/it_util.h"
 
 namespace stripeback::it {
@@ -118,7 +121,8 @@ class FormatFixture : public FormatBase, public ::testing::WithParamInterface<co
   FormatFixture() : FormatBase(GetParam()) {}
 };
 
-INSTANTIATE_TEST_SUITE_P(Versions, FormatFixture, ::testing::Values("v1", "v2", "v3", "v4"));
+INSTANTIATE_TEST_SUITE_P(Versions, FormatFixture,
+                         ::testing::Values("v1", "v2", "v3", "v4", "v5"));
 
 TEST_P(FormatFixture, CatalogListsTheThreeBackupsComplete) {
   RunResult l = sb({"list", "--catalog", cat(), "--json"});
@@ -152,6 +156,38 @@ TEST_P(FormatFixture, EveryBackupValidatesAndRestoresIdentical) {
       ASSERT_EQ(::stat((target + orig + f).c_str(), &st), 0);
       EXPECT_EQ(st.st_mtim.tv_sec, kMtime / 1000000000) << kind << f;
     }
+  }
+}
+
+class FormatV5 : public FormatBase {
+ protected:
+  FormatV5() : FormatBase("v5") {}
+};
+
+// The v5 fixture is what it says: the plain and compressed backups' pieces in format 5 with
+// digest-only data frames, the encrypted one's in format 4 with a CRC32C over every sealed
+// frame.
+TEST_F(FormatV5, UnencryptedPiecesAreFormat5AndTheirDataFramesHaveNoPayloadChecksum) {
+  for (const std::string kind : kKinds) {
+    size_t data = 0;
+    for (const auto& piece : pieces_in(kRoot + "/p-" + kind)) {
+      const std::string bytes = stripeback::testing::read_file(piece);
+      const auto* b = reinterpret_cast<const std::byte*>(bytes.data());
+      auto head = engine::decode_piece_header({b, engine::kBlock});
+      ASSERT_TRUE(head.has_value()) << piece;
+      EXPECT_EQ(head->version, kind == "encrypted" ? 4 : 5) << piece;
+      for (uint64_t p = engine::first_frame_offset(*head); p + engine::kBlock <= bytes.size();) {
+        auto h = engine::decode_frame_header({b + p, engine::kBlock});
+        ASSERT_TRUE(h.has_value()) << piece << " at " << p;
+        if (h->type == engine::FrameType::trailer) break;
+        if (h->type == engine::FrameType::data) {
+          ++data;
+          EXPECT_EQ(h->digest_only, kind != "encrypted") << piece << " at " << p;
+        }
+        p += engine::kBlock + engine::align_up(h->stored_len);
+      }
+    }
+    EXPECT_GT(data, 0u) << kind;
   }
 }
 

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "engine/format/piece_format.h"
 #include "tests/integration/it_util.h"
@@ -98,6 +100,13 @@ class ValidateWholePiece : public ::testing::TestWithParam<std::string> {
     int fd = ::open((src_ + "/z.dbf").c_str(), O_WRONLY);
     ASSERT_EQ(::pwrite(fd, zeros.data(), zeros.size(), 1 << 20), static_cast<ssize_t>(1 << 20));
     ::close(fd);
+    // A file that compresses: its frames are stored compressed with --compress.
+    std::string text;
+    while (text.size() < (2u << 20)) text += "row " + std::to_string(text.size()) + ";";
+    FILE* f = std::fopen((src_ + "/t.dbf").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(text.data(), 1, text.size(), f), text.size());
+    std::fclose(f);
     std::vector<std::string> args{"backup", src_, "--to", t_ / "p", "--catalog", t_ / "cat",
                                   "--channels", "1"};
     if (GetParam() == "compressed") args.insert(args.end(), {"--compress", "low"});
@@ -171,6 +180,51 @@ TEST_P(ValidateWholePiece, PieceChecksumMustMatchTheCatalog) {
   RunResult r = sb(args);
   SB_EXPECT_EXIT(r, 1);
   EXPECT_TRUE(contains(r.err, "but the catalog recorded"));
+}
+
+// A flipped byte in a data frame's payload is found by validate, restore and a deep
+// crosscheck. Unencrypted pieces are written in version 5, where a data frame carries no
+// payload CRC32C: only its digest (over the raw bytes, after decompression) finds it.
+TEST_P(ValidateWholePiece, FlipInADataFramePayloadIsFoundWithOrWithoutItsChecksum) {
+  std::string bytes = stripeback::testing::read_file(piece_);
+  const auto* b = reinterpret_cast<const std::byte*>(bytes.data());
+  auto head = engine::decode_piece_header({b, engine::kBlock});
+  ASSERT_TRUE(head.has_value());
+  // The first data frame, and with --compress the first compressed one.
+  uint64_t at = 0;
+  std::optional<engine::FrameHeader> h;
+  for (const auto& [off, type] : frames_) {
+    if (type != engine::FrameType::data) continue;
+    auto d = engine::decode_frame_header({b + off, engine::kBlock});
+    ASSERT_TRUE(d.has_value());
+    h = *d;
+    at = off;
+    if (GetParam() != "compressed" || h->compressed) break;
+  }
+  ASSERT_NE(at, 0u);
+  const bool encrypted = GetParam() == "encrypted";
+  EXPECT_EQ(head->version, encrypted ? engine::kSlottedPieceVersion : engine::kPieceVersion);
+  EXPECT_EQ(h->digest_only, !encrypted);
+  if (GetParam() == "compressed") {
+    EXPECT_TRUE(h->compressed);
+  }
+  const uint64_t hit = at + engine::kBlock + h->stored_len / 2;
+  flip(piece_, hit, 0x10);
+  RunResult v = validate();
+  SB_EXPECT_EXIT(v, 1);
+  const std::string where = "' is corrupt at offset " + std::to_string(at + engine::kBlock);
+  EXPECT_TRUE(contains(v.err, piece_ + where)) << v.describe();
+  EXPECT_TRUE(contains(v.err, "(file '" + src_ + "/")) << v.describe();
+  std::vector<std::string> args{"restore", "--catalog", t_ / "cat", "--to", t_ / "r"};
+  args.insert(args.end(), keys_.begin(), keys_.end());
+  RunResult r = sb(args);
+  SB_EXPECT_EXIT(r, 1);
+  EXPECT_TRUE(contains(r.err, piece_ + where)) << r.describe();
+  RunResult deep = sb({"crosscheck", "--deep", "--catalog", t_ / "cat", "--json"});
+  SB_ASSERT_EXIT(deep, 0);
+  Json dj = parse_json(deep);
+  ASSERT_EQ(dj["backups"].size(), 1u);
+  ASSERT_GE(dj["backups"][0]["damaged_files"].size(), 1u) << deep.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, ValidateWholePiece,
