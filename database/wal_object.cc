@@ -100,7 +100,10 @@ Result<std::vector<std::byte>> encode_wal_object(const std::string& name,
              reinterpret_cast<const std::byte*>(head.data()) + head.size());
   std::unique_ptr<engine::FrameCipher> cipher;
   if (keys) {
+    // The key block of a small object (as the catalog autobackup's): the key in the
+    // header, no key slots; the pieces' format version would ask for slot blocks.
     engine::PieceHeader h;
+    h.version = engine::kKeyBlockVersion;
     h.name = name;
     SB_ASSIGN(cipher, keys->new_piece(h));
     const size_t at = out.size();
