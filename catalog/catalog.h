@@ -614,7 +614,7 @@ class Catalog {
   // and the log is verified, now from its first record and then at every read. Errors:
   // wrong_key when the log is sealed and `s` is not the key of its Seal record (a wrong
   // key is not tampering); tampered when records carry seals but the Seal record is gone.
-  // Without a key, appending to a sealed log is refused (wrong_key).
+  // Without a key, appending to a sealed log is refused (invalid_argument).
   Result<void> attach_seal(std::shared_ptr<const Sealer> s, const SealParams& params);
   bool seal_attached() const;
   // Signs of tampering, in file order: those the verification found (with a key), and

@@ -84,8 +84,8 @@ Result<CompactReport> Catalog::compact(const CompactOptions& o) {
   const bool was_sealed =
       s.model.seal() || s.model.has_sealed_frames() || s.header_version == kSealedFormatVersion;
   if (was_sealed && !s.sealer)
-    return fail(Errc::wrong_key, "the catalog in '" + s.dir +
-                                     "' is sealed: compacting it needs its key");
+    return fail(Errc::invalid_argument, "the catalog in '" + s.dir +
+                                            "' is sealed: compacting it needs its key");
   if (s.sealer) {
     // Sealing the records anew would vouch for what someone changed: refused.
     if (const auto& found = s.verifier->findings(); !found.empty())

@@ -42,9 +42,10 @@ Result<std::vector<uint8_t>> Catalog::State::frame_records(
   *seal_begins = false;
   if (!sealer) {
     if (model.seal() || model.has_sealed_frames() || header_version == kSealedFormatVersion)
-      return fail(Errc::wrong_key, "the catalog in '" + dir +
-                                       "' is sealed: only a writer holding its key may append "
-                                       "to it (docs/security.md, \"Tamper-evident catalog\")");
+      return fail(Errc::invalid_argument,
+                  "the catalog in '" + dir +
+                      "' is sealed: only a writer holding its key may append to it "
+                      "(docs/security.md, \"Tamper-evident catalog\")");
     for (const auto& r : records) append_frame(buf, ++seq, r.type, r.payload);
     *last = seq;
     return buf;

@@ -24,8 +24,10 @@ Result<void> check_catalog_trust(const catalog::Catalog& cat) {
                        "from the media: docs/security.md)");
   }
   if (cat.sealed() && !cat.seal_attached())
-    return fail(Errc::wrong_key, "the catalog in '" + cat.dir() + "' is sealed: give its key (" +
-                                     key_options() + ")");
+    return fail(Errc::invalid_argument,
+                "the catalog in '" + cat.dir() +
+                    "' is sealed with the key of its encrypted backups: give that key (" +
+                    key_options() + ")");
   return ok();
 }
 

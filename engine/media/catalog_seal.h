@@ -20,8 +20,8 @@ class Keyring;
 Result<void> attach_catalog_key(catalog::Catalog& cat, Keyring& keys);
 
 // What a job checks before it relies on its catalog: tampered, naming the first finding
-// and the count, when the catalog shows tampering; wrong_key when it is sealed and no key
-// is attached (the job could not verify it, nor append to it).
+// and the count, when the catalog shows tampering; invalid_argument (a key not given) when
+// it is sealed and no key is attached (the job could not verify it, nor append to it).
 Result<void> check_catalog_trust(const catalog::Catalog& cat);
 
 // Before a job relies on its catalog: attach_catalog_key with `keys` when given, then

@@ -348,7 +348,7 @@ class HmacSealer final : public catalog::Sealer {
 Result<std::shared_ptr<const catalog::Sealer>> Keyring::catalog_sealer(
     const catalog::SealParams& params) {
   if (params.kdf != static_cast<uint8_t>(kind_))
-    return fail(Errc::wrong_key, std::string("the catalog is sealed with a ") +
+    return fail(Errc::wrong_key, std::string("wrong passphrase or key: the catalog is sealed with a ") +
                                      (kind_ == Kdf::key_file ? "passphrase" : "key file") +
                                      ", and a " + kind_name() + " was given");
   SB_ASSIGN(JobKey k, derive(kind_, params.log2_n, params.r, params.p, params.salt));

@@ -121,7 +121,7 @@ TEST(CatalogSeal, SealedRecordsVerifyAfterReopenAndTheHeaderSaysSealed) {
     // Without the key nothing may be added.
     auto r = cat->set_setting("retention", "redundancy 1");
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code, Errc::wrong_key);
+    EXPECT_EQ(r.error().code, Errc::invalid_argument);
     EXPECT_NE(r.error().what.find("is sealed"), std::string::npos) << r.error().what;
   }
   EXPECT_TRUE(verify(dir, 7).empty());
@@ -340,7 +340,7 @@ TEST(CatalogSeal, CompactionSealsAnewAndCanChangeTheKey) {
     auto cat = open_ok(dir, Create::no);
     auto r = cat->compact();  // sealed, no key
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code, Errc::wrong_key);
+    EXPECT_EQ(r.error().code, Errc::invalid_argument);
   }
   {
     auto cat = open_sealed(dir, 7, Create::no);

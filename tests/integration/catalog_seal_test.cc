@@ -140,10 +140,14 @@ TEST_F(SealedCatalog, DamageIsNotTampering) {
 TEST_F(SealedCatalog, WithoutTheKeyNothingIsAppendedAndAConfiguredKeyServesEveryCommand) {
   SB_ASSERT_EXIT(backup("nightly", k1_), 0);
   RunResult r = sb({"keep", "1", "--forever", "--catalog", cat_});
-  SB_EXPECT_EXIT(r, 4);
+  SB_EXPECT_EXIT(r, 2);  // the key was not given: bad usage
   EXPECT_TRUE(contains(r.err, "is sealed")) << r.err;
   r = sb({"configure", "retention", "redundancy", "2", "--catalog", cat_});
-  SB_EXPECT_EXIT(r, 4);
+  SB_EXPECT_EXIT(r, 2);
+  r = sb({"restore", "--catalog", cat_, "--to", t_ / "r"});
+  SB_EXPECT_EXIT(r, 2);
+  EXPECT_TRUE(contains(r.err, "sealed with the key of its encrypted backups")) << r.err;
+  EXPECT_FALSE(fs::exists(t_ / "r"));
   // A wrong key is a wrong key (exit 4), not tampering.
   r = list({"--key-file", k2_});
   SB_EXPECT_EXIT(r, 4);
@@ -201,10 +205,11 @@ TEST_F(SealedCatalog, ARekeyKilledBeforeSealingAnewFinishesOnTheRerun) {
 // every file identical and verifies the catalog, the old key opens neither. The moments
 // are spread over the time an unkilled rekey takes; the seed is printed on failure.
 TEST_F(SealedCatalog, ARekeyKilledAtRandomMomentsFinishesAndLosesNothing) {
+  make_file(src_ + "/c.dbf", 12u << 20, 23);
   SB_ASSERT_EXIT(sb({"backup", src_, "--to", dest_, "--catalog", cat_, "--encrypt",
-                     "--key-file", k1_, "--max-piece-size", "512K", "--channels", "2"}),
+                     "--key-file", k1_, "--max-piece-size", "2M", "--channels", "2"}),
                  0);
-  ASSERT_GE(pieces_in(dest_).size(), 6u);
+  ASSERT_GE(pieces_in(dest_).size(), 5u);
   auto rekey_args = [&](const std::string& from, const std::string& to) {
     return std::vector<std::string>{"rekey", "--catalog", cat_, "--key-file", from,
                                     "--new-key-file", to};
@@ -238,7 +243,7 @@ TEST_F(SealedCatalog, ARekeyKilledAtRandomMomentsFinishesAndLosesNothing) {
     SB_EXPECT_EXIT(list({"--key-file", other}), 4);
     const std::string to = t_ / ("r" + std::to_string(round));
     SB_ASSERT_EXIT(sb({"restore", "--catalog", cat_, "--to", to, "--key-file", cur}), 0);
-    for (const char* f : {"/a.dbf", "/b.dbf"})
+    for (const char* f : {"/a.dbf", "/b.dbf", "/c.dbf"})
       EXPECT_EQ(read_file(to + src_ + f), read_file(src_ + f)) << "round " << round << " " << f;
     fs::remove_all(to);
   }
