@@ -72,6 +72,52 @@ std::map<size_t, std::optional<std::vector<uint8_t>>> current_key_wraps(
   }
   return out;
 }
+// The damaged regions are kept for inspection, as a cut torn tail is, before the log that
+// no longer holds them takes its place: each saved as catalog.log.dropped-<time>-<offset>.
+Result<void> save_damaged_regions(const std::string& dir, const std::vector<uint8_t>& bytes,
+                                  const ScanResult& scan, CompactReport& rep) {
+  std::vector<LoadWarning> regions;
+  for (const auto& w : scan.warnings)
+    if (w.length > 0) regions.push_back(w);
+  if (scan.torn_tail && scan.torn_tail->length > 0) regions.push_back(*scan.torn_tail);
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  for (const auto& w : regions) {
+    if (w.offset + w.length > bytes.size()) continue;
+    rep.damaged_bytes += w.length;
+    std::string name = std::string(kLogName) + ".dropped-" + std::to_string(now.count()) + "-" +
+                       std::to_string(w.offset);
+    SB_ASSIGN(std::string saved,
+              save_new_file(dir, name,
+                            std::span<const uint8_t>(bytes).subspan(w.offset, w.length)));
+    rep.saved.push_back(std::move(saved));
+  }
+  return ok();
+}
+
+// Writes the compacted log to catalog.log.compact, synced and closed (removed again on
+// failure); the caller renames it into place.
+Result<void> write_new_log(storage::Storage& st, const std::string& log_path,
+                           const std::vector<uint8_t>& out) {
+  const std::string tmp_path = log_path + ".compact";
+  const auto tmp = storage::Location::local(tmp_path);
+  (void)st.remove(tmp);  // of a compaction killed half-way
+  storage::CreateOptions co;
+  co.direct = false;
+  co.mode = 0600;
+  SB_ASSIGN(auto file, st.create(tmp, co));
+  auto written = [&]() -> Result<void> {
+    SB_TRY(file->write_at(reinterpret_cast<const std::byte*>(out.data()), out.size(), 0));
+    SB_TRY(file->commit());
+    return file->close();
+  }();
+  if (!written) {
+    file->abandon();
+    (void)st.remove(tmp);
+    return written.error().wrap("unable to write the compacted catalog log '" + tmp_path + "'");
+  }
+  return ok();
+}
 }  // namespace
 
 Result<CompactReport> Catalog::compact(const CompactOptions& o) {
@@ -150,42 +196,10 @@ Result<CompactReport> Catalog::compact(const CompactOptions& o) {
   }
   rep.records_after = seq;
   rep.bytes_after = out.size();
-  // The damaged regions are kept for inspection, as a cut torn tail is, before the log
-  // that no longer holds them takes its place.
-  std::vector<LoadWarning> regions;
-  for (const auto& w : scan.warnings)
-    if (w.length > 0) regions.push_back(w);
-  if (scan.torn_tail && scan.torn_tail->length > 0) regions.push_back(*scan.torn_tail);
-  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-      std::chrono::system_clock::now().time_since_epoch());
-  for (const auto& w : regions) {
-    if (w.offset + w.length > bytes.size()) continue;
-    rep.damaged_bytes += w.length;
-    std::string name = std::string(kLogName) + ".dropped-" + std::to_string(now.count()) + "-" +
-                       std::to_string(w.offset);
-    SB_ASSIGN(std::string saved,
-              save_new_file(s.dir, name,
-                            std::span<const uint8_t>(bytes).subspan(w.offset, w.length)));
-    rep.saved.push_back(std::move(saved));
-  }
-  const std::string tmp_path = s.log_path + ".compact";
-  const auto tmp = storage::Location::local(tmp_path);
-  (void)s.st->remove(tmp);  // of a compaction killed half-way
-  storage::CreateOptions co;
-  co.direct = false;
-  co.mode = 0600;
-  SB_ASSIGN(auto file, s.st->create(tmp, co));
-  auto written = [&]() -> Result<void> {
-    SB_TRY(file->write_at(reinterpret_cast<const std::byte*>(out.data()), out.size(), 0));
-    SB_TRY(file->commit());
-    return file->close();
-  }();
-  if (!written) {
-    file->abandon();
-    (void)s.st->remove(tmp);
-    return written.error().wrap("unable to write the compacted catalog log '" + tmp_path + "'");
-  }
+  SB_TRY(save_damaged_regions(s.dir, bytes, scan, rep));
+  SB_TRY(write_new_log(*s.st, s.log_path, out));
   util::crash_point("catalog-compact-written");
+  const auto tmp = storage::Location::local(s.log_path + ".compact");
   if (auto r = s.st->rename(tmp, storage::Location::local(s.log_path), true); !r) {
     (void)s.st->remove(tmp);
     return r.error().wrap("unable to put the compacted catalog log in place");

@@ -385,6 +385,49 @@ int list_files(const CommonFlags& c, const catalog::Backup& b) {
   return kExitOk;
 }
 
+// The lines under the listing that say more of a backup: keys, hot mode, WAL, damage,
+// locks, keeps, expired and damaged pieces.
+void print_backup_notes(const catalog::Catalog& cat, const std::vector<catalog::Backup>& backups) {
+  const auto archive = cat.wal_files();
+  const auto wraps = cat.key_wraps();
+  for (const auto& b : backups) {
+    if (const KeyState k = key_state(b, wraps); k.catalog_only)
+      std::printf("backup %llu: %u piece(s) open with key version %u only through the catalog's "
+                  "wrap (their medium could not rewrite their key slot, or their format keeps "
+                  "the key in the header): the older key still opens them on the medium\n",
+                  static_cast<unsigned long long>(b.id), k.catalog_only, k.version);
+    if (b.hot) {
+      const std::string line = hot_text(*b.hot);  // "  hot: ...\n"
+      std::printf("backup %llu is %s\n", static_cast<unsigned long long>(b.id),
+                  util::escape_text(line.substr(2, line.size() - 3)).c_str());
+    }
+    std::fputs(wal_list_line(b, archive).c_str(), stdout);
+    if (!b.damage.empty())
+      std::printf("backup %llu is damaged: %s\n", static_cast<unsigned long long>(b.id),
+                  util::escape_text(b.damage).c_str());
+    if (b.lock)
+      std::printf("backup %llu %s locked until %s (%s)\n", static_cast<unsigned long long>(b.id),
+                  b.locked_at(util::wall_now_ns()) ? "is" : "was",
+                  format_time(b.lock->until_ns).c_str(), storage::retention_mode_name(b.lock->mode));
+    if (b.keep && b.keep->kind == catalog::Keep::Kind::forever)
+      std::printf("backup %llu is kept forever\n", static_cast<unsigned long long>(b.id));
+    else if (b.keep)
+      std::printf("backup %llu %s kept until %s\n", static_cast<unsigned long long>(b.id),
+                  b.kept_at(util::wall_now_ns()) ? "is" : "was",
+                  format_time(b.keep->until_ns).c_str());
+    for (const auto& p : b.pieces) {
+      if (p.expired)
+        std::printf("backup %llu: piece %s is expired: %s\n", static_cast<unsigned long long>(b.id),
+                    util::escape_text(p.name).c_str(), util::escape_text(p.expired_reason).c_str());
+      else if (p.damaged)
+        std::printf("backup %llu: piece %s is damaged: %s; %zu file(s) will not restore from "
+                    "it, the others will\n",
+                    static_cast<unsigned long long>(b.id), util::escape_text(p.name).c_str(),
+                    util::escape_text(p.damage).c_str(), p.damaged_files.size());
+    }
+  }
+}
+
 }  // namespace
 
 int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
@@ -473,44 +516,7 @@ int run_list_cmd(const CommonFlags& c, const ListFlags& f) {
   }
   if (backups.empty())
     std::printf("(no backups in %s)\n", util::escape_text((*cat)->dir()).c_str());
-  const auto archive = (*cat)->wal_files();
-  const auto wraps = (*cat)->key_wraps();
-  for (const auto& b : backups) {
-    if (const KeyState k = key_state(b, wraps); k.catalog_only)
-      std::printf("backup %llu: %u piece(s) open with key version %u only through the catalog's "
-                  "wrap (their medium could not rewrite their key slot, or their format keeps "
-                  "the key in the header): the older key still opens them on the medium\n",
-                  static_cast<unsigned long long>(b.id), k.catalog_only, k.version);
-    if (b.hot) {
-      const std::string line = hot_text(*b.hot);  // "  hot: ...\n"
-      std::printf("backup %llu is %s\n", static_cast<unsigned long long>(b.id),
-                  util::escape_text(line.substr(2, line.size() - 3)).c_str());
-    }
-    std::fputs(wal_list_line(b, archive).c_str(), stdout);
-    if (!b.damage.empty())
-      std::printf("backup %llu is damaged: %s\n", static_cast<unsigned long long>(b.id),
-                  util::escape_text(b.damage).c_str());
-    if (b.lock)
-      std::printf("backup %llu %s locked until %s (%s)\n", static_cast<unsigned long long>(b.id),
-                  b.locked_at(util::wall_now_ns()) ? "is" : "was",
-                  format_time(b.lock->until_ns).c_str(), storage::retention_mode_name(b.lock->mode));
-    if (b.keep && b.keep->kind == catalog::Keep::Kind::forever)
-      std::printf("backup %llu is kept forever\n", static_cast<unsigned long long>(b.id));
-    else if (b.keep)
-      std::printf("backup %llu %s kept until %s\n", static_cast<unsigned long long>(b.id),
-                  b.kept_at(util::wall_now_ns()) ? "is" : "was",
-                  format_time(b.keep->until_ns).c_str());
-    for (const auto& p : b.pieces) {
-      if (p.expired)
-        std::printf("backup %llu: piece %s is expired: %s\n", static_cast<unsigned long long>(b.id),
-                    util::escape_text(p.name).c_str(), util::escape_text(p.expired_reason).c_str());
-      else if (p.damaged)
-        std::printf("backup %llu: piece %s is damaged: %s; %zu file(s) will not restore from "
-                    "it, the others will\n",
-                    static_cast<unsigned long long>(b.id), util::escape_text(p.name).c_str(),
-                    util::escape_text(p.damage).c_str(), p.damaged_files.size());
-    }
-  }
+  print_backup_notes(**cat, backups);
   return tamper_exit(kExitOk);
 }
 
